@@ -1,0 +1,82 @@
+/* `vmscope version`: which tool and which modules are we talking to. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vmscope/ioctl.h>
+#include <vmscope/version.h>
+
+#include "commands.h"
+#include "device.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope version [--require host|guest]\n\n"
+		"Prints this tool's version and ABI, and the version of each vmscope\n"
+		"module whose device exists.\n\n"
+		"  --require SIDE  exit 1 unless that side's module is loaded, readable\n"
+		"                  and speaks this tool's ABI\n");
+}
+
+/* Returns 1 when the module answered with a compatible ABI, else 0. */
+static int show_device(const char *label, const char *path, int required)
+{
+	int fd = vmscope_device_open(path, !required);
+	if (fd < 0) {
+		printf("%-6s module: %s\n", label,
+		       errno == ENOENT ? "not loaded" : strerror(errno));
+		return 0;
+	}
+	struct vmscope_version v;
+	int ok = vmscope_device_version(fd, path, &v) == 0;
+	close(fd);
+	if (ok)
+		printf("%-6s module: %s (ABI %u.%u) on kernel %s\n", label,
+		       v.release, v.abi_major, v.abi_minor, v.kernel);
+	return ok;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "require", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *require = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			require = optarg;
+			if (strcmp(require, "host") && strcmp(require, "guest")) {
+				fprintf(stderr, "vmscope version: --require takes host or guest\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vmscope version: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	printf("vmscope %s (ABI %d.%d)\n", VMSCOPE_VERSION_STRING,
+	       VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR);
+	int need_host = require && !strcmp(require, "host");
+	int need_guest = require && !strcmp(require, "guest");
+	int host_ok = show_device("host", VMSCOPE_HOST_DEVICE, need_host);
+	int guest_ok = show_device("guest", VMSCOPE_GUEST_DEVICE, need_guest);
+	if ((need_host && !host_ok) || (need_guest && !guest_ok))
+		return EXIT_FAILURE_RUNTIME;
+	return EXIT_OK;
+}

@@ -1,0 +1,45 @@
+/* vmscope: entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include <vmscope/version.h>
+
+#include "commands.h"
+
+static const struct command commands[] = {
+	{ "version", "show the tool's version and the loaded modules' versions", cmd_version },
+	{ "sync-once", "(in a guest) issue one clock-sync hypercall and print its timestamps", cmd_sync_once },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope COMMAND [OPTIONS]\n\n"
+		"Guest-aware tracing for KVM.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n`vmscope COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "--version")) {
+		printf("vmscope %s\n", VMSCOPE_VERSION_STRING);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+
+	fprintf(stderr, "vmscope: unknown command '%s'\n\n", name);
+	usage(stderr);
+	return EXIT_USAGE;
+}

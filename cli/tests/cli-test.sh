@@ -1,0 +1,44 @@
+#!/bin/sh
+# Command-line behaviour of `vmscope` that needs no kernel module: help,
+# usage errors, and the errors a user sees when the module is absent.
+# Usage: cli-test.sh PATH-TO-vmscope
+set -u
+exe=$1
+fails=0
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+
+# expect STATUS PATTERN -- ARGS...: run vmscope ARGS, check exit status and
+# that combined output matches the extended regex PATTERN.
+expect() {
+	want=$1 pattern=$2; shift 3
+	"$exe" "$@" >"$out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
+		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out"
+		echo "  (wanted /$pattern/)"
+		fails=$((fails + 1))
+	else
+		echo "ok: vmscope $*"
+	fi
+}
+
+expect 0 '^  version ' -- --help
+expect 0 '^  sync-once ' -- --help
+expect 2 'usage: vmscope COMMAND' --
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 0 '^vmscope [0-9]+\.[0-9]+\.[0-9]+$' -- --version
+expect 0 'usage: vmscope version' -- version --help
+expect 2 'unexpected argument' -- version extra
+expect 2 '--require takes host or guest' -- version --require moon
+expect 2 "'-1' is not an unsigned number" -- sync-once --seq -1
+expect 2 "'12x' is not an unsigned number" -- sync-once --token 12x
+# No module is loaded on the build machine itself.
+if [ ! -e /dev/vmscope-host ]; then
+	expect 0 'host   module: not loaded' -- version
+	expect 1 'is vmscope_host.ko loaded' -- version --require host
+fi
+if [ ! -e /dev/vmscope-guest ]; then
+	expect 1 'is vmscope_guest.ko loaded' -- sync-once
+fi
+
+[ "$fails" -eq 0 ]

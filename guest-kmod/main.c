@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmscope_guest.ko: the guest side of vmscope.
+ *
+ * For now it owns the control device /dev/vmscope-guest, answers the version
+ * ioctl, and issues single clock-sync hypercalls on request; guest probes,
+ * ring buffers and the periodic sync emitter attach here in later stages.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <asm/kvm_para.h>
+#include <vmscope/kernel/version_ioctl.h>
+#include <vmscope/sync_abi.h>
+
+static bool vmscope_on_kvm;
+
+/*
+ * The trace clock: monotonic, NMI-safe and cheap, so that the same clock can
+ * later be read from any probe context.
+ */
+static u64 vmscope_guest_clock(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+static long vmscope_guest_sync_once(void __user *arg)
+{
+	struct vmscope_sync_once s;
+	unsigned int cpu;
+	long ret;
+
+	if (!vmscope_on_kvm)
+		return -EOPNOTSUPP;
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+
+	/* t1, the hypercall and t4 must all happen on one CPU. */
+	preempt_disable();
+	cpu = smp_processor_id();
+	s.t1 = vmscope_guest_clock();
+	ret = kvm_hypercall4(VMSCOPE_SYNC_HC_NR, s.token, s.seq, s.t1, cpu);
+	s.t4 = vmscope_guest_clock();
+	preempt_enable();
+
+	s.ret = ret;
+	s.cpu = cpu;
+	s.reserved = 0;
+	if (copy_to_user(arg, &s, sizeof(s)))
+		return -EFAULT;
+	return 0;
+}
+
+static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	switch (cmd) {
+	case VMSCOPE_IOC_GET_VERSION:
+		return vmscope_ioctl_get_version((void __user *)arg,
+						 VMSCOPE_SIDE_GUEST);
+	case VMSCOPE_IOC_SYNC_ONCE:
+		return vmscope_guest_sync_once((void __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations vmscope_guest_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = vmscope_guest_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice vmscope_guest_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "vmscope-guest",
+	.fops = &vmscope_guest_fops,
+	.mode = 0600,
+};
+
+static int __init vmscope_guest_init(void)
+{
+	int ret;
+
+	vmscope_on_kvm = kvm_para_available();
+	ret = misc_register(&vmscope_guest_dev);
+	if (ret) {
+		pr_err("vmscope_guest: cannot register /dev/vmscope-guest: %d\n",
+		       ret);
+		return ret;
+	}
+	pr_info("vmscope_guest: version %s (ABI %d.%d) loaded%s\n",
+		VMSCOPE_VERSION_STRING, VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR,
+		vmscope_on_kvm ? "" :
+		"; not running on KVM, clock sync with a host is impossible");
+	return 0;
+}
+
+static void __exit vmscope_guest_exit(void)
+{
+	misc_deregister(&vmscope_guest_dev);
+	pr_info("vmscope_guest: unloaded\n");
+}
+
+module_init(vmscope_guest_init);
+module_exit(vmscope_guest_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vmscope: guest-aware KVM tracing, guest side");
+MODULE_VERSION(VMSCOPE_VERSION_STRING);

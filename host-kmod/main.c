@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmscope_host.ko: the host side of vmscope.
+ *
+ * For now it owns the control device /dev/vmscope-host and answers the
+ * version ioctl; ring buffers and KVM probes attach here in later stages.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <vmscope/kernel/version_ioctl.h>
+
+static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	switch (cmd) {
+	case VMSCOPE_IOC_GET_VERSION:
+		return vmscope_ioctl_get_version((void __user *)arg,
+						 VMSCOPE_SIDE_HOST);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations vmscope_host_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = vmscope_host_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice vmscope_host_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "vmscope-host",
+	.fops = &vmscope_host_fops,
+	.mode = 0600,	/* tracing the host is for root only */
+};
+
+static int __init vmscope_host_init(void)
+{
+	int ret = misc_register(&vmscope_host_dev);
+
+	if (ret) {
+		pr_err("vmscope_host: cannot register /dev/vmscope-host: %d\n",
+		       ret);
+		return ret;
+	}
+	pr_info("vmscope_host: version %s (ABI %d.%d) loaded\n",
+		VMSCOPE_VERSION_STRING, VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR);
+	return 0;
+}
+
+static void __exit vmscope_host_exit(void)
+{
+	misc_deregister(&vmscope_host_dev);
+	pr_info("vmscope_host: unloaded\n");
+}
+
+module_init(vmscope_host_init);
+module_exit(vmscope_host_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vmscope: guest-aware KVM tracing, host side");
+MODULE_VERSION(VMSCOPE_VERSION_STRING);

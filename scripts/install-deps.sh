@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, the demo and the tests need.
+# Idempotent: packages already present are left as they are.
+set -euo pipefail
+
+PACKAGES=(
+	# userspace build
+	build-essential meson ninja-build pkg-config
+	liburcu-dev libprotobuf-c-dev protobuf-c-compiler libvirt-dev
+	# fuzzing and sanitizers
+	clang llvm libclang-rt-14-dev
+	# kernel modules and test kernels
+	linux-image-amd64 linux-headers-amd64 kmod
+	# test host VM harness
+	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils
+	# tools used by tests and the demo
+	trace-cmd
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PACKAGES[@]} packages present"
+	exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
