@@ -13,8 +13,10 @@ PACKAGES=(
 	linux-image-amd64 linux-headers-amd64 kmod
 	# test host VM harness
 	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils
-	# tools used by tests and the demo
-	trace-cmd
+	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)
+	libisal-dev
+	# peers measured beside vmscope in bench/
+	trace-cmd liblttng-ust-dev lttng-tools
 )
 
 missing=()
