@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs inside the chroot that init prepared (test host or guest): sources the
+# harness library and the test file named in /vmtest/job.env, calls the entry
+# function, and leaves rc, out and dmesg in /vmtest for the side that
+# started this VM.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+. /vmtest/job.env
+cd "$VMTEST_REPO" || exit 1
+. tests/vm/lib/vmlib.sh
+
+if [ "$VMTEST_ENTRY" = shell ]; then
+	echo "vmtest: $VMTEST_ROLE shell; the repository is $VMTEST_REPO;" \
+		"'exit' powers off"
+	setsid -c /bin/bash -i </dev/console >/dev/console 2>&1
+	exit 0
+fi
+
+rm -f /vmtest/rc
+(
+	. "$VMTEST_TEST"
+	"$VMTEST_ENTRY"
+) >/vmtest/out 2>&1
+echo $? >/vmtest/rc
+dmesg >/vmtest/dmesg

@@ -1,0 +1,128 @@
+# Helpers for VM test scripts; sourced by stage2.sh in the test host and in
+# guests, before the test file. POSIX sh (the test host runs it with dash).
+
+VMTEST_BUILD=${VMTEST_BUILD:-$VMTEST_REPO/build/release}
+VMSCOPE=$VMTEST_BUILD/cli/vmscope
+VSOCK_XFER=$VMTEST_BUILD/tests/vm/tools/vsock-xfer
+HOST_KO=$VMTEST_REPO/host-kmod/vmscope_host.ko
+GUEST_KO=$VMTEST_REPO/guest-kmod/vmscope_guest.ko
+TRACEFS=/sys/kernel/tracing
+# Files a test leaves here reach the machine's results folder.
+VMTEST_OUT=/vmtest
+# The guests' CPU: the test host's CPU as KVM offers it, minus XSAVE. Under
+# QEMU TCG's SVM emulation the test host's KVM does not learn the nested
+# guest's XCR0, so with XSAVE the guest sees inconsistent CPUID leaf 0xD
+# sizes and its kernel warns at boot (xstate.c "XSAVE consistency problem").
+VMTEST_GUEST_CPU=${VMTEST_GUEST_CPU:-host,-xsave}
+# Guests' own results exports live on this tmpfs while they run.
+VMTEST_GUESTS=/run/vmtest-guests
+
+log() {
+	echo "[$VMTEST_ROLE $(cut -d' ' -f1 /proc/uptime)s] $*"
+}
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# check DESCRIPTION CMD...: run CMD, fail the test with DESCRIPTION if it fails.
+check() {
+	_what=$1
+	shift
+	"$@" || fail "$_what (command: $*)"
+	log "ok: $_what"
+}
+
+# Test host: load KVM and vhost-vsock so that guests can start.
+host_prepare_kvm() {
+	modprobe kvm_amd || fail "modprobe kvm_amd"
+	modprobe vhost_vsock || fail "modprobe vhost_vsock"
+	[ -c /dev/kvm ] || fail "/dev/kvm missing after loading kvm_amd"
+	[ -c /dev/vhost-vsock ] || fail "/dev/vhost-vsock missing"
+}
+
+# Guest: load the vsock transport so that AF_VSOCK reaches the host.
+guest_prepare_vsock() {
+	modprobe vmw_vsock_virtio_transport || fail "modprobe vmw_vsock_virtio_transport"
+}
+
+# guest_start NAME ENTRY [VCPUS] [CID] [MEM_MB]
+# Starts a KVM guest in the background that boots the same kernel and
+# initramfs, mounts this VM's root over 9p, and runs function ENTRY of the
+# current test file. VCPUS defaults to 1, CID to 3, MEM_MB to 512.
+guest_start() {
+	_name=$1 _entry=$2 _vcpus=${3:-1} _cid=${4:-3} _mem=${5:-512}
+	_dir=$VMTEST_GUESTS/$_name
+	rm -rf "$_dir"
+	mkdir -p "$_dir"
+	cat >"$_dir/job.env" <<EOJ
+VMTEST_ROLE='guest:$_name'
+VMTEST_REPO='$VMTEST_REPO'
+VMTEST_TEST='$VMTEST_TEST'
+VMTEST_ENTRY='$_entry'
+VMTEST_KVER='$VMTEST_KVER'
+VMTEST_INITRD='$VMTEST_INITRD'
+VMTEST_BUILD='$VMTEST_BUILD'
+VMTEST_GUEST_CID='$_cid'
+EOJ
+	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
+	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
+	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
+		-smp "$_vcpus" -m "$_mem" \
+		-kernel "/boot/vmlinuz-$VMTEST_KVER" -initrd "$VMTEST_INITRD" \
+		-append "console=ttyS0 quiet panic=-1" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \
+		-device "vhost-vsock-pci,guest-cid=$_cid" \
+		-serial "file:$_dir/console.log" \
+		>"$_dir/qemu.log" 2>&1 &
+	echo $! >"$_dir/qemu.pid"
+}
+
+# guest_wait NAME [TIMEOUT_S]: wait for the guest to power off (kill it after
+# TIMEOUT_S, default 120), copy its results to $VMTEST_OUT/guests/NAME, show
+# its output, and return its test status.
+guest_wait() {
+	_name=$1 _timeout=${2:-120}
+	_dir=$VMTEST_GUESTS/$_name
+	_pid=$(cat "$_dir/qemu.pid")
+	_waited=0
+	while kill -0 "$_pid" 2>/dev/null; do
+		if [ "$_waited" -ge "$_timeout" ]; then
+			kill -9 "$_pid" 2>/dev/null
+			echo "guest $_name: timed out after ${_timeout}s, killed" >"$_dir/timeout"
+			break
+		fi
+		sleep 1
+		_waited=$((_waited + 1))
+	done
+	wait "$_pid" 2>/dev/null
+	mkdir -p "$VMTEST_OUT/guests"
+	rm -rf "$VMTEST_OUT/guests/$_name"
+	cp -r "$_dir" "$VMTEST_OUT/guests/$_name"
+	log "guest $_name finished after ~${_waited}s; its output:"
+	sed "s/^/    [$_name] /" "$_dir/out" 2>/dev/null
+	if [ -f "$_dir/timeout" ]; then
+		cat "$_dir/timeout"
+		return 124
+	fi
+	if [ ! -f "$_dir/rc" ]; then
+		echo "guest $_name: no exit status (did not boot? see guests/$_name/console.log, qemu.log)"
+		tail -n 20 "$_dir/qemu.log" "$_dir/console.log" 2>/dev/null
+		return 125
+	fi
+	return "$(cat "$_dir/rc")"
+}
+
+# guest_run NAME ENTRY [VCPUS] [CID] [MEM_MB]: start, wait, fail on failure.
+guest_run() {
+	guest_start "$@"
+	guest_wait "$1" || fail "guest $1 failed (status $?)"
+}
+
+# guest_file NAME FILE: path of a file that guest NAME left in its /vmtest.
+guest_file() {
+	echo "$VMTEST_GUESTS/$1/$2"
+}

@@ -1,0 +1,186 @@
+#!/bin/bash
+# Runs VM tests: boots a test host VM under QEMU (TCG, -cpu max so that it
+# has AMD SVM and runs KVM guests of its own) whose root is this machine's
+# root over 9p, runs a test file's host_main in it, and judges the result.
+# See tests/vm/README.md.
+set -uo pipefail
+
+usage() {
+	cat <<EOU
+usage: tests/vm/run.sh [OPTIONS] TEST...
+       tests/vm/run.sh --shell
+
+TEST is a file in tests/vm/tests/ (name with or without .sh) or a path.
+A test passes when host_main exits 0, every guest it started exited 0,
+neither kernel logged a warning/bug/oops (tests/vm/lib/check-kernel-log.sh),
+and all of it finished within the timeout.
+
+  --timeout S         hard limit for one test, QEMU is killed after it (default 300)
+  --expect-fail REGEX the test passes only if the harness judges it failed for a
+                      reason matching REGEX (used to prove the harness can fail)
+  --shell             boot the test host with an interactive shell on this
+                      terminal instead of running a test (Ctrl-A X quits QEMU)
+  --results DIR       where results go (default build/vmtests/TEST)
+  -h, --help          this text
+
+Results of each test: DIR/{out,rc,dmesg,console.log,qemu.log} for the test host,
+DIR/guests/NAME/... for each guest.
+EOU
+}
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+timeout_s=300
+expect_fail=""
+shell=0
+results_opt=""
+tests=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout_s=$2; shift 2 ;;
+	--expect-fail) expect_fail=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	--results) results_opt=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+	*) tests+=("$1"); shift ;;
+	esac
+done
+if [ "$shell" -eq 0 ] && [ "${#tests[@]}" -eq 0 ]; then
+	usage >&2
+	exit 2
+fi
+case "$timeout_s" in ''|*[!0-9]*) echo "run.sh: --timeout takes seconds" >&2; exit 2 ;; esac
+
+kver=$("$repo/scripts/kver.sh") || exit 1
+initrd=$repo/build/vm/initramfs-$kver.cpio.gz
+for need in host-kmod/vmscope_host.ko guest-kmod/vmscope_guest.ko build/release/cli/vmscope; do
+	[ -e "$repo/$need" ] || { echo "run.sh: $need is missing: run scripts/build.sh first" >&2; exit 1; }
+done
+# Rebuild the initramfs when its inputs are newer than it.
+if [ ! -f "$initrd" ] || [ "$repo/tests/vm/lib/init" -nt "$initrd" ] ||
+	[ "$repo/tests/vm/lib/mkinitramfs.sh" -nt "$initrd" ]; then
+	"$repo/tests/vm/lib/mkinitramfs.sh" "$kver" "$initrd" || exit 1
+fi
+
+# boot_test_host RESULTS_DIR TEST_FILE ENTRY: write job.env and run QEMU.
+boot_test_host() {
+	local results=$1 test_file=$2 entry=$3
+	cat >"$results/job.env" <<EOJ
+VMTEST_ROLE='host'
+VMTEST_REPO='$repo'
+VMTEST_TEST='$test_file'
+VMTEST_ENTRY='$entry'
+VMTEST_KVER='$kver'
+VMTEST_INITRD='$initrd'
+VMTEST_BUILD='$repo/build/release'
+EOJ
+	local qemu=(qemu-system-x86_64 -name vmtest-host -machine pc
+		-accel tcg,thread=multi -cpu max -smp 2 -m 3072
+		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
+		-append "console=ttyS0 quiet panic=-1"
+		-nodefaults -no-user-config -display none -no-reboot
+		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
+		-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap")
+	if [ "$entry" = shell ]; then
+		"${qemu[@]}" -serial mon:stdio
+	else
+		timeout -k 5 "$timeout_s" "${qemu[@]}" -serial "file:$results/console.log" \
+			>"$results/qemu.log" 2>&1
+	fi
+}
+
+if [ "$shell" -eq 1 ]; then
+	results=${results_opt:-$repo/build/vmtests/shell}
+	rm -rf "$results" && mkdir -p "$results"
+	echo "Booting the test host (kernel $kver); results export: $results"
+	boot_test_host "$results" /dev/null shell
+	exit 0
+fi
+
+# judge RESULTS_DIR QEMU_STATUS: print why the test failed; return 0 if it passed.
+judge() {
+	local results=$1 qstatus=$2 ok=0
+	if [ "$qstatus" -eq 124 ] || [ "$qstatus" -eq 137 ]; then
+		echo "reason: timed out after ${timeout_s}s; QEMU killed"
+		ok=1
+	fi
+	if [ ! -f "$results/rc" ]; then
+		echo "reason: the test host left no exit status (see console.log, qemu.log)"
+		tail -n 15 "$results/console.log" "$results/qemu.log" 2>/dev/null | sed 's/^/  /'
+		return 1
+	fi
+	local rc
+	rc=$(cat "$results/rc")
+	if [ "$rc" != 0 ]; then
+		echo "reason: host_main exited $rc"
+		ok=1
+	fi
+	local dmesgs=("$results/dmesg")
+	for g in "$results"/guests/*/; do
+		[ -d "$g" ] || continue
+		local name
+		name=$(basename "$g")
+		if [ "$(cat "$g/rc" 2>/dev/null)" != 0 ]; then
+			echo "reason: guest $name exited $(cat "$g/rc" 2>/dev/null || echo '(no status)')"
+			ok=1
+		fi
+		# A guest that never finished has no dmesg; its failure is reported above.
+		[ -f "$g/rc" ] && dmesgs+=("$g/dmesg")
+	done
+	local logcheck
+	if ! logcheck=$("$repo/tests/vm/lib/check-kernel-log.sh" "${dmesgs[@]}"); then
+		echo "reason: kernel log check failed"
+		echo "$logcheck" | sed 's/^/  /'
+		ok=1
+	fi
+	return $ok
+}
+
+passed=0
+failed=0
+for t in "${tests[@]}"; do
+	if [ -f "$t" ]; then
+		test_file=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
+	else
+		test_file=$repo/tests/vm/tests/${t%.sh}.sh
+	fi
+	name=$(basename "$test_file" .sh)
+	if [ ! -f "$test_file" ]; then
+		echo "FAIL $name: no such test file $test_file"
+		failed=$((failed + 1))
+		continue
+	fi
+	results=${results_opt:-$repo/build/vmtests/$name}
+	rm -rf "$results" && mkdir -p "$results"
+	start_ns=$(date +%s%N)
+	boot_test_host "$results" "$test_file" host_main
+	qstatus=$?
+	tenths=$((($(date +%s%N) - start_ns) / 100000000))
+	secs=$((tenths / 10)).$((tenths % 10))
+	verdict=$(judge "$results" "$qstatus")
+	jstatus=$?
+	if [ -n "$expect_fail" ]; then
+		if [ "$jstatus" -ne 0 ] && echo "$verdict" | grep -Eq -- "$expect_fail"; then
+			echo "PASS $name (${secs}s): failed as expected: $(echo "$verdict" | grep -E -- "$expect_fail" | head -n 1)"
+			passed=$((passed + 1))
+		else
+			echo "FAIL $name (${secs}s): expected a failure matching /$expect_fail/, got:"
+			[ "$jstatus" -eq 0 ] && echo "  (the test passed)"
+			echo "$verdict" | sed 's/^/  /'
+			failed=$((failed + 1))
+		fi
+		continue
+	fi
+	if [ "$jstatus" -eq 0 ]; then
+		echo "PASS $name (${secs}s)"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name (${secs}s); results in $results"
+		echo "$verdict" | sed 's/^/  /'
+		echo "  --- last lines of host_main's output:"
+		tail -n 25 "$results/out" 2>/dev/null | sed 's/^/  | /'
+		failed=$((failed + 1))
+	fi
+done
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
