@@ -11,6 +11,9 @@ PACKAGES=(
 	clang llvm libclang-rt-14-dev
 	# kernel modules and test kernels
 	linux-image-amd64 linux-headers-amd64 kmod
+	# scripts/checkpatch.pl comes only with the kernel source (the headers
+	# package does not ship it); scripts/checkpatch.sh extracts it
+	linux-source
 	# test host VM harness
 	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils
 	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)

@@ -15,9 +15,14 @@ A test passes when host_main exits 0, every guest it started exited 0,
 neither kernel logged a warning/bug/oops (tests/vm/lib/check-kernel-log.sh),
 and all of it finished within the timeout.
 
+  --all               run every test in tests/vm/tests/
   --timeout S         hard limit for one test, QEMU is killed after it (default 300)
   --expect-fail REGEX the test passes only if the harness judges it failed for a
                       reason matching REGEX (used to prove the harness can fail)
+
+A test file may set its own defaults for these two with header lines
+  # vmtest-timeout: S
+  # vmtest-expect-fail: REGEX
   --shell             boot the test host with an interactive shell on this
                       terminal instead of running a test (Ctrl-A X quits QEMU)
   --results DIR       where results go (default build/vmtests/TEST)
@@ -29,15 +34,16 @@ EOU
 }
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-timeout_s=300
-expect_fail=""
+timeout_opt=""
+expect_fail_opt=""
 shell=0
 results_opt=""
 tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--timeout) timeout_s=$2; shift 2 ;;
-	--expect-fail) expect_fail=$2; shift 2 ;;
+	--all) tests+=("$(dirname "$0")"/tests/*.sh); shift ;;
+	--timeout) timeout_opt=$2; shift 2 ;;
+	--expect-fail) expect_fail_opt=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
 	--results) results_opt=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
@@ -49,7 +55,8 @@ if [ "$shell" -eq 0 ] && [ "${#tests[@]}" -eq 0 ]; then
 	usage >&2
 	exit 2
 fi
-case "$timeout_s" in ''|*[!0-9]*) echo "run.sh: --timeout takes seconds" >&2; exit 2 ;; esac
+case "$timeout_opt" in *[!0-9]*) echo "run.sh: --timeout takes seconds" >&2; exit 2 ;; esac
+timeout_s=${timeout_opt:-300}
 
 kver=$("$repo/scripts/kver.sh") || exit 1
 initrd=$repo/build/vm/initramfs-$kver.cpio.gz
@@ -150,6 +157,10 @@ for t in "${tests[@]}"; do
 		failed=$((failed + 1))
 		continue
 	fi
+	# Per-test defaults from the file's header, overridden by the options.
+	timeout_s=${timeout_opt:-$(sed -n 's/^# vmtest-timeout: *//p' "$test_file" | head -n 1)}
+	timeout_s=${timeout_s:-300}
+	expect_fail=${expect_fail_opt:-$(sed -n 's/^# vmtest-expect-fail: *//p' "$test_file" | head -n 1)}
 	results=${results_opt:-$repo/build/vmtests/$name}
 	rm -rf "$results" && mkdir -p "$results"
 	start_ns=$(date +%s%N)

@@ -1,0 +1,8 @@
+# Self-test of the harness: a test that hangs is killed at its timeout and
+# reported as timed out.
+# vmtest-expect-fail: timed out after 20s
+# vmtest-timeout: 20
+
+host_main() {
+	sleep 3600
+}
