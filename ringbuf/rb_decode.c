@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Sub-buffer decoder: see rb_decode.h and the layout in ringbuf_abi.h. */
+#include "rb_decode.h"
+
+#include <string.h>
+
+int vmscope_rb_iter_init(struct vmscope_rb_iter *it, const void *sb, size_t len)
+{
+	memset(it, 0, sizeof(*it));
+	if (len < VMSCOPE_RB_SB_HDR_SIZE)
+		return -VMSCOPE_RB_ERR_SHORT;
+	memcpy(&it->hdr, sb, sizeof(it->hdr));
+	if (it->hdr.magic != VMSCOPE_RB_SB_MAGIC)
+		return -VMSCOPE_RB_ERR_MAGIC;
+	if (it->hdr.data_size < VMSCOPE_RB_SB_HDR_SIZE ||
+	    it->hdr.data_size > len ||
+	    it->hdr.data_size % VMSCOPE_RB_ALIGN)
+		return -VMSCOPE_RB_ERR_SIZE;
+	if (it->hdr.end_ts < it->hdr.begin_ts)
+		return -VMSCOPE_RB_ERR_TIME;
+	it->base = sb;
+	it->end = it->hdr.data_size;
+	it->off = VMSCOPE_RB_SB_HDR_SIZE;
+	it->prev_ts = it->hdr.begin_ts;
+	return 0;
+}
+
+int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec)
+{
+	uint64_t w, ts, room, need;
+	uint32_t hdr_len;
+
+	if (it->off >= it->end)
+		return 0;
+	room = (uint64_t)it->end - it->off;
+	if (room < VMSCOPE_RB_REC_HDR_SIZE)
+		return -VMSCOPE_RB_ERR_TRUNC;
+	memcpy(&w, it->base + it->off, sizeof(w));
+	hdr_len = VMSCOPE_RB_REC_HDR_SIZE;
+	if (VMSCOPE_RB_REC_IS_EXT(w)) {
+		hdr_len += VMSCOPE_RB_REC_EXT_SIZE;
+		if (room < hdr_len)
+			return -VMSCOPE_RB_ERR_TRUNC;
+		memcpy(&ts, it->base + it->off + VMSCOPE_RB_REC_HDR_SIZE,
+		       sizeof(ts));
+		/* the low word is redundant; a mismatch is corruption */
+		if ((uint32_t)ts != VMSCOPE_RB_REC_TS_LOW(w) || ts < it->prev_ts)
+			return -VMSCOPE_RB_ERR_TIME;
+	} else {
+		uint32_t delta = VMSCOPE_RB_REC_TS_LOW(w) - (uint32_t)it->prev_ts;
+
+		ts = it->prev_ts + delta;
+		if (ts < it->prev_ts)		/* wrapped past 2^64 */
+			return -VMSCOPE_RB_ERR_TIME;
+	}
+	if (ts > it->hdr.end_ts)
+		return -VMSCOPE_RB_ERR_TIME;
+	need = (uint64_t)hdr_len + VMSCOPE_RB_REC_SIZE(w);
+	need = (need + VMSCOPE_RB_ALIGN - 1) & ~(uint64_t)(VMSCOPE_RB_ALIGN - 1);
+	if (need > room)
+		return -VMSCOPE_RB_ERR_TRUNC;
+	rec->ts = ts;
+	rec->id = VMSCOPE_RB_REC_ID(w);
+	rec->size = VMSCOPE_RB_REC_SIZE(w);
+	rec->payload = it->base + it->off + hdr_len;
+	rec->offset = it->off;
+	it->off += (uint32_t)need;
+	it->prev_ts = ts;
+	return 1;
+}
