@@ -23,6 +23,7 @@ and all of it finished within the timeout.
 A test file may set its own defaults for these two with header lines
   # vmtest-timeout: S
   # vmtest-expect-fail: REGEX
+  --show              print host_main's output also when the test passes
   --shell             boot the test host with an interactive shell on this
                       terminal instead of running a test (Ctrl-A X quits QEMU)
   --results DIR       where results go (default build/vmtests/TEST)
@@ -37,6 +38,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 timeout_opt=""
 expect_fail_opt=""
 shell=0
+show=0
 results_opt=""
 tests=()
 while [ $# -gt 0 ]; do
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_opt=$2; shift 2 ;;
 	--expect-fail) expect_fail_opt=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
+	--show) show=1; shift ;;
 	--results) results_opt=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -183,6 +186,7 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 	if [ "$jstatus" -eq 0 ]; then
+		[ "$show" -eq 0 ] || cat "$results/out"
 		echo "PASS $name (${secs}s)"
 		passed=$((passed + 1))
 	else
