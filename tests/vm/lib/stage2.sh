@@ -13,7 +13,7 @@ cd "$VMTEST_REPO" || exit 1
 if [ "$VMTEST_ENTRY" = shell ]; then
 	echo "vmtest: $VMTEST_ROLE shell; the repository is $VMTEST_REPO;" \
 		"'exit' powers off"
-	setsid -c /bin/bash -i </dev/console >/dev/console 2>&1
+	setsid -c /bin/bash --rcfile tests/vm/lib/shellrc -i </dev/console >/dev/console 2>&1
 	exit 0
 fi
 

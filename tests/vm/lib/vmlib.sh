@@ -23,6 +23,8 @@ log() {
 
 fail() {
 	echo "FAIL: $*"
+	# In the --shell prompt a failure must not end the shell (and the VM).
+	case $- in *i*) return 1 ;; esac
 	exit 1
 }
 
