@@ -12,7 +12,7 @@
  * also per stream, successful writes == records read.
  *
  * Bounded by iteration count (ITERS per producer), not by time.
- * Usage: test-ringbuf-stress discard|flight [iters]
+ * Usage: test-ringbuf-stress discard|flight [iters [spin]]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,6 +45,7 @@ struct payload_head {
 static struct vmscope_rb_buf *bufs[NPROD];
 static unsigned mode;
 static unsigned long iters = 60000;
+static unsigned spin = 400;
 
 /* written by each producer after it finished, read after join/done flag */
 static uint64_t attempts[NSTREAM], written_ok[NSTREAM], dropped[NSTREAM];
@@ -61,6 +62,11 @@ static uint64_t rd_subbufs, rd_overwrite_gaps;
 static __thread unsigned my_id;
 static __thread uint64_t my_seq[NLEVEL], my_ok[NLEVEL], my_drop[NLEVEL];
 static __thread volatile sig_atomic_t my_active;
+static __thread volatile uint64_t spin_sink;
+static __thread timer_t my_t1, my_t2;
+static __thread volatile sig_atomic_t my_open;	/* reservations open now */
+static __thread uint64_t my_inside;	/* signals that found one open */
+static uint64_t inside[NPROD];
 
 static uint64_t mix(uint64_t x)
 {
@@ -110,6 +116,7 @@ static void emit(unsigned level)
 			abort();
 		return;
 	}
+	my_open++;
 	p = ctx.payload;
 	h.stream = stream;
 	h.len = len;
@@ -123,8 +130,11 @@ static void emit(unsigned level)
 	h.csum = checksum(p, len);
 	memcpy(p + offsetof(struct payload_head, csum), &h.csum, 8);
 	vmscope_rb_commit(&ctx);
+	my_open--;
 	my_ok[level]++;
 }
+
+static void arm(timer_t t, long ns);
 
 static void on_signal(int sig)
 {
@@ -132,6 +142,11 @@ static void on_signal(int sig)
 	unsigned level = sig == SIGALRM ? 1 : 2;
 
 	if (my_active) {
+		if (my_open)
+			my_inside++;
+		/* the second signal often lands inside this handler */
+		if (level == 1 && my_seq[1] % 2 == 0)
+			arm(my_t2, 1000 + (long)(mix(my_seq[1]) % 3000));
 		emit(level);
 		if (my_seq[level] % 3 == 0)
 			emit(level);	/* sometimes two in a row */
@@ -139,10 +154,9 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-static timer_t make_timer(int sig, long ns)
+static timer_t make_timer(int sig)
 {
 	struct sigevent sev;
-	struct itimerspec its;
 	timer_t t;
 
 	memset(&sev, 0, sizeof(sev));
@@ -153,34 +167,53 @@ static timer_t make_timer(int sig, long ns)
 		perror("timer_create");
 		exit(2);
 	}
-	its.it_interval.tv_sec = 0;
-	its.it_interval.tv_nsec = ns;
-	its.it_value = its.it_interval;
-	timer_settime(t, 0, &its, NULL);
 	return t;
+}
+
+/* One-shot in ns: signals are armed by iteration count, so their number
+ * is bounded by the work done (no signal storm in slow sanitizer builds)
+ * while the short random delay lands them anywhere, including between a
+ * reserve and its commit. timer_settime is async-signal-safe. */
+static void arm(timer_t t, long ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_nsec = ns;
+	timer_settime(t, 0, &its, NULL);
 }
 
 static void *producer(void *arg)
 {
 	sigset_t set;
-	timer_t t1, t2;
 	unsigned long i;
 	unsigned l;
 
 	my_id = (unsigned)(uintptr_t)arg;
 	vmscope_rb_user_cpu = my_id;
 	my_active = 1;
-	t1 = make_timer(SIGALRM, 29000 + 7000 * my_id);
-	t2 = make_timer(SIGRTMIN, 41000 + 5000 * my_id);
-	for (i = 0; i < iters; i++)
+	my_t1 = make_timer(SIGALRM);
+	my_t2 = make_timer(SIGRTMIN);
+	for (i = 0; i < iters; i++) {
+		unsigned k;
+
+		if (i % 8 == 0)
+			arm(my_t1, 1000 + (long)(mix(i + my_id) % 20000));
+		if (i % 16 == 4)
+			arm(my_t2, 1000 + (long)(mix(i ^ my_id) % 20000));
 		emit(0);
+		/* other work between events, so the reader keeps up part of
+		 * the time and signals land in and out of reservations */
+		for (k = 0; k < spin; k++)
+			spin_sink = mix(spin_sink + k);
+	}
 	/* no handler may write after the final flush */
 	sigemptyset(&set);
 	sigaddset(&set, SIGALRM);
 	sigaddset(&set, SIGRTMIN);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	timer_delete(t1);
-	timer_delete(t2);
+	timer_delete(my_t1);
+	timer_delete(my_t2);
 	my_active = 0;
 	vmscope_rb_flush(bufs[my_id]);
 	for (l = 0; l < NLEVEL; l++) {
@@ -188,6 +221,7 @@ static void *producer(void *arg)
 		written_ok[my_id * NLEVEL + l] = my_ok[l];
 		dropped[my_id * NLEVEL + l] = my_drop[l];
 	}
+	inside[my_id] = my_inside;
 	atomic_fetch_add_explicit(&producers_done, 1, memory_order_release);
 	return NULL;
 }
@@ -321,6 +355,8 @@ int main(int argc, char **argv)
 	mode = strcmp(argv[1], "flight") ? VMSCOPE_RB_MODE_DISCARD : VMSCOPE_RB_MODE_FLIGHT;
 	if (argc > 2)
 		iters = strtoul(argv[2], NULL, 0);
+	if (argc > 3)
+		spin = (unsigned)strtoul(argv[3], NULL, 0);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -356,10 +392,11 @@ int main(int argc, char **argv)
 		CHECK_EQ(att, rdn + lost);
 		CHECK_EQ(drop, bufs[p]->ctrl->lost_full);
 		CHECK_EQ(ok, rdn + bufs[p]->ctrl->lost_overwritten);
-		printf("cpu %u: attempts %llu (nested %llu + %llu) read %llu dropped %llu overwritten %llu (%llu sub-buffers)\n",
+		printf("cpu %u: attempts %llu (nested %llu + %llu, %llu signals inside a reservation) read %llu dropped %llu overwritten %llu (%llu sub-buffers)\n",
 		       p, (unsigned long long)att,
 		       (unsigned long long)attempts[p * NLEVEL + 1],
 		       (unsigned long long)attempts[p * NLEVEL + 2],
+		       (unsigned long long)inside[p],
 		       (unsigned long long)rdn,
 		       (unsigned long long)bufs[p]->ctrl->lost_full,
 		       (unsigned long long)bufs[p]->ctrl->lost_overwritten,
@@ -373,6 +410,8 @@ int main(int argc, char **argv)
 	       argv[1], (unsigned long long)total_att, (unsigned long long)total_rd,
 	       (unsigned long long)total_lost, (unsigned long long)rd_subbufs,
 	       (unsigned long long)rd_overwrite_gaps);
+	/* the point of the exercise: handlers did interrupt open reservations */
+	CHECK(inside[0] + inside[1] + inside[2] > 0);
 	for (p = 0; p < NPROD; p++)
 		rb_test_free(bufs[p]);
 	if (rb_test_failures) {
