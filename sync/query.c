@@ -103,7 +103,7 @@ int vmscope_sync_segment_estimate(const struct vmscope_sync_segment *s,
 				  uint64_t g, uint64_t *h)
 {
 	uint64_t lo, hi;
-	int64_t gg;
+	int64_t gg = 0;
 	int r = vmscope_sync_segment_bound(s, g, &lo, &hi);
 	if (r < 0)
 		return -1;

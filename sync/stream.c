@@ -181,7 +181,7 @@ static void try_consensus(struct vmscope_sync *c)
 
 	vmscope_sync_segment_init(t, x->t1, x->t2, c->cfg.ppm);
 	if (add_x(t, x) != VMSCOPE_SYNC_ADDED)
-		return;  /* cannot happen: checked as well-formed */
+		return;  /* unreachable: the RTT check admits x alone */
 	member[c->n_pend - 1] = true;
 	uint32_t n = 1;
 	for (uint32_t i = c->n_pend - 1; i-- > 0;) {
@@ -228,8 +228,10 @@ static int check_sample(struct vmscope_sync *c,
 		return VMSCOPE_SYNC_DROP_MALFORMED;
 	/* t1 → t2 → t3 → t4 are causally ordered, so the guest's interval
 	 * contains the host's: a*(t4 - t1) >= t3 - t2 with a <= 1 + ppm/1e6.
-	 * 2 ns slack covers the truncation of the four readings. */
-	i128 lhs = (i128)(x->t4 - x->t1 + 2) * (1000000 + c->cfg.ppm);
+	 * This is exactly the condition for the exchange alone to admit a
+	 * line, so no slack: honest exchanges pass it by the two one-way
+	 * delays. */
+	i128 lhs = (i128)(x->t4 - x->t1) * (1000000 + c->cfg.ppm);
 	i128 rhs = (i128)(x->t3 - x->t2) * 1000000;
 	if (lhs < rhs)
 		return VMSCOPE_SYNC_DROP_RTT;
@@ -262,7 +264,12 @@ void vmscope_sync_add(struct vmscope_sync *c,
 	}
 	if (c->cur.n_samples == 0 && c->n_pend == 0) {
 		start_segment(c, x->t1, x->t2);
-		add_x(&c->cur, x);  /* well-formed, so cannot fail */
+		if (add_x(&c->cur, x) != VMSCOPE_SYNC_ADDED) {
+			/* Unreachable after the checks above; kept so that a
+			 * sample is never reported as accepted by nothing. */
+			drop(c, x->cookie, VMSCOPE_SYNC_DROP_RTT);
+			return;
+		}
 		accepted_into_cur(c, x->cookie);
 		return;
 	}

@@ -18,7 +18,11 @@ int vmscope_sync_tsc_g2h(const struct vmscope_sync_tsc *t, uint64_t g,
 	/* Guest ns → guest TSC: invert ns = ref + (dtsc * mult >> shift).
 	 * long double holds the tick count to well under one tick for any
 	 * offset below 2^64 ticks. */
-	long double dg = (long double)g - (long double)t->guest_ref_ns;
+	/* Subtract in integers first: near 2^64 a long double has a 2-4 ns
+	 * step. */
+	long double dg = g >= t->guest_ref_ns
+				 ? (long double)(g - t->guest_ref_ns)
+				 : -(long double)(t->guest_ref_ns - g);
 	long double dtsc = dg * ldexpl(1.0L, (int)t->guest_shift) /
 			   (long double)t->guest_mult;
 	if (fabsl(dtsc) >= 0x1p63L)

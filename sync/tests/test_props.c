@@ -40,6 +40,10 @@
 
 unsigned long long check_seed;
 
+/* Set by a third argument: report the width ratios (b) and (c) of other
+ * seed ranges instead of asserting them (they are empirical, see README). */
+static int measure_only;
+
 #define MAX_SEGS 64
 
 struct run {
@@ -72,6 +76,7 @@ static struct {
 	unsigned long forged_by[SIM_NKINDS];
 	unsigned long reason_by[SIM_NKINDS][VMSCOPE_SYNC_DROP_NREASONS];
 	double worst_full, sum_full, worst_mid, worst_best;
+	unsigned long over2_full, over3_full;
 	unsigned long long worst_full_seed;
 	unsigned long mid_segs, foreign_ok;
 	unsigned max_hull;
@@ -137,17 +142,19 @@ static void check_width(const struct run *r,
 		if (k >= 25 && k <= 75 && w > mid)
 			mid = w;
 	}
-	CHECK(full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
+	CHECK(measure_only || full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
 	      full / 2, 3 * R / 2);
 	if (full / R > T.worst_full) {
 		T.worst_full = full / R;
 		T.worst_full_seed = seed;
 	}
 	T.sum_full += full / R;
+	T.over2_full += full / R > 2;
+	T.over3_full += full / R > 3;
 	T.width_segs++;
 	/* b) middle half of well-sampled segments */
 	if (s->n_samples >= 32) {
-		CHECK(mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
+		CHECK(measure_only || mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
 		      "= %.1f", mid / 2, R);
 		if (mid / R > T.worst_mid)
 			T.worst_mid = mid / R;
@@ -321,6 +328,8 @@ int main(int argc, char **argv)
 		runs = strtoul(argv[1], NULL, 0);
 	if (argc > 2)
 		first = strtoul(argv[2], NULL, 0);
+	if (argc > 3)
+		measure_only = 1;
 	for (unsigned long seed = first; seed < first + runs; seed++)
 		one_run(seed);
 
@@ -340,6 +349,8 @@ int main(int argc, char **argv)
 	       T.worst_best, T.mid_segs, T.worst_mid, T.width_segs,
 	       T.worst_full, T.worst_full_seed,
 	       T.width_segs ? T.sum_full / T.width_segs : 0.0);
+	printf("  whole span: %lu segments above 2, %lu above 3\n",
+	       T.over2_full, T.over3_full);
 	printf("forged: %lu, all identified; honest dropped: %lu (only in runs "
 	       "with steps)\n", T.forged, T.honest_dropped);
 	for (int k = 1; k < SIM_NKINDS; k++) {
