@@ -24,4 +24,4 @@ done
 
 echo "build: userspace (build/release)"
 [ -f build/release/build.ninja ] || meson setup build/release --buildtype=release >/dev/null
-ninja -C build/release >/dev/null
+ninja -C build/release --quiet
