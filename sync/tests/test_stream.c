@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The stream policy on small hand-built sequences: configuration checks,
+ * each drop reason, a bogus first sample, a burst of forgeries with valid
+ * credentials (the documented limit), breaks and seq reset, the span
+ * limit, pending overflow, and offline run == streaming.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "vmscope_sync.h"
+
+unsigned long long check_seed;
+
+#define N 400
+static int64_t outcome[N];
+static int resolved[N];
+static struct vmscope_sync_segment segs[16];
+static int nseg;
+
+static void on_sample(void *u, uint64_t c, int64_t o)
+{
+	(void)u;
+	CHECK(c < N, "cookie");
+	outcome[c] = o;
+	resolved[c]++;
+}
+
+static void on_segment(void *u, const struct vmscope_sync_segment *s)
+{
+	(void)u;
+	CHECK(nseg < 16, "segments");
+	segs[nseg++] = *s;
+}
+
+static const uint64_t G = 1ULL << 63, H = 5000000000ULL, TOKEN = 77;
+
+/* Honest exchange i on a perfect line h = g - G + H: 700 ns forward,
+ * 2 us in the host, 900 ns back, one every 100 us. */
+static struct vmscope_sync_exchange ex(int i, uint32_t vcpu, uint64_t seq)
+{
+	uint64_t g = G + (uint64_t)i * 100000;
+	struct vmscope_sync_exchange x = {
+		.cookie = (uint64_t)i, .vcpu = vcpu, .token = TOKEN, .seq = seq,
+		.t2 = g - G + H + 700 + (uint64_t)(i % 7) * 13,
+		.guest_valid = true, .guest_seq = seq, .t1 = g,
+	};
+	x.t3 = x.t2 + 2000;
+	x.t4 = x.t3 - H + G + 900;
+	x.t1_claim = x.t1;
+	return x;
+}
+
+static struct vmscope_sync *fresh(struct vmscope_sync_config *cfg)
+{
+	memset(outcome, 0, sizeof(outcome));
+	memset(resolved, 0, sizeof(resolved));
+	nseg = 0;
+	*cfg = (struct vmscope_sync_config){
+		.n_vcpus = 2, .check_token = true, .token = TOKEN,
+		.on_sample = on_sample, .on_segment = on_segment,
+	};
+	return NULL;
+}
+
+static void all_resolved(int n)
+{
+	for (int i = 0; i < n; i++)
+		CHECK(resolved[i] == 1, "sample %d resolved %d times", i,
+		      resolved[i]);
+}
+
+static int64_t dropped_as(enum vmscope_sync_drop r)
+{
+	return -1 - (int64_t)r;
+}
+
+int main(void)
+{
+	struct vmscope_sync_config cfg;
+	struct vmscope_sync *c;
+
+	/* Configuration. */
+	fresh(&cfg);
+	cfg.n_vcpus = 0;
+	CHECK(!vmscope_sync_new(&cfg), "0 vCPUs accepted");
+	fresh(&cfg);
+	cfg.confirm = 1;
+	CHECK(!vmscope_sync_new(&cfg), "confirm 1 accepted");
+	fresh(&cfg);
+	cfg.ppm = VMSCOPE_SYNC_MAX_PPM + 1;
+	CHECK(!vmscope_sync_new(&cfg), "ppm too large accepted");
+
+	/* Every per-sample reason. */
+	fresh(&cfg);
+	c = vmscope_sync_new(&cfg);
+	struct vmscope_sync_exchange x[12];
+	for (int i = 0; i < 12; i++)
+		x[i] = ex(i, 0, (uint64_t)i + 1);
+	x[2].vcpu = 9;
+	x[3].token = 1;
+	x[4].guest_valid = false;
+	x[5].t1_claim++;
+	x[6].guest_seq++;
+	x[7].t4 = x[7].t1 - 1;
+	x[8].t4 = x[8].t1 + 100;  /* guest round trip 100 < host's 2000 */
+	x[9].seq = x[9].guest_seq = 2;  /* not above seq 2 of sample 1 */
+	for (int i = 0; i < 12; i++)
+		vmscope_sync_add(c, &x[i]);
+	struct vmscope_sync_exchange rep = x[11];  /* replay of the last */
+	rep.cookie = 12;
+	vmscope_sync_add(c, &rep);
+	vmscope_sync_finish(c);
+	CHECK(outcome[2] == dropped_as(VMSCOPE_SYNC_DROP_VCPU), "vcpu");
+	CHECK(outcome[3] == dropped_as(VMSCOPE_SYNC_DROP_TOKEN), "token");
+	CHECK(outcome[4] == dropped_as(VMSCOPE_SYNC_DROP_UNPAIRED), "unpaired");
+	CHECK(outcome[5] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "claim");
+	CHECK(outcome[6] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "seq");
+	CHECK(outcome[7] == dropped_as(VMSCOPE_SYNC_DROP_MALFORMED), "malformed");
+	CHECK(outcome[8] == dropped_as(VMSCOPE_SYNC_DROP_RTT), "rtt");
+	CHECK(outcome[9] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "order");
+	CHECK(outcome[12] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "replay");
+	CHECK(outcome[0] == 0 && outcome[1] == 0 && outcome[10] == 0 &&
+	      outcome[11] == 0, "honest");
+	all_resolved(13);
+	vmscope_sync_free(c);
+
+	/* A bogus first sample cannot found a segment. */
+	fresh(&cfg);
+	c = vmscope_sync_new(&cfg);
+	for (int i = 0; i < 50; i++) {
+		struct vmscope_sync_exchange e = ex(i, 0, (uint64_t)i + 1);
+		if (i == 0) {
+			e.t1 += 1000000000;
+			e.t4 += 1000000000;
+			e.t1_claim = e.t1;
+		}
+		vmscope_sync_add(c, &e);
+	}
+	vmscope_sync_finish(c);
+	all_resolved(50);
+	CHECK(outcome[0] == dropped_as(VMSCOPE_SYNC_DROP_OUTLIER), "bogus first");
+	CHECK(nseg == 1 && segs[0].n_samples == 49, "segments %d", nseg);
+	struct vmscope_sync_stats st;
+	vmscope_sync_get_stats(c, &st);
+	CHECK(st.discarded_segments == 1, "discarded %llu",
+	      (unsigned long long)st.discarded_segments);
+	vmscope_sync_free(c);
+
+	/* Limit: `confirm` consistent forgeries with valid credentials at the
+	 * start form a segment of their own. They never share a segment with
+	 * honest samples, whose segment still contains the truth. */
+	fresh(&cfg);
+	c = vmscope_sync_new(&cfg);
+	for (int i = 0; i < 60; i++) {
+		struct vmscope_sync_exchange e = ex(i, 0, (uint64_t)i + 1);
+		if (i < 4) {
+			e.t1 += 1000000000;
+			e.t4 += 1000000000;
+			e.t1_claim = e.t1;
+		}
+		vmscope_sync_add(c, &e);
+	}
+	vmscope_sync_finish(c);
+	all_resolved(60);
+	CHECK(nseg == 2 && segs[0].n_samples == 4 && segs[1].n_samples == 56,
+	      "forged burst: %d segments", nseg);
+	uint64_t lo, hi;
+	uint64_t g = G + 30 * 100000;
+	CHECK(vmscope_sync_segment_bound(&segs[1], g, &lo, &hi) == 0 &&
+	      lo <= g - G + H && g - G + H <= hi, "truth");
+	vmscope_sync_free(c);
+
+	/* Explicit break: the segment closes; reset_seq forgets seqs. */
+	fresh(&cfg);
+	c = vmscope_sync_new(&cfg);
+	for (int i = 0; i < 10; i++) {
+		struct vmscope_sync_exchange e = ex(i, 1, (uint64_t)i + 1);
+		vmscope_sync_add(c, &e);
+	}
+	vmscope_sync_break(c, false);
+	struct vmscope_sync_exchange e10 = ex(10, 1, 1);
+	vmscope_sync_add(c, &e10);
+	CHECK(outcome[10] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "seq kept");
+	vmscope_sync_break(c, true);
+	struct vmscope_sync_exchange e11 = ex(11, 1, 1);
+	vmscope_sync_add(c, &e11);
+	vmscope_sync_finish(c);
+	CHECK(outcome[11] >= 0, "seq not reset");
+	CHECK(nseg == 2, "break: %d segments", nseg);
+	vmscope_sync_free(c);
+
+	/* Span limit: 1 ms segments over 10 ms of exchanges. */
+	fresh(&cfg);
+	cfg.max_segment_ns = 1000000;
+	c = vmscope_sync_new(&cfg);
+	for (int i = 0; i < 100; i++) {
+		struct vmscope_sync_exchange e = ex(i, 0, (uint64_t)i + 1);
+		vmscope_sync_add(c, &e);
+	}
+	vmscope_sync_finish(c);
+	all_resolved(100);
+	CHECK(nseg == 10, "span limit: %d segments", nseg);
+	vmscope_sync_free(c);
+
+	/* Pending overflow: 40 mutually inconsistent wild samples in a row,
+	 * then honest ones: the wild are all dropped, honest all kept. */
+	fresh(&cfg);
+	c = vmscope_sync_new(&cfg);
+	for (int i = 0; i < 200; i++) {
+		struct vmscope_sync_exchange e = ex(i, 0, (uint64_t)i + 1);
+		if (i >= 50 && i < 90) {
+			uint64_t s = (uint64_t)(i - 49) * 7919 * 1000000;
+			e.t1 += s;
+			e.t4 += s;
+			e.t1_claim = e.t1;
+		}
+		vmscope_sync_add(c, &e);
+	}
+	vmscope_sync_finish(c);
+	all_resolved(200);
+	vmscope_sync_get_stats(c, &st);
+	for (int i = 0; i < 200; i++)
+		CHECK((i >= 50 && i < 90) == (outcome[i] < 0), "sample %d: %lld", i,
+		      (long long)outcome[i]);
+	CHECK(st.dropped[VMSCOPE_SYNC_DROP_OVERFLOW] > 0, "no overflow");
+	CHECK(nseg == 1, "overflow: %d segments", nseg);
+	struct vmscope_sync_stats st_stream = st;
+	vmscope_sync_free(c);
+
+	/* Offline run over the same input gives the same result. */
+	struct vmscope_sync_exchange all[200];
+	for (int i = 0; i < 200; i++) {
+		all[i] = ex(i, 0, (uint64_t)i + 1);
+		if (i >= 50 && i < 90) {
+			uint64_t s = (uint64_t)(i - 49) * 7919 * 1000000;
+			all[i].t1 += s;
+			all[i].t4 += s;
+			all[i].t1_claim = all[i].t1;
+		}
+	}
+	fresh(&cfg);
+	CHECK(vmscope_sync_run(&cfg, all, 200, &st) == 0, "run");
+	CHECK(memcmp(&st, &st_stream, sizeof(st)) == 0, "offline != stream");
+
+	printf("sync stream policy: all checks passed\n");
+	return 0;
+}
