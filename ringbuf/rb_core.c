@@ -337,25 +337,15 @@ cas:
 	ctx->ts = ts;
 	ctx->phys = phys;
 	ctx->rsize = (rb_u32)rsize;
+	ctx->commit = &b->commit[ctx->seq & b->n_mask];
+	/* the slot's commit count when this lap is complete */
+	ctx->lap_end = ((ctx->seq >> b->n_shift) << b->sb_shift) + b->sb_size;
 	return 0;
 }
 
-void vmscope_rb_commit(const struct vmscope_rb_ctx *ctx)
+void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx)
 {
-	rb_commit_bytes(ctx->buf, ctx->seq, ctx->phys, ctx->rsize);
-}
-
-int vmscope_rb_write(struct vmscope_rb_buf *b, rb_u32 id, const void *payload,
-		     rb_u32 len)
-{
-	struct vmscope_rb_ctx ctx;
-	int ret = vmscope_rb_reserve(b, &ctx, id, len);
-
-	if (rb_unlikely(ret))
-		return ret;
-	rb_memcpy(ctx.payload, payload, len);
-	vmscope_rb_commit(&ctx);
-	return 0;
+	rb_deliver(ctx->buf, ctx->seq, ctx->phys);
 }
 
 void vmscope_rb_flush(struct vmscope_rb_buf *b)

@@ -52,6 +52,8 @@ struct vmscope_rb_ctx {
 	rb_u64 seq;		/* sub-buffer sequence */
 	rb_u32 phys;		/* physical sub-buffer */
 	rb_u32 rsize;		/* bytes reserved (aligned) */
+	rb_u64 *commit;		/* the slot's commit counter */
+	rb_u64 lap_end;		/* its value once seq is complete */
 };
 
 /* What get_subbuf hands the reader. */
@@ -77,9 +79,31 @@ int vmscope_rb_init(struct vmscope_rb_buf *buf, void *mem, rb_u32 sb_shift,
 /* Writer side: only on the buffer's CPU (with preemption disabled). */
 int vmscope_rb_reserve(struct vmscope_rb_buf *buf, struct vmscope_rb_ctx *ctx,
 		       rb_u32 id, rb_u32 len);
-void vmscope_rb_commit(const struct vmscope_rb_ctx *ctx);
-int vmscope_rb_write(struct vmscope_rb_buf *buf, rb_u32 id,
-		     const void *payload, rb_u32 len);
+/* slow path of commit: the sub-buffer is complete */
+void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx);
+
+/* Publish a reserved record. Inline: one local add and a compare; exactly
+ * one commit per sub-buffer lap reaches lap_end and delivers it. */
+static inline void vmscope_rb_commit(const struct vmscope_rb_ctx *ctx)
+{
+	if (rb_unlikely(rb_add_return_local(ctx->commit, ctx->rsize) ==
+			ctx->lap_end))
+		vmscope_rb_deliver_ctx(ctx);
+}
+
+/* Reserve, one memcpy of the payload (inlined for constant len), commit. */
+static inline int vmscope_rb_write(struct vmscope_rb_buf *buf, rb_u32 id,
+				   const void *payload, rb_u32 len)
+{
+	struct vmscope_rb_ctx ctx;
+	int ret = vmscope_rb_reserve(buf, &ctx, id, len);
+
+	if (rb_unlikely(ret))
+		return ret;
+	rb_memcpy(ctx.payload, payload, len);
+	vmscope_rb_commit(&ctx);
+	return 0;
+}
 /* Close the current sub-buffer early so the reader can get it (switch
  * timer, session stop). On the buffer's CPU, like a writer. */
 void vmscope_rb_flush(struct vmscope_rb_buf *buf);
