@@ -199,6 +199,16 @@ static rb_u32 rb_claim(struct vmscope_rb_buf *b, rb_u64 seq)
 	return VMSCOPE_RB_SLOT_PHYS(e);
 }
 
+/* Fast path of rb_claim: the slot is already ours for seq. */
+static inline rb_u32 rb_phys_of(struct vmscope_rb_buf *b, rb_u64 seq)
+{
+	rb_u64 e = rb_load(&b->slots[seq & b->n_mask]);
+
+	if (rb_likely(VMSCOPE_RB_SLOT_TAG(e) == rb_tag_of(seq)))
+		return VMSCOPE_RB_SLOT_PHYS(e);
+	return rb_claim(b, seq);
+}
+
 static void rb_deliver(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys)
 {
 	/* release: header and every record of seq, all written by this CPU
@@ -228,7 +238,7 @@ static void rb_commit_bytes(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys,
 static void rb_switch_out(struct vmscope_rb_buf *b, rb_u64 seq, rb_u64 end_ts,
 			  rb_u64 used)
 {
-	rb_u32 phys = rb_claim(b, seq);
+	rb_u32 phys = rb_phys_of(b, seq);
 	struct vmscope_rb_subbuf_hdr *h = rb_sb(b, phys);
 
 	h->end_ts = end_ts;
@@ -313,7 +323,7 @@ cas:
 		rb_switch_out(b, old >> b->sb_shift, ts, u);
 
 	ctx->seq = begin >> b->sb_shift;
-	phys = rb_claim(b, ctx->seq);
+	phys = rb_phys_of(b, ctx->seq);
 	if (sw_in) {
 		struct vmscope_rb_subbuf_hdr *h = rb_sb(b, phys);
 
