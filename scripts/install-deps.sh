@@ -15,7 +15,7 @@ PACKAGES=(
 	# package does not ship it); scripts/checkpatch.sh extracts it
 	linux-source
 	# test host VM harness
-	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils
+	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils file
 	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)
 	libisal-dev
 	# peers measured beside vmscope in bench/
