@@ -165,8 +165,8 @@ void vmscope_sync_segment_summary(const struct vmscope_sync_segment *s,
 
 	uint64_t lo, hi, est;
 	int r = vmscope_sync_segment_bound(s, s->g0, &lo, &hi);
-	out->b0_min = (long double)(i128)((i128)lo - s->h0);
-	out->b0_max = (long double)(i128)((i128)hi - s->h0);
+	out->b0_min = s->q.n ? (long double)((i128)lo - s->h0) : -INFINITY;
+	out->b0_max = s->p.n ? (long double)((i128)hi - s->h0) : INFINITY;
 	if (vmscope_sync_segment_estimate(s, s->g0, &est) == 0)
 		out->b0_est = (long double)(i128)((i128)est - s->h0);
 	if (r == 0) {

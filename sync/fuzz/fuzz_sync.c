@@ -146,6 +146,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.user = &st;
 	cfg.on_sample = on_sample;
 	cfg.on_segment = on_segment;
+	/* The TSC helper on arbitrary relations (read first so the ops
+	 * cannot starve it): no UB; a check that succeeds is consistent. */
+	struct vmscope_sync_tsc t;
+	/* Separate statements: initializer-list evaluation order is
+	 * unspecified. */
+	t.ratio = take(&in, 8);
+	t.frac_bits = (uint32_t)take(&in, 1);
+	t.offset = take(&in, 8);
+	t.host_ref_ns = take(&in, 8);
+	t.host_ref_tsc = take(&in, 8);
+	t.host_mult = (uint32_t)take(&in, 4);
+	t.host_shift = (uint32_t)take(&in, 1);
+	t.guest_ref_ns = take(&in, 8);
+	t.guest_ref_tsc = take(&in, 8);
+	t.guest_mult = (uint32_t)take(&in, 4);
+	t.guest_shift = (uint32_t)take(&in, 1);
+	uint64_t th;
+	(void)vmscope_sync_tsc_g2h(&t, take(&in, 8), &th);
+
 	struct vmscope_sync *c = vmscope_sync_new(&cfg);
 	ASSERT(c);
 
@@ -231,6 +250,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 								  &hi) >= 0);
 				ASSERT(lo >= st.x[i].t3);
 			}
+		struct vmscope_sync_tsc_check tc;
+		if (vmscope_sync_tsc_check(&fit, &t, fit.g_first, &tc) == 0)
+			ASSERT(tc.within == (tc.lo <= tc.h_tsc && tc.h_tsc <= tc.hi));
 	} else if (fit.failed) {
 		uint64_t lo, hi;
 		ASSERT(vmscope_sync_segment_bound(&fit, st.x[0].t1, &lo, &hi) == -1);
