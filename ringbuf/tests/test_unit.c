@@ -449,6 +449,43 @@ static void test_mixed_channel_modes(void)
 	rb_test_free(meta);
 }
 
+static unsigned delivered_calls;
+
+static void on_deliver(struct vmscope_rb_buf *b, void *arg)
+{
+	(void)b;
+	*(unsigned *)arg += 1;
+}
+
+/* The wake-up hook fires once per completed sub-buffer, never per event,
+ * and channel reserve/commit goes to the current CPU's buffer. */
+static void test_deliver_hook(void)
+{
+	struct vmscope_rb_buf *b = rb_test_new(9, 2, VMSCOPE_RB_MODE_DISCARD, 1);
+	struct vmscope_rb_buf *bufs[2] = { NULL, b };
+	struct vmscope_rb_chan chan = { bufs, 2 };
+	struct vmscope_rb_ctx ctx;
+	uint64_t payload[7] = {0};
+	unsigned i;
+
+	b->on_deliver = on_deliver;
+	b->deliver_arg = &delivered_calls;
+	vmscope_rb_user_cpu = 1;
+	for (i = 0; i < 20; i++) {	/* 7 per sub-buffer */
+		CHECK_EQ(vmscope_rb_chan_reserve(&chan, &ctx, 1, sizeof(payload)), 0);
+		memcpy(ctx.payload, payload, sizeof(payload));
+		vmscope_rb_chan_commit(&ctx);
+	}
+	CHECK_EQ(delivered_calls, 2);
+	CHECK_EQ(b->ctrl->subbufs_delivered, 2);
+	CHECK_EQ(b->ctrl->wakeup_pending, 1);
+	vmscope_rb_flush(b);
+	CHECK_EQ(delivered_calls, 3);
+	vmscope_rb_user_cpu = 0;	/* no buffer on CPU 0 */
+	CHECK_EQ(vmscope_rb_chan_reserve(&chan, &ctx, 1, 8), -EINVAL);
+	rb_test_free(b);
+}
+
 static void test_decoder_rejects(void)
 {
 	struct vmscope_rb_buf *b = rb_test_new(9, 1, VMSCOPE_RB_MODE_DISCARD, 0);
@@ -505,6 +542,7 @@ int main(void)
 	test_flight_reader_holds();
 	test_flight_uncommitted_wrap();
 	test_mixed_channel_modes();
+	test_deliver_hook();
 	test_decoder_rejects();
 	if (rb_test_failures) {
 		fprintf(stderr, "%d check(s) failed\n", rb_test_failures);
