@@ -9,6 +9,8 @@
 static const struct command commands[] = {
 	{ "version", "show the tool's version and the loaded modules' versions", cmd_version },
 	{ "sync-once", "(in a guest) issue one clock-sync hypercall and print its timestamps", cmd_sync_once },
+	{ "list", "list the host events, their fields and formats", cmd_list },
+	{ "stats", "start/stop host probing and show per-event counters", cmd_stats },
 };
 
 static void usage(FILE *out)

@@ -2,13 +2,16 @@
 /*
  * vmscope_host.ko: the host side of vmscope.
  *
- * For now it owns the control device /dev/vmscope-host and answers the
- * version ioctl; ring buffers and KVM probes attach here in later stages.
+ * It owns the control device /dev/vmscope-host, attaches the KVM and
+ * scheduler probes (kvm-probes/) and answers the version and probe ioctls;
+ * ring buffers and sessions attach here in later stages.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <vmscope/kernel/version_ioctl.h>
+#include "../kvm-probes/kmod/core.h"
+#include "probe_ioctl.h"
 
 static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
@@ -18,7 +21,7 @@ static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
 		return vmscope_ioctl_get_version((void __user *)arg,
 						 VMSCOPE_SIDE_HOST);
 	default:
-		return -ENOTTY;
+		return vmscope_probe_ioctl(cmd, (void __user *)arg);
 	}
 }
 
@@ -38,11 +41,17 @@ static struct miscdevice vmscope_host_dev = {
 
 static int __init vmscope_host_init(void)
 {
-	int ret = misc_register(&vmscope_host_dev);
+	int ret = vmscope_probes_init();
 
+	if (ret) {
+		pr_err("vmscope_host: cannot attach probes: %d\n", ret);
+		return ret;
+	}
+	ret = misc_register(&vmscope_host_dev);
 	if (ret) {
 		pr_err("vmscope_host: cannot register /dev/vmscope-host: %d\n",
 		       ret);
+		vmscope_probes_exit();
 		return ret;
 	}
 	pr_info("vmscope_host: version %s (ABI %d.%d) loaded\n",
@@ -53,6 +62,7 @@ static int __init vmscope_host_init(void)
 static void __exit vmscope_host_exit(void)
 {
 	misc_deregister(&vmscope_host_dev);
+	vmscope_probes_exit();
 	pr_info("vmscope_host: unloaded\n");
 }
 

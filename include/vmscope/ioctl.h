@@ -10,6 +10,7 @@
 
 #include <linux/ioctl.h>
 #include <linux/types.h>
+#include <vmscope/events.h>
 
 #define VMSCOPE_HOST_DEVICE  "/dev/vmscope-host"
 #define VMSCOPE_GUEST_DEVICE "/dev/vmscope-guest"
@@ -49,5 +50,11 @@ struct vmscope_sync_once {
 
 #define VMSCOPE_IOC_GET_VERSION	_IOR(VMSCOPE_IOC_MAGIC, 0x00, struct vmscope_version)
 #define VMSCOPE_IOC_SYNC_ONCE	_IOWR(VMSCOPE_IOC_MAGIC, 0x40, struct vmscope_sync_once)
+
+/* Event descriptors, probe control and counters (vmscope/events.h). */
+#define VMSCOPE_IOC_GET_EVENT_DESC	_IOWR(VMSCOPE_IOC_MAGIC, 0x10, struct vmscope_event_desc_req)
+#define VMSCOPE_IOC_PROBE_CTL		_IOW(VMSCOPE_IOC_MAGIC, 0x11, struct vmscope_probe_ctl)
+#define VMSCOPE_IOC_GET_STATS		_IOWR(VMSCOPE_IOC_MAGIC, 0x12, struct vmscope_probe_stats)
+#define VMSCOPE_IOC_GET_LAST		_IOWR(VMSCOPE_IOC_MAGIC, 0x13, struct vmscope_last_event)
 
 #endif /* VMSCOPE_IOCTL_H */

@@ -1,0 +1,219 @@
+/*
+ * `vmscope stats`: start/stop host probing with a process filter, and show
+ * per-event counters (all CPUs or per CPU) and the last payload of each
+ * event, decoded with the module's own descriptors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <vmscope/ioctl.h>
+
+#include "commands.h"
+#include "decode.h"
+#include "device.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope stats [--start [--pid PID]...] [--stop] [--reset]\n"
+		"                     [--per-cpu] [--last]\n\n"
+		"Controls the host module's probes and prints their counters: per event,\n"
+		"whether its tracepoint is attached, probe hits while enabled (seen) and\n"
+		"hits that passed the process filter (matched).\n\n"
+		"  --start      enable probing (for the --pid processes, else all)\n"
+		"  --pid PID    trace this process (QEMU); repeatable, up to %d\n"
+		"  --stop       disable probing\n"
+		"  --reset      zero the counters (with --start, before starting)\n"
+		"  --per-cpu    one line per event and CPU with non-zero counts\n"
+		"  --last       the last matched payload of each event on each CPU\n",
+		VMSCOPE_MAX_PIDS);
+}
+
+struct totals {
+	struct vmscope_probe_stats first;	/* state, attached ... */
+	unsigned long long seen[VMSCOPE_MAX_EVENTS];
+	unsigned long long matched[VMSCOPE_MAX_EVENTS];
+	unsigned long long exit_reason_missed;
+};
+
+static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
+{
+	struct vmscope_event_desc_req req;
+	char why[160];
+
+	for (*n = 0; *n < VMSCOPE_MAX_EVENTS; (*n)++) {
+		memset(&req, 0, sizeof(req));
+		req.index = *n;
+		if (ioctl(fd, VMSCOPE_IOC_GET_EVENT_DESC, &req) < 0) {
+			if (errno == ENOENT)
+				return 0;
+			perror("vmscope stats: descriptors");
+			return -1;
+		}
+		if (vmscope_desc_check(&req.desc, why, sizeof(why))) {
+			fprintf(stderr, "vmscope stats: bad descriptor: %s\n", why);
+			return -1;
+		}
+		descs[*n] = req.desc;
+	}
+	return 0;
+}
+
+static int show_stats(int fd, const struct vmscope_event_desc *descs,
+		      unsigned int nev, int per_cpu, int last)
+{
+	struct vmscope_probe_stats st;
+	struct totals t;
+	unsigned int ncpu = 1;
+
+	memset(&t, 0, sizeof(t));
+	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
+		memset(&st, 0, sizeof(st));
+		st.cpu = cpu;
+		if (ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) < 0) {
+			if (errno == EINVAL && cpu > 0)
+				continue;	/* not a possible CPU */
+			perror("vmscope stats: stats ioctl");
+			return -1;
+		}
+		if (cpu == 0) {
+			t.first = st;
+			ncpu = st.nr_cpu_ids;
+		}
+		t.exit_reason_missed += st.exit_reason_missed;
+		for (unsigned int e = 0; e < nev; e++) {
+			t.seen[e] += st.seen[e];
+			t.matched[e] += st.matched[e];
+			if (per_cpu && st.seen[e])
+				printf("cpu %-3u %-22s seen %llu matched %llu\n", cpu,
+				       descs[e].name, (unsigned long long)st.seen[e],
+				       (unsigned long long)st.matched[e]);
+		}
+	}
+	unsigned int s = t.first.state;
+	printf("state:%s%s%s%s\n", s & VMSCOPE_STATE_ENABLED ? " enabled" : " disabled",
+	       s & VMSCOPE_STATE_KVM_ATTACHED ? " kvm-attached" : " kvm-not-attached",
+	       s & VMSCOPE_STATE_SCHED_ATTACHED ? " sched-attached" : "",
+	       s & VMSCOPE_STATE_EXIT_REASON ? " exit-reasons" : "");
+	printf("kvm_attach_count %llu kvm_detach_count %llu sync_collisions %llu "
+	       "exit_reason_missed %llu\n",
+	       (unsigned long long)t.first.attach_count,
+	       (unsigned long long)t.first.detach_count,
+	       (unsigned long long)t.first.sync_collisions, t.exit_reason_missed);
+	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
+	for (unsigned int e = 0; e < nev; e++)
+		printf("%-22s %-8s %14llu %14llu\n", descs[e].name,
+		       t.first.attached >> e & 1 ? "yes" : "no", t.seen[e], t.matched[e]);
+
+	if (!last)
+		return 0;
+	for (unsigned int e = 0; e < nev; e++) {
+		for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
+			struct vmscope_last_event le;
+			char text[512];
+
+			memset(&le, 0, sizeof(le));
+			le.cpu = cpu;
+			le.event = e;
+			if (ioctl(fd, VMSCOPE_IOC_GET_LAST, &le) < 0 || !le.seq)
+				continue;
+			if (vmscope_format_event(&descs[e], le.payload, sizeof(le.payload),
+						 text, sizeof(text)) < 0)
+				snprintf(text, sizeof(text), "(undecodable)");
+			printf("last %s cpu %u ts %llu: %s\n", descs[e].name, cpu,
+			       (unsigned long long)le.timestamp, text);
+		}
+	}
+	return 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "start", no_argument, NULL, 's' },
+		{ "stop", no_argument, NULL, 'S' },
+		{ "reset", no_argument, NULL, 'r' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "per-cpu", no_argument, NULL, 'c' },
+		{ "last", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct vmscope_probe_ctl ctl;
+	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, c;
+	char *end;
+
+	memset(&ctl, 0, sizeof(ctl));
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': start = 1; break;
+		case 'S': stop = 1; break;
+		case 'r': reset = 1; break;
+		case 'c': per_cpu = 1; break;
+		case 'l': last = 1; break;
+		case 'p': {
+			long pid = strtol(optarg, &end, 10);
+
+			if (*end || pid <= 0 || pid > 0x3fffffff) {
+				fprintf(stderr, "vmscope stats: bad pid '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+				fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
+				return EXIT_USAGE;
+			}
+			ctl.pids[ctl.nr_pids++] = (__s32)pid;
+			break;
+		}
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vmscope stats: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (start && stop) {
+		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
+		return EXIT_USAGE;
+	}
+	if (ctl.nr_pids && !start) {
+		fprintf(stderr, "vmscope stats: --pid goes with --start\n");
+		return EXIT_USAGE;
+	}
+
+	int fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	if (fd < 0)
+		return EXIT_FAILURE_RUNTIME;
+	struct vmscope_version v;
+	int ret = EXIT_FAILURE_RUNTIME;
+	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
+	unsigned int nev;
+
+	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
+	    load_descs(fd, descs, &nev))
+		goto out;
+	if (start || stop || reset) {
+		struct vmscope_probe_stats st;
+
+		/* --reset alone keeps the current on/off state and filter off. */
+		memset(&st, 0, sizeof(st));
+		if (!start && !stop && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0 &&
+		    (st.state & VMSCOPE_STATE_ENABLED))
+			start = 1;
+		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0);
+		if (ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
+			perror("vmscope stats: probe control");
+			goto out;
+		}
+	}
+	if (show_stats(fd, descs, nev, per_cpu, last) == 0)
+		ret = EXIT_OK;
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probe control, counters and self-description for userspace: descriptors
+ * of every event (from the compiled-in table), start/stop with a process
+ * filter, per-CPU counters and the last payload of each event per CPU.
+ */
+#include <linux/cpumask.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <vmscope/ioctl.h>
+#include "../kvm-probes/kmod/core.h"
+#include "probe_ioctl.h"
+
+static long get_event_desc(void __user *arg)
+{
+	struct vmscope_event_desc_req req;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	req.nr_events = VMSCOPE_NR_EVENTS;
+	if (req.index >= VMSCOPE_NR_EVENTS)
+		return -ENOENT;
+	req.desc = vmscope_event_descs[req.index];
+	return copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static long probe_ctl(void __user *arg)
+{
+	struct vmscope_probe_ctl ctl;
+
+	if (copy_from_user(&ctl, arg, sizeof(ctl)))
+		return -EFAULT;
+	return vmscope_probes_control(&ctl);
+}
+
+static long get_stats(void __user *arg)
+{
+	struct vmscope_probe_stats *st;
+	struct vmscope_cpu *c;
+	unsigned int i;
+	long ret = 0;
+
+	/* ~600 bytes: too large for the stack of an ioctl. */
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	if (copy_from_user(&st->cpu, arg, sizeof(st->cpu))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	st->nr_cpu_ids = nr_cpu_ids;
+	st->nr_events = VMSCOPE_NR_EVENTS;
+	if (st->cpu >= nr_cpu_ids || !cpu_possible(st->cpu)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	st->state = vmscope_probes_state();
+	st->attached = vmscope_probes_attached();
+	vmscope_probes_attach_counts(&st->attach_count, &st->detach_count);
+	st->sync_collisions = vmscope_sync_collisions();
+	/* Plain reads of another CPU's counters: each u64 is read whole. */
+	c = per_cpu_ptr(&vmscope_cpu, st->cpu);
+	st->exit_reason_missed = READ_ONCE(c->exit_reason_missed);
+	for (i = 0; i < VMSCOPE_NR_EVENTS; i++) {
+		st->seen[i] = READ_ONCE(c->seen[i]);
+		st->matched[i] = READ_ONCE(c->matched[i]);
+	}
+	if (copy_to_user(arg, st, sizeof(*st)))
+		ret = -EFAULT;
+out:
+	kfree(st);
+	return ret;
+}
+
+static long get_last(void __user *arg)
+{
+	struct vmscope_last_event *le;
+	struct vmscope_last *l;
+	unsigned int tries;
+	long ret = 0;
+	u64 seq;
+
+	le = kzalloc(sizeof(*le), GFP_KERNEL);
+	if (!le)
+		return -ENOMEM;
+	if (copy_from_user(le, arg, 2 * sizeof(u32))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (le->cpu >= nr_cpu_ids || !cpu_possible(le->cpu) ||
+	    le->event >= VMSCOPE_NR_EVENTS) {
+		ret = -EINVAL;
+		goto out;
+	}
+	l = per_cpu_ptr(&vmscope_cpu.last[le->event], le->cpu);
+	/* Seqcount-style read: retry while the writer is mid-copy. */
+	for (tries = 0; tries < 1000; tries++) {
+		seq = READ_ONCE(l->seq);
+		/* pairs with vmscope_emit()'s first smp_wmb(): seq before data */
+		smp_rmb();
+		le->timestamp = l->timestamp;
+		memcpy(le->payload, l->payload, sizeof(le->payload));
+		/* pairs with its second smp_wmb(): data before the seq recheck */
+		smp_rmb();
+		if (!(seq & 1) && READ_ONCE(l->seq) == seq)
+			break;
+	}
+	if (tries == 1000) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	le->seq = seq / 2;
+	if (copy_to_user(arg, le, sizeof(*le)))
+		ret = -EFAULT;
+out:
+	kfree(le);
+	return ret;
+}
+
+long vmscope_probe_ioctl(unsigned int cmd, void __user *arg)
+{
+	switch (cmd) {
+	case VMSCOPE_IOC_GET_EVENT_DESC:
+		return get_event_desc(arg);
+	case VMSCOPE_IOC_PROBE_CTL:
+		return probe_ctl(arg);
+	case VMSCOPE_IOC_GET_STATS:
+		return get_stats(arg);
+	case VMSCOPE_IOC_GET_LAST:
+		return get_last(arg);
+	default:
+		return -ENOTTY;
+	}
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Self-description of vmscope events, as exported by a module
+ * (VMSCOPE_IOC_GET_EVENT_DESC) and stored in traces: a reader decodes any
+ * payload from these descriptors alone, without version-specific tables.
+ *
+ * Fixed-size types and fixed-size arrays only, so that kernel, 32- and
+ * 64-bit userspace and trace files share one layout.
+ */
+#ifndef VMSCOPE_EVENTS_H
+#define VMSCOPE_EVENTS_H
+
+#include <linux/types.h>
+
+#define VMSCOPE_MAX_EVENTS	32	/* event ids are 0..VMSCOPE_MAX_EVENTS-1 */
+#define VMSCOPE_MAX_FIELDS	12
+#define VMSCOPE_MAX_PAYLOAD	64	/* bytes; the largest payload must fit */
+#define VMSCOPE_NAME_LEN	32
+#define VMSCOPE_FORMAT_LEN	160
+
+/* A field's C type; its size is in the descriptor as well. */
+enum vmscope_field_type {
+	VMSCOPE_FT_u8 = 1,
+	VMSCOPE_FT_u16,
+	VMSCOPE_FT_u32,
+	VMSCOPE_FT_u64,
+	VMSCOPE_FT_s32,
+	VMSCOPE_FT_s64,
+	VMSCOPE_FT_str,		/* char[size], NUL-padded, maybe unterminated */
+};
+
+struct vmscope_field_desc {
+	char name[VMSCOPE_NAME_LEN];
+	__u16 type;		/* enum vmscope_field_type */
+	__u16 offset;		/* bytes from the start of the payload */
+	__u16 size;		/* bytes */
+	__u16 reserved;
+};
+
+struct vmscope_event_desc {
+	__u32 id;		/* event id, index in the table */
+	__u32 payload_size;	/* bytes */
+	__u32 nr_fields;
+	__u32 reserved;
+	char name[VMSCOPE_NAME_LEN];
+	char system[VMSCOPE_NAME_LEN];		/* source: "kvm", "sched", "vmscope" */
+	char tracepoint[VMSCOPE_NAME_LEN];	/* source tracepoint */
+	/* printf-like; conversions consume the fields in order, one each */
+	char format[VMSCOPE_FORMAT_LEN];
+	struct vmscope_field_desc fields[VMSCOPE_MAX_FIELDS];
+};
+
+/* VMSCOPE_IOC_GET_EVENT_DESC: in index, out desc; -ENOENT past the last. */
+struct vmscope_event_desc_req {
+	__u32 index;
+	__u32 nr_events;	/* out: how many events the module has */
+	struct vmscope_event_desc desc;
+};
+
+/* Bits of vmscope_probe_stats.attached / vmscope_probe_ctl.flags. */
+#define VMSCOPE_CTL_ENABLE	(1u << 0)	/* probes do work (else return at once) */
+#define VMSCOPE_CTL_RESET	(1u << 1)	/* zero all counters first */
+
+#define VMSCOPE_MAX_PIDS	8
+
+/*
+ * VMSCOPE_IOC_PROBE_CTL: start/stop probing and choose the processes.
+ * nr_pids == 0 traces every process; otherwise events of threads whose
+ * thread group is one of pids[] (for sched_switch: either side) match.
+ */
+struct vmscope_probe_ctl {
+	__u32 flags;
+	__u32 nr_pids;
+	__s32 pids[VMSCOPE_MAX_PIDS];
+};
+
+/* Bits of vmscope_probe_stats.state. */
+#define VMSCOPE_STATE_ENABLED		(1u << 0)
+#define VMSCOPE_STATE_KVM_ATTACHED	(1u << 1)	/* kvm.ko's tracepoints attached */
+#define VMSCOPE_STATE_SCHED_ATTACHED	(1u << 2)
+#define VMSCOPE_STATE_EXIT_REASON	(1u << 3)	/* perf counters for kvm_exit reasons live */
+
+/*
+ * VMSCOPE_IOC_GET_STATS: counters of one CPU (in: cpu). seen counts probe
+ * hits while enabled, matched those that passed the process filter.
+ * attached[] has one bit per event id: its tracepoint has our probe now.
+ */
+struct vmscope_probe_stats {
+	__u32 cpu;		/* in; -EINVAL when >= nr_cpu_ids */
+	__u32 nr_cpu_ids;	/* out */
+	__u32 nr_events;	/* out */
+	__u32 state;		/* out: VMSCOPE_STATE_* */
+	__u64 attached;		/* out: bit per event id */
+	__u64 attach_count;	/* out: times kvm's probes were attached since load */
+	__u64 detach_count;	/* out: ... and detached */
+	__u64 sync_collisions;	/* out: sync exchanges dropped, no free slot */
+	__u64 exit_reason_missed; /* out: kvm_exit without a perf record (this CPU) */
+	__u64 seen[VMSCOPE_MAX_EVENTS];
+	__u64 matched[VMSCOPE_MAX_EVENTS];
+};
+
+/*
+ * VMSCOPE_IOC_GET_LAST: the payload of the last matched event @event on
+ * @cpu (a stand-in for the ring buffer until it is wired in). seq is 0 when
+ * there was none.
+ */
+struct vmscope_last_event {
+	__u32 cpu;		/* in */
+	__u32 event;		/* in */
+	__u64 seq;		/* out: the matched count when it was written */
+	__u64 timestamp;	/* out: trace clock (ns) */
+	__u8 payload[VMSCOPE_MAX_PAYLOAD];
+};
+
+#endif /* VMSCOPE_EVENTS_H */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probes: one small function per tracepoint, filling the payload that
+ * events.def defines from the tracepoint's arguments, and the table of
+ * tracepoints to attach them to. Nothing else in vmscope knows an event.
+ *
+ * Payloads are zeroed first so that tail padding never carries stack bytes
+ * to userspace.
+ */
+#include <linux/build_bug.h>
+#include <linux/kvm_host.h>
+#include <linux/sched.h>
+#include <linux/tracepoint.h>
+#include <trace/events/kvm.h>
+#include <trace/events/sched.h>
+#include <vmscope/sync_abi.h>
+#include "core.h"
+#include "protos.h"
+
+static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
+{
+	struct vmscope_exit_scratch *x = this_cpu_ptr(&vmscope_cpu.exit);
+	struct vmscope_ev_kvm_exit e;
+	bool have;
+
+	/*
+	 * The perf overflow handler (exit_reason.c) ran just before us in this
+	 * same tracepoint call on this CPU; take its details once.
+	 */
+	have = READ_ONCE(x->valid) && x->vcpu_id == vcpu->vcpu_id;
+	WRITE_ONCE(x->valid, false);
+	this_cpu_write(vmscope_cpu.last_exit_tid, current->pid);
+	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.vcpu_id = vcpu->vcpu_id;
+	e.isa = isa;
+	if (have) {
+		e.exit_reason = x->exit_reason;
+		e.guest_rip = x->guest_rip;
+		e.info1 = x->info1;
+		e.info2 = x->info2;
+		e.intr_info = x->intr_info;
+		e.error_code = x->error_code;
+		e.reason_valid = 1;
+	} else {
+		/* SVM caches RIP at every exit; VMX only when someone read it. */
+		if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
+			e.guest_rip = vcpu->arch.regs[VCPU_REGS_RIP];
+		if (vmscope_exit_reason_active())
+			this_cpu_inc(vmscope_cpu.exit_reason_missed);
+	}
+	VMSCOPE_EMIT(kvm_exit, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
+				    bool immediate_exit)
+{
+	struct vmscope_ev_kvm_entry e;
+
+	vmscope_sync_maybe_t3(vcpu->vcpu_id);
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.vcpu_id = vcpu->vcpu_id;
+	e.immediate_exit = immediate_exit;
+	if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
+		e.rip = vcpu->arch.regs[VCPU_REGS_RIP];
+	VMSCOPE_EMIT(kvm_entry, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
+				 unsigned long val)
+{
+	struct vmscope_ev_kvm_cr e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.val = val;
+	e.cr = cr;
+	e.write = rw;
+	VMSCOPE_EMIT(kvm_cr, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
+					 u64 address, u64 error_code)
+{
+	struct vmscope_ev_kvm_page_fault e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.address = address;
+	e.error_code = error_code;
+	e.vcpu_id = vcpu->vcpu_id;
+	VMSCOPE_EMIT(kvm_page_fault, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
+					unsigned long a0, unsigned long a1,
+					unsigned long a2, unsigned long a3)
+{
+	struct vmscope_ev_kvm_hypercall e;
+	u64 ts = trace_clock_local();
+	u32 vcpu_id = U32_MAX;
+
+	if (nr == VMSCOPE_SYNC_HC_NR &&
+	    vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid, 0)) {
+		/* Our kvm_exit probe saw this thread's VMMCALL exit just now. */
+		if (this_cpu_read(vmscope_cpu.last_exit_tid) == current->pid)
+			vcpu_id = this_cpu_read(vmscope_cpu.last_exit_vcpu);
+		vmscope_sync_t2(ts, a0, a1, a2, a3, vcpu_id);
+	}
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.nr = nr;
+	e.a0 = a0;
+	e.a1 = a1;
+	e.a2 = a2;
+	e.a3 = a3;
+	VMSCOPE_EMIT(kvm_hypercall, e, ts);
+}
+
+static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
+				  unsigned int port, unsigned int size,
+				  unsigned int count, const void *val)
+{
+	struct vmscope_ev_kvm_pio e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.write = rw;
+	e.port = port;
+	e.size = size;
+	e.count = count;
+	/* As KVM's own TP_fast_assign: the first element, sized by @size. */
+	if (val && size == 1)
+		e.val = *(const u8 *)val;
+	else if (val && size == 2)
+		e.val = *(const u16 *)val;
+	else if (val)
+		e.val = *(const u32 *)val;
+	VMSCOPE_EMIT(kvm_pio, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
+				   void *val)
+{
+	struct vmscope_ev_kvm_mmio e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.gpa = gpa;
+	e.type = type;
+	e.len = len;
+	/* NULL for reads not yet satisfied by userspace. */
+	if (val && len > 0)
+		memcpy(&e.val, val, min_t(u32, sizeof(e.val), len));
+	VMSCOPE_EMIT(kvm_mmio, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
+				  u64 val, bool exception)
+{
+	struct vmscope_ev_kvm_msr e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.data = val;
+	e.ecx = ecx;
+	e.write = write;
+	e.exception = exception;
+	VMSCOPE_EMIT(kvm_msr, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
+				       bool soft, bool reinjected)
+{
+	struct vmscope_ev_kvm_inj_virq e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.vector = vector;
+	e.soft = soft;
+	e.reinjected = reinjected;
+	VMSCOPE_EMIT(kvm_inj_virq, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
+					       __u64 previous, __u64 next)
+{
+	struct vmscope_ev_kvm_write_tsc_offset e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.previous_tsc_offset = previous;
+	e.next_tsc_offset = next;
+	e.vcpu_id = vcpu_id;
+	VMSCOPE_EMIT(kvm_write_tsc_offset, e, trace_clock_local());
+}
+
+static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
+{
+	struct vmscope_ev_kvm_userspace_exit e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.reason = reason;
+	e.errno_val = err;
+	VMSCOPE_EMIT(kvm_userspace_exit, e, trace_clock_local());
+}
+
+static_assert(sizeof(((struct vmscope_ev_sched_switch *)0)->prev_comm) == TASK_COMM_LEN);
+
+/* Both sides of a switch: who preempted a vCPU thread, and whom it preempted. */
+static void vmscope_probe_sched_switch(void *data, bool preempt,
+				       struct task_struct *prev,
+				       struct task_struct *next,
+				       unsigned int prev_state)
+{
+	struct vmscope_ev_sched_switch e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_sched_switch, prev->tgid, next->tgid))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.prev_pid = prev->pid;
+	e.prev_tgid = prev->tgid;
+	e.prev_state = prev_state;
+	e.preempt = preempt;
+	e.next_pid = next->pid;
+	e.next_tgid = next->tgid;
+	memcpy(e.prev_comm, prev->comm, TASK_COMM_LEN);
+	memcpy(e.next_comm, next->comm, TASK_COMM_LEN);
+	VMSCOPE_EMIT(sched_switch, e, trace_clock_local());
+}
+
+/* sched_waking and sched_wakeup share the payload layout, not the id. */
+#define VMSCOPE_WAKE_PROBE(ev) \
+static void vmscope_probe_##ev(void *data, struct task_struct *p) \
+{ \
+	struct vmscope_ev_##ev e; \
+	\
+	if (!vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid, 0)) \
+		return; \
+	memset(&e, 0, sizeof(e)); \
+	e.pid = p->pid; \
+	e.tgid = p->tgid; \
+	e.target_cpu = task_cpu(p); \
+	memcpy(e.comm, p->comm, TASK_COMM_LEN); \
+	VMSCOPE_EMIT(ev, e, trace_clock_local()); \
+}
+VMSCOPE_WAKE_PROBE(sched_waking)
+VMSCOPE_WAKE_PROBE(sched_wakeup)
+
+static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
+					     int dest_cpu)
+{
+	struct vmscope_ev_sched_migrate_task e;
+
+	if (!vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.pid = p->pid;
+	e.tgid = p->tgid;
+	e.orig_cpu = task_cpu(p);
+	e.dest_cpu = dest_cpu;
+	memcpy(e.comm, p->comm, TASK_COMM_LEN);
+	VMSCOPE_EMIT(sched_migrate_task, e, trace_clock_local());
+}
+
+VMSCOPE_CHECK_PROBE(kvm_exit);
+VMSCOPE_CHECK_PROBE(kvm_entry);
+VMSCOPE_CHECK_PROBE(kvm_cr);
+VMSCOPE_CHECK_PROBE(kvm_page_fault);
+VMSCOPE_CHECK_PROBE(kvm_hypercall);
+VMSCOPE_CHECK_PROBE(kvm_pio);
+VMSCOPE_CHECK_PROBE(kvm_mmio);
+VMSCOPE_CHECK_PROBE(kvm_msr);
+VMSCOPE_CHECK_PROBE(kvm_inj_virq);
+VMSCOPE_CHECK_PROBE(kvm_write_tsc_offset);
+VMSCOPE_CHECK_PROBE(kvm_userspace_exit);
+VMSCOPE_CHECK_PROBE(sched_switch);
+VMSCOPE_CHECK_PROBE(sched_waking);
+VMSCOPE_CHECK_PROBE(sched_wakeup);
+VMSCOPE_CHECK_PROBE(sched_migrate_task);
+VMSCOPE_CHECK_HEADER(kvm_mmio);
+VMSCOPE_CHECK_HEADER(kvm_userspace_exit);
+VMSCOPE_CHECK_HEADER(sched_switch);
+VMSCOPE_CHECK_HEADER(sched_waking);
+VMSCOPE_CHECK_HEADER(sched_wakeup);
+VMSCOPE_CHECK_HEADER(sched_migrate_task);
+
+#define VMSCOPE_TP(tp, kvm, ev_bits) \
+	{ .name = #tp, .in_kvm = kvm, .probe = vmscope_probe_##tp, .events = ev_bits }
+#define EVB(ev) BIT_ULL(VMSCOPE_EV_##ev)
+
+struct vmscope_tp_probe vmscope_tp_probes[] = {
+	VMSCOPE_TP(kvm_exit, true, EVB(kvm_exit)),
+	VMSCOPE_TP(kvm_entry, true, EVB(kvm_entry) | EVB(sync_t3)),
+	VMSCOPE_TP(kvm_cr, true, EVB(kvm_cr)),
+	VMSCOPE_TP(kvm_page_fault, true, EVB(kvm_page_fault)),
+	VMSCOPE_TP(kvm_hypercall, true, EVB(kvm_hypercall) | EVB(sync_t2)),
+	VMSCOPE_TP(kvm_pio, true, EVB(kvm_pio)),
+	VMSCOPE_TP(kvm_mmio, true, EVB(kvm_mmio)),
+	VMSCOPE_TP(kvm_msr, true, EVB(kvm_msr)),
+	VMSCOPE_TP(kvm_inj_virq, true, EVB(kvm_inj_virq)),
+	VMSCOPE_TP(kvm_write_tsc_offset, true, EVB(kvm_write_tsc_offset)),
+	VMSCOPE_TP(kvm_userspace_exit, true, EVB(kvm_userspace_exit)),
+	VMSCOPE_TP(sched_switch, false, EVB(sched_switch)),
+	VMSCOPE_TP(sched_waking, false, EVB(sched_waking)),
+	VMSCOPE_TP(sched_wakeup, false, EVB(sched_wakeup)),
+	VMSCOPE_TP(sched_migrate_task, false, EVB(sched_migrate_task)),
+};
+const unsigned int vmscope_nr_tp_probes = ARRAY_SIZE(vmscope_tp_probes);
