@@ -23,13 +23,7 @@ __thread unsigned int vmscope_rb_user_cpu;
 #endif
 
 #define RB_TAG_BITS	40
-#define RB_TAG_MASK	((1ull << RB_TAG_BITS) - 1)
-
-/* Tag of sequence s in a slot entry (0 means never claimed). */
-static inline rb_u64 rb_tag_of(rb_u64 seq)
-{
-	return (seq + 1) & RB_TAG_MASK;
-}
+#define rb_tag_of	vmscope_rb_tag_of	/* ringbuf.h */
 
 /* a - b in the 40-bit tag space, as a signed number. */
 static inline long long rb_tag_diff(rb_u64 a, rb_u64 b)
@@ -139,32 +133,6 @@ static bool rb_slot_usable(struct vmscope_rb_buf *b, rb_u64 seq)
 }
 
 /*
- * Number of records in a delivered sub-buffer, counted before we try to
- * claim it: once claimed, a nested writer may start overwriting it at
- * once. It is read-only while DELIVERED; if it changes under us (reader
- * swap, nested claim), our claim CAS fails and the count is discarded.
- * The walk is bounded by the sub-buffer size whatever it reads.
- */
-static rb_u64 rb_count_records(struct vmscope_rb_buf *b, rb_u32 phys)
-{
-	const rb_u8 *p = (const rb_u8 *)rb_sb(b, phys);
-	rb_u64 off = VMSCOPE_RB_SB_HDR_SIZE, n = 0;
-	rb_u64 end = ((const struct vmscope_rb_subbuf_hdr *)p)->data_size;
-
-	if (end > b->sb_size)
-		end = b->sb_size;
-	while (off + VMSCOPE_RB_REC_HDR_SIZE <= end) {
-		rb_u64 w = *(const rb_u64 *)(p + off);
-
-		off += rb_align(VMSCOPE_RB_REC_HDR_SIZE +
-				(VMSCOPE_RB_REC_IS_EXT(w) ? VMSCOPE_RB_REC_EXT_SIZE : 0) +
-				VMSCOPE_RB_REC_SIZE(w));
-		n++;
-	}
-	return n;
-}
-
-/*
  * Physical sub-buffer backing sequence seq, claiming the slot for it if
  * nobody did yet. Any writer whose reservation lies in seq calls this
  * before touching the memory, so a nested writer never writes into a
@@ -183,7 +151,10 @@ static rb_u32 rb_claim(struct vmscope_rb_buf *b, rb_u64 seq)
 		rb_u64 ne = VMSCOPE_RB_SLOT(tag, VMSCOPE_RB_SLOT_PHYS(e),
 					    VMSCOPE_RB_SLOT_WRITING);
 		bool victim = VMSCOPE_RB_SLOT_STATE(e) == VMSCOPE_RB_SLOT_DELIVERED;
-		rb_u64 n = victim ? rb_count_records(b, VMSCOPE_RB_SLOT_PHYS(e)) : 0;
+		/* read before the claim: once claimed, a nested writer may
+		 * rewrite the header at once. If anything changed meanwhile
+		 * (reader swap, nested claim), the CAS fails and n is dropped. */
+		rb_u64 n = victim ? rb_sb(b, VMSCOPE_RB_SLOT_PHYS(e))->records : 0;
 
 		if (rb_cas_shared(slot, &e, ne)) {
 			if (victim) {
@@ -209,8 +180,19 @@ static inline rb_u32 rb_phys_of(struct vmscope_rb_buf *b, rb_u64 seq)
 	return rb_claim(b, seq);
 }
 
-static void rb_deliver(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys)
+rb_u32 vmscope_rb_claim_slow(struct vmscope_rb_buf *b, rb_u64 seq)
 {
+	return rb_claim(b, seq);
+}
+
+/* v: the slot's final commit word for seq (bytes == S). */
+static void rb_deliver(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys,
+		       rb_u64 v)
+{
+	rb_sb(b, phys)->records = (rb_u32)(v >> 32);
+	/* Nobody commits into this slot again before the next lap is
+	 * claimed, which needs the DELIVERED store below: reset is safe. */
+	rb_store(&b->commit[seq & b->n_mask], 0);
 	/* release: header and every record of seq, all written by this CPU
 	 * before this point, are visible to the reader that acquires it */
 	rb_store_release(&b->slots[seq & b->n_mask],
@@ -222,15 +204,15 @@ static void rb_deliver(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys)
 		b->on_deliver(b, b->deliver_arg);
 }
 
+/* Commit header and padding (no record). */
 static void rb_commit_bytes(struct vmscope_rb_buf *b, rb_u64 seq, rb_u32 phys,
 			    rb_u64 bytes)
 {
-	rb_u64 lap_base = (seq >> b->n_shift) << b->sb_shift;
 	rb_u64 v = rb_add_return_local(&b->commit[seq & b->n_mask], bytes);
 
 	/* exactly one commit brings the lap to S bytes */
-	if (v - lap_base == b->sb_size)
-		rb_deliver(b, seq, phys);
+	if ((rb_u32)v == b->sb_size)
+		rb_deliver(b, seq, phys, v);
 }
 
 /* Close sequence seq: used bytes (header included) and end timestamp,
@@ -247,8 +229,13 @@ static void rb_switch_out(struct vmscope_rb_buf *b, rb_u64 seq, rb_u64 end_ts,
 			VMSCOPE_RB_SB_HDR_SIZE + (b->sb_size - used));
 }
 
-int vmscope_rb_reserve(struct vmscope_rb_buf *b, struct vmscope_rb_ctx *ctx,
-		       rb_u32 id, rb_u32 len)
+/*
+ * The whole reservation algorithm; vmscope_rb_reserve() (ringbuf.h) inlines
+ * the common case (record fits in the open sub-buffer, compact header, CAS
+ * wins) and comes here for everything else, having changed nothing.
+ */
+int vmscope_rb_reserve_slow(struct vmscope_rb_buf *b, struct vmscope_rb_ctx *ctx,
+			    rb_u32 id, rb_u32 len)
 {
 	struct vmscope_rb_ctrl *c = b->ctrl;
 	rb_u64 old, new, ts, begin, rsize, u, next = 0, lost_snap = 0;
@@ -331,6 +318,7 @@ cas:
 		h->begin_ts = ts;
 		h->lost_before = lost_snap;
 		h->magic = VMSCOPE_RB_SB_MAGIC;
+		h->records = 0;		/* set at delivery */
 		h->reserved = 0;
 	}
 	/* exact fit: we close it; delivery still waits for our commit */
@@ -348,14 +336,13 @@ cas:
 	ctx->phys = phys;
 	ctx->rsize = (rb_u32)rsize;
 	ctx->commit = &b->commit[ctx->seq & b->n_mask];
-	/* the slot's commit count when this lap is complete */
-	ctx->lap_end = ((ctx->seq >> b->n_shift) << b->sb_shift) + b->sb_size;
+	ctx->sb_size = (rb_u32)b->sb_size;
 	return 0;
 }
 
-void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx)
+void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx, rb_u64 v)
 {
-	rb_deliver(ctx->buf, ctx->seq, ctx->phys);
+	rb_deliver(ctx->buf, ctx->seq, ctx->phys, v);
 }
 
 void vmscope_rb_flush(struct vmscope_rb_buf *b)

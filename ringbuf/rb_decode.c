@@ -31,7 +31,7 @@ int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec)
 	uint32_t hdr_len;
 
 	if (it->off >= it->end)
-		return 0;
+		return it->count == it->hdr.records ? 0 : -VMSCOPE_RB_ERR_COUNT;
 	room = (uint64_t)it->end - it->off;
 	if (room < VMSCOPE_RB_REC_HDR_SIZE)
 		return -VMSCOPE_RB_ERR_TRUNC;
@@ -66,5 +66,6 @@ int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec)
 	rec->offset = it->off;
 	it->off += (uint32_t)need;
 	it->prev_ts = ts;
+	it->count++;
 	return 1;
 }

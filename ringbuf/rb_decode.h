@@ -25,6 +25,7 @@ struct vmscope_rb_iter {
 	uint32_t end;		/* data_size */
 	uint32_t off;
 	uint64_t prev_ts;
+	uint32_t count;		/* records returned so far */
 	struct vmscope_rb_subbuf_hdr hdr;
 };
 
@@ -35,6 +36,7 @@ enum vmscope_rb_decode_err {
 	VMSCOPE_RB_ERR_SIZE,		/* data_size outside [hdr, len] or unaligned */
 	VMSCOPE_RB_ERR_TRUNC,		/* record runs past data_size */
 	VMSCOPE_RB_ERR_TIME,		/* timestamps out of order / past end_ts */
+	VMSCOPE_RB_ERR_COUNT,		/* record count differs from the header's */
 };
 
 /* Validate the header; 0 or -VMSCOPE_RB_ERR_*. */

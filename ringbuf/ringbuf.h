@@ -52,8 +52,8 @@ struct vmscope_rb_ctx {
 	rb_u64 seq;		/* sub-buffer sequence */
 	rb_u32 phys;		/* physical sub-buffer */
 	rb_u32 rsize;		/* bytes reserved (aligned) */
-	rb_u64 *commit;		/* the slot's commit counter */
-	rb_u64 lap_end;		/* its value once seq is complete */
+	rb_u64 *commit;		/* the slot's commit word */
+	rb_u32 sb_size;		/* its byte half when seq is complete */
 };
 
 /* What get_subbuf hands the reader. */
@@ -77,18 +77,77 @@ int vmscope_rb_init(struct vmscope_rb_buf *buf, void *mem, rb_u32 sb_shift,
 		    rb_u32 n_shift, rb_u32 mode, rb_u32 cpu, rb_u64 page_size);
 
 /* Writer side: only on the buffer's CPU (with preemption disabled). */
-int vmscope_rb_reserve(struct vmscope_rb_buf *buf, struct vmscope_rb_ctx *ctx,
-		       rb_u32 id, rb_u32 len);
-/* slow path of commit: the sub-buffer is complete */
-void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx);
+int vmscope_rb_reserve_slow(struct vmscope_rb_buf *buf,
+			    struct vmscope_rb_ctx *ctx, rb_u32 id, rb_u32 len);
+rb_u32 vmscope_rb_claim_slow(struct vmscope_rb_buf *buf, rb_u64 seq);
 
-/* Publish a reserved record. Inline: one local add and a compare; exactly
- * one commit per sub-buffer lap reaches lap_end and delivers it. */
+/* Tag of sequence seq in a slot entry (40 bits; 0 means never claimed). */
+static inline rb_u64 vmscope_rb_tag_of(rb_u64 seq)
+{
+	return (seq + 1) & ((1ull << 40) - 1);
+}
+
+/*
+ * Reserve len payload bytes for event id. Returns 0 (ctx filled: write
+ * ctx->payload, then vmscope_rb_commit()), -ENOSPC (dropped, counted),
+ * -E2BIG (too big, counted) or -EINVAL (bad id).
+ *
+ * Inline fast path: the record fits in the open sub-buffer without
+ * closing it, and the compact header can encode its time. The clock is
+ * read after the offset, as in the slow path (see rb_core.c); anything
+ * else, including a lost CAS, goes to the slow path, which starts over.
+ */
+static inline int vmscope_rb_reserve(struct vmscope_rb_buf *b,
+				     struct vmscope_rb_ctx *ctx,
+				     rb_u32 id, rb_u32 len)
+{
+	struct vmscope_rb_ctrl *c = b->ctrl;
+	rb_u64 old = rb_load(&c->offset);
+	rb_u64 ts = rb_clock();
+	rb_u64 u = old & b->sb_mask;
+	rb_u64 rsize = ((rb_u64)len + VMSCOPE_RB_REC_HDR_SIZE +
+			VMSCOPE_RB_ALIGN - 1) & ~(rb_u64)(VMSCOPE_RB_ALIGN - 1);
+	rb_u64 seq, e;
+	rb_u32 phys;
+	rb_u8 *rec;
+
+	if (rb_unlikely(u == 0 || u + rsize >= b->sb_size ||
+			id > VMSCOPE_RB_ID_MAX ||
+			ts - rb_load(&c->last_ts) > VMSCOPE_RB_REC_TS_MASK ||
+			!rb_cas_local(&c->offset, &old, old + rsize)))
+		return vmscope_rb_reserve_slow(b, ctx, id, len);
+	rb_store(&c->last_ts, ts);
+	seq = old >> b->sb_shift;
+	e = rb_load(&b->slots[seq & b->n_mask]);
+	if (rb_likely(VMSCOPE_RB_SLOT_TAG(e) == vmscope_rb_tag_of(seq)))
+		phys = VMSCOPE_RB_SLOT_PHYS(e);
+	else	/* switch-in writer interrupted before its claim: help */
+		phys = vmscope_rb_claim_slow(b, seq);
+	rec = b->data + ((rb_u64)phys << b->sb_shift) + u;
+	*(rb_u64 *)rec = VMSCOPE_RB_REC_HDR(ts, id, len, 0);
+	ctx->buf = b;
+	ctx->payload = rec + VMSCOPE_RB_REC_HDR_SIZE;
+	ctx->ts = ts;
+	ctx->seq = seq;
+	ctx->phys = phys;
+	ctx->rsize = (rb_u32)rsize;
+	ctx->commit = &b->commit[seq & b->n_mask];
+	ctx->sb_size = (rb_u32)b->sb_size;
+	return 0;
+}
+/* slow path of commit: the sub-buffer is complete (v: final commit word) */
+void vmscope_rb_deliver_ctx(const struct vmscope_rb_ctx *ctx, rb_u64 v);
+
+/* Publish a reserved record. Inline: one local add (bytes and a record
+ * count at once) and a compare; exactly one commit per sub-buffer lap
+ * brings the bytes to the sub-buffer size and delivers it. */
 static inline void vmscope_rb_commit(const struct vmscope_rb_ctx *ctx)
 {
-	if (rb_unlikely(rb_add_return_local(ctx->commit, ctx->rsize) ==
-			ctx->lap_end))
-		vmscope_rb_deliver_ctx(ctx);
+	rb_u64 v = rb_add_return_local(ctx->commit,
+				       ctx->rsize + VMSCOPE_RB_COMMIT_REC);
+
+	if (rb_unlikely((rb_u32)v == ctx->sb_size))
+		vmscope_rb_deliver_ctx(ctx, v);
 }
 
 /* Reserve, one memcpy of the payload (inlined for constant len), commit. */

@@ -70,6 +70,9 @@
  * data_size    bytes used including this header (<= sub-buffer size); the
  *              rest is padding.
  * magic        VMSCOPE_RB_SB_MAGIC, a cheap sanity check for readers.
+ * records      number of records in it, written when it is delivered; the
+ *              decoder checks it, and flight mode adds it to
+ *              lost_overwritten when the sub-buffer is overwritten.
  */
 #ifndef VMSCOPE_RINGBUF_ABI_H
 #define VMSCOPE_RINGBUF_ABI_H
@@ -110,7 +113,8 @@ struct vmscope_rb_subbuf_hdr {
 	__u64 lost_before;
 	__u32 data_size;
 	__u32 magic;
-	__u64 reserved;		/* keeps the first record 16-byte aligned */
+	__u32 records;
+	__u32 reserved;		/* keeps the first record 16-byte aligned */
 };
 
 #define VMSCOPE_RB_SB_HDR_SIZE		48
@@ -169,9 +173,17 @@ struct vmscope_rb_ctrl {
 	__u64 wakeup_pending;	/* set on delivery, cleared by the waker */
 	__u64 reserved2[2];
 
-	/* followed by slot[N] then commit[N] (free-running committed bytes) */
+	/*
+	 * followed by slot[N] then commit[N]: per slot, for the lap being
+	 * written, committed bytes (bits 0..31) and committed records (bits
+	 * 32..63). One add per commit updates both; the lap is complete when
+	 * the bytes reach the sub-buffer size, and the completing writer
+	 * resets the word to 0 before it delivers, so neither half overflows.
+	 */
 	__u64 slots[];
 };
+
+#define VMSCOPE_RB_COMMIT_REC		(1ull << 32)	/* one record */
 
 #define VMSCOPE_RB_CTRL_SIZE(n)	(sizeof(struct vmscope_rb_ctrl) + 2 * (n) * sizeof(__u64))
 

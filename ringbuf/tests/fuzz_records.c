@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		next_off = it.off;
 		prev_ts = r.ts;
 	}
-	if (rc > 0 || (rc < 0 && (rc < -VMSCOPE_RB_ERR_TIME)))
+	if (rc > 0 || rc < -VMSCOPE_RB_ERR_COUNT)
 		abort();
 	sink = acc;
 	free(copy);
