@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Protobuf payloads of frames: which message each frame type carries,
+ * packing into a writer without a copy, and decoding hostile payloads
+ * with bounded memory plus the semantic checks protobuf cannot express.
+ */
+#ifndef VMSCOPE_TRACEFMT_MSG_H
+#define VMSCOPE_TRACEFMT_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "writer.h"
+
+/* Descriptor of the message a frame type carries; NULL for other types. */
+const ProtobufCMessageDescriptor *tf_msg_descriptor(uint16_t type);
+
+/* Pack m into a frame of the given type. 0 or negative errno (-EINVAL if
+ * m is not the type's message). */
+int tf_writer_append_msg(struct tf_writer *w, uint16_t type, const ProtobufCMessage *m);
+
+/*
+ * Decode the payload of a frame of the given type. The decoder may
+ * allocate at most budget bytes in total (0: TF_MSG_BUDGET(len)), so a
+ * small hostile payload cannot make it allocate much (protobuf-c would
+ * otherwise allocate a whole struct per 2-byte empty sub-message).
+ * Then runs tf_msg_check(). Returns 0 and *out, or -ENOENT (not a message
+ * type), -EBADMSG (undecodable or over budget), -EINVAL (semantic check
+ * failed); err, if not NULL, gets a reason.
+ */
+#define TF_MSG_BUDGET(len) ((size_t)(1u << 20) + 32 * (size_t)(len))
+int tf_msg_decode(uint16_t type, const uint8_t *data, size_t len, size_t budget,
+		  ProtobufCMessage **out, char *err, size_t errlen);
+
+/* Free a message from tf_msg_decode(). */
+void tf_msg_free(ProtobufCMessage *m);
+
+/*
+ * Checks beyond the wire format that every reader relies on: enums in
+ * range, parallel columns of equal length, UUIDs of 16 bytes, clock
+ * divisors non-zero, fields inside their event's payload, chunk records
+ * that tile the records bytes exactly (ring buffer ABI). 0 or -EINVAL.
+ */
+int tf_msg_check(uint16_t type, const ProtobufCMessage *m, char *err, size_t errlen);
+
+#endif

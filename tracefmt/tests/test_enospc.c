@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Disk full. Through the writer's I/O seam, the disk "fills" after every
+ * possible number of bytes (writes are cut short there, then fail with
+ * ENOSPC, as the kernel does): the append or flush that hits it reports
+ * -ENOSPC, every later append and close report it too, the file holds
+ * exactly the complete frames that fit (the writer cuts the partial one
+ * off) and reads back as a clean end, and frames/frames_lost add up.
+ * Then the same for real on a 64 KiB tmpfs when we may mount one (root).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+struct disk {
+	uint64_t cap;	/* bytes the "disk" holds */
+};
+
+static ssize_t full_pwrite(void *ctx, int fd, const void *b, size_t n, off_t off)
+{
+	struct disk *d = ctx;
+
+	if ((uint64_t)off >= d->cap) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (n > d->cap - (uint64_t)off)
+		n = d->cap - (uint64_t)off;
+	return pwrite(fd, b, n, off);
+}
+
+static int real_fsync(void *ctx, int fd)
+{
+	(void)ctx;
+	return fsync(fd);
+}
+
+static int real_ftruncate(void *ctx, int fd, off_t len)
+{
+	(void)ctx;
+	return ftruncate(fd, len);
+}
+
+#define N 60
+
+/* Write N frames until the disk is full; check everything above. */
+static void run(int dfd, const char *name, const struct tf_io *io, int expect_full)
+{
+	struct tf_writer_opts o = { .buf_size = 4096, .io = io };
+	struct tf_writer *w;
+	struct tf_writer_stats st;
+	uint8_t p[3000];
+	int first_err = 0;
+	size_t accepted = 0;
+
+	CHECK_EQ(tf_writer_create(&w, dfd, name, &o), 0);
+	for (size_t i = 0; i < N; i++) {
+		uint32_t sz = (uint32_t)(i * 997 % 2900);	/* some > buf/2 */
+
+		if (i == 17)
+			sz = 6000 > sizeof(p) ? sizeof(p) : 6000;
+		for (size_t k = 0; k < sz; k++)
+			p[k] = tf_test_payload_byte(i, k);
+		int r = tf_writer_append(w, tf_test_type(i), p, sz);
+
+		if (r == 0 && !first_err)
+			accepted++;
+		if (r && !first_err)
+			first_err = r;
+		if (first_err)
+			CHECK_EQ(r, first_err);	/* sticky */
+	}
+	int rc = tf_writer_flush(w);
+
+	if (!first_err)
+		first_err = rc;
+	tf_writer_get_stats(w, &st);
+	CHECK_EQ(tf_writer_close(w), first_err);
+	if (expect_full)
+		CHECK_EQ(first_err, -ENOSPC);
+
+	size_t len;
+	uint8_t *img = tf_test_slurp(dfd, name, &len);
+	struct tf_end_info end;
+	size_t got = tf_test_read_all(img, len, &end);
+
+	CHECK_EQ(end.kind, TF_END_CLEAN);
+	CHECK_EQ(len, st.durable);
+	CHECK_EQ(got + st.frames_lost, accepted);
+	free(img);
+	unlinkat(dfd, name, 0);
+}
+
+int main(void)
+{
+	char dir[64];
+	int dfd = tf_test_mkdir(dir, sizeof(dir));
+	struct disk d;
+	struct tf_io io = { full_pwrite, real_fsync, real_ftruncate, &d };
+	int runs = 0;
+
+	/* a fill point at every byte up to ~90 KB would be slow through the
+	 * file system; every byte of the first 9 KB, then a stride */
+	for (d.cap = 0; d.cap < 60000; d.cap += d.cap < 9000 ? 1 : 97) {
+		run(dfd, "f.vtf", &io, 1);
+		runs++;
+		if (tf_test_failures) {
+			fprintf(stderr, "disk of %llu bytes\n", (unsigned long long)d.cap);
+			break;
+		}
+	}
+	printf("%d simulated disk sizes\n", runs);
+
+	/* for real, when a tmpfs may be mounted */
+	char mnt[128];
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	mkdir(mnt, 0700);
+	if (mount("tracefmt-test", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") == 0) {
+		int mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char big[70000];
+
+		/* fill the "disk" partly with another file first */
+		int ofd = openat(mfd, "other", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		memset(big, 1, sizeof(big));
+		CHECK(write(ofd, big, 20000) == 20000);
+		close(ofd);
+		run(mfd, "real.vtf", NULL, 1);
+		printf("real tmpfs ENOSPC: checked\n");
+		unlinkat(mfd, "other", 0);
+		close(mfd);
+		umount2(mnt, MNT_DETACH);
+	} else {
+		printf("real tmpfs ENOSPC: skipped (mount: %s)\n", strerror(errno));
+	}
+	rmdir(mnt);
+	close(dfd);
+	tf_test_rmdir(dir);
+	return tf_test_result("tracefmt-enospc");
+}
