@@ -223,11 +223,58 @@ static void test_oracle(int runs)
 	       runs, added, rejected, queries, bounded);
 }
 
+/* Evictions only loosen: with more binding vertices than the cap, the
+ * slope range and every bound contain the oracle's over all points. */
+static void test_eviction_superset(void)
+{
+	struct vmscope_sync_point P[200], Q[1];
+	struct vmscope_sync_segment s;
+	check_seed = 0xe71c;
+	vmscope_sync_segment_init(&s, 1ULL << 62, 1ULL << 62, 1000);
+	/* P on u = g^2 / 4e9 for g in [-2e6, 2e6]: edge slopes stay within
+	 * +-1000 ppm, so every point binds somewhere. One Q point far below
+	 * keeps the set feasible. */
+	Q[0] = pt(0, -1000000);
+	CHECK(vmscope_sync_segment_add_h2g(&s, (1ULL << 62) + (uint64_t)Q[0].u,
+					   1ULL << 62) == VMSCOPE_SYNC_ADDED, "q");
+	int n = 0;
+	for (int i = 0; i < 200; i++) {
+		int64_t g = -2000000 + (int64_t)i * 20000 + (i * 7919) % 1000;
+		P[n] = pt(g, (int64_t)((i128)g * g / 4000000000LL));
+		uint64_t tg = (1ULL << 62) + (uint64_t)g;
+		uint64_t th = (1ULL << 62) + (uint64_t)g + (uint64_t)P[n].u;
+		CHECK(vmscope_sync_segment_add_g2h(&s, tg, th) == VMSCOPE_SYNC_ADDED,
+		      "p %d", i);
+		n++;
+	}
+	CHECK(s.evictions > 0 && s.p.n == VMSCOPE_SYNC_HULL_CAP,
+	      "no evictions (%llu, hull %u)", (unsigned long long)s.evictions,
+	      s.p.n);
+	struct oracle o = oracle_range(P, n, Q, 1, 1000);
+	CHECK(ratio_cmp(s.dmin, o.dmin) <= 0 && ratio_cmp(s.dmax, o.dmax) >= 0,
+	      "slope range shrank");
+	unsigned looser = 0;
+	for (int64_t g = -3000000; g <= 3000000; g += 1000) {
+		uint64_t lo, hi;
+		CHECK(vmscope_sync_segment_bound(&s, (1ULL << 62) + (uint64_t)g, &lo,
+						 &hi) == 0, "bound");
+		uint64_t ohi = unbase(1ULL << 62, (i128)g + oracle_bound(P, n, o, g, +1));
+		uint64_t olo = unbase(1ULL << 62, (i128)g + oracle_bound(Q, 1, o, g, -1));
+		CHECK(lo <= olo && hi >= ohi, "bound at %lld tighter than the "
+		      "oracle's", (long long)g);
+		looser += hi > ohi;
+	}
+	printf("eviction: %llu evictions, bound looser than the oracle at "
+	       "%u/6001 points, never tighter\n",
+	       (unsigned long long)s.evictions, looser);
+}
+
 int main(void)
 {
 	test_hull_edges();
 	test_one_exchange();
 	test_crossing();
+	test_eviction_superset();
 	test_oracle(20000);
 	printf("sync hull: all checks passed\n");
 	return 0;
