@@ -184,12 +184,54 @@ static int check_stats(struct ctx *c, const Vmscope__Trace__Statistics *s)
 	return 0;
 }
 
+/*
+ * Field number 0 does not exist in protobuf, yet protobuf-c 1.4 accepts it
+ * in an unknown field when the tag is an overlong varint (80 00), and then
+ * writes it as a plain 00 that it refuses to read back: a message that
+ * does not survive a copy. Refuse it, at every depth.
+ */
+static int check_unknown(struct ctx *c, const ProtobufCMessage *m, int depth)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+
+	if (depth > 16)		/* our schemas nest 4 deep */
+		return bad(c, "messages nested too deep");
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return bad(c, "%s: field number 0", d->name);
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *base = (const char *)m;
+
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)(base + f->quantifier_offset);
+			ProtobufCMessage *const *a =
+				*(ProtobufCMessage *const *const *)(base + f->offset);
+
+			for (size_t k = 0; k < n; k++)
+				if (check_unknown(c, a[k], depth + 1))
+					return -EINVAL;
+		} else {
+			const ProtobufCMessage *sub =
+				*(const ProtobufCMessage *const *)(base + f->offset);
+
+			if (sub && check_unknown(c, sub, depth + 1))
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int tf_msg_check(uint16_t type, const ProtobufCMessage *m, char *err, size_t errlen)
 {
 	struct ctx c = { err, errlen };
 
 	if (m->descriptor != tf_msg_descriptor(type))
 		return bad(&c, "message is not the one frame type %u carries", type);
+	if (check_unknown(&c, m, 0))
+		return -EINVAL;
 	switch (type) {
 	case TF_FRAME_FILE_HEADER: {
 		const Vmscope__Trace__FileHeader *h = (const void *)m;

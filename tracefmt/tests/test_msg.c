@@ -176,6 +176,13 @@ int main(void)
 	CHECK_EQ(tf_msg_decode(TF_FRAME_STATS, (const uint8_t *)"\x08\xff", 2, 0, &m, NULL, 0),
 		 -EBADMSG);
 
+	/* field number 0 (overlong tag 80 00), accepted by protobuf-c but not
+	 * re-readable once re-encoded: refused, at top level and nested */
+	CHECK_EQ(tf_msg_decode(TF_FRAME_SESSION, (const uint8_t *)"\x80\x00\x2f", 3, 0,
+			       &m, NULL, 0), -EINVAL);
+	CHECK_EQ(tf_msg_decode(TF_FRAME_SESSION, (const uint8_t *)"\x1a\x03\x80\x00\x2f",
+			       5, 0, &m, NULL, 0), -EINVAL);
+
 	/* budget: 50000 empty StreamStats are 100 KB on the wire but ~5 MB
 	 * decoded: refused under the default budget, fine with a larger one */
 	size_t nb = 100000;
