@@ -217,16 +217,21 @@ int tf_writer_commit(struct tf_writer *w, uint16_t type)
 	h.payload_crc = tf_crc32c(0, w->res, w->res_len);
 	tf_frame_hdr_encode(&h, hdr);
 	w->seq++;
-	w->frames++;
 	if (!w->res_heap) {
 		w->used += TF_FRAME_HDR_SIZE + w->res_len;
+		w->frames++;
 	} else {
-		/* Keep file order: buffered frames first. */
+		/* Keep file order: buffered frames first. This frame is not
+		 * "accepted" unless it reached the file: its error is
+		 * returned right here, so it does not count as lost. */
 		r = tf_writer_flush(w);
-		if (r == 0)
+		if (r == 0) {
 			r = write_frames(w, hdr, TF_FRAME_HDR_SIZE + w->res_len);
-		else
-			w->frames_lost++;
+			if (r)
+				w->frames_lost--;
+			else
+				w->frames++;
+		}
 	}
 out:
 	if (w->res_heap)

@@ -77,10 +77,11 @@ int tf_writer_close(struct tf_writer *w);
 int tf_writer_error(const struct tf_writer *w);
 
 struct tf_writer_stats {
-	uint64_t frames;	/* frames accepted (buffered or written) */
+	uint64_t frames;	/* frames accepted: append returned 0 */
 	uint64_t offset;	/* file offset the next frame will have */
 	uint64_t durable;	/* bytes of complete frames in the file */
-	uint64_t frames_lost;	/* accepted but lost to a write error */
+	uint64_t frames_lost;	/* accepted, then lost to a write error
+				 * (they were still in the buffer) */
 };
 
 void tf_writer_get_stats(const struct tf_writer *w, struct tf_writer_stats *s);

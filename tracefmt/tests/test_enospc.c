@@ -55,7 +55,7 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 	struct tf_writer_opts o = { .buf_size = 4096, .io = io };
 	struct tf_writer *w;
 	struct tf_writer_stats st;
-	uint8_t p[3000];
+	uint8_t p[7000];
 	int first_err = 0;
 	size_t accepted = 0;
 
@@ -64,7 +64,7 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 		uint32_t sz = (uint32_t)(i * 997 % 2900);	/* some > buf/2 */
 
 		if (i == 17)
-			sz = 6000 > sizeof(p) ? sizeof(p) : 6000;
+			sz = 6000;	/* > buffer: the direct-write path */
 		for (size_t k = 0; k < sz; k++)
 			p[k] = tf_test_payload_byte(i, k);
 		int r = tf_writer_append(w, tf_test_type(i), p, sz);
@@ -105,9 +105,10 @@ int main(void)
 	struct tf_io io = { full_pwrite, real_fsync, real_ftruncate, &d };
 	int runs = 0;
 
-	/* a fill point at every byte up to ~90 KB would be slow through the
-	 * file system; every byte of the first 9 KB, then a stride */
-	for (d.cap = 0; d.cap < 60000; d.cap += d.cap < 9000 ? 1 : 97) {
+	/* A fill point at every byte of the ~90 KB would be slow through the
+	 * file system: every byte of the first 6 KB (several frames and
+	 * buffer flushes), then a stride that is prime to the frame sizes. */
+	for (d.cap = 0; d.cap < 60000; d.cap += d.cap < 6000 ? 1 : 97) {
 		run(dfd, "f.vtf", &io, 1);
 		runs++;
 		if (tf_test_failures) {
