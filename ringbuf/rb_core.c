@@ -22,6 +22,22 @@
 __thread unsigned int vmscope_rb_user_cpu;
 #endif
 
+/*
+ * Unit tests build with VMSCOPE_RB_TEST_HOOKS to run nested writers at the
+ * most delicate points, deterministically (like an interrupt landing
+ * exactly there). Empty everywhere else.
+ */
+#ifdef VMSCOPE_RB_TEST_HOOKS
+void (*vmscope_rb_test_hook)(struct vmscope_rb_buf *b, int point);
+#define RB_HOOK(b, point)						\
+	do {								\
+		if (vmscope_rb_test_hook)				\
+			vmscope_rb_test_hook((b), (point));		\
+	} while (0)
+#else
+#define RB_HOOK(b, point) do { } while (0)
+#endif
+
 #define RB_TAG_BITS	40
 #define rb_tag_of	vmscope_rb_tag_of	/* ringbuf.h */
 
@@ -156,6 +172,7 @@ static rb_u32 rb_claim(struct vmscope_rb_buf *b, rb_u64 seq)
 		 * (reader swap, nested claim), the CAS fails and n is dropped. */
 		rb_u64 n = victim ? rb_sb(b, VMSCOPE_RB_SLOT_PHYS(e))->records : 0;
 
+		RB_HOOK(b, 2);	/* victim counted, claim not done */
 		if (rb_cas_shared(slot, &e, ne)) {
 			if (victim) {
 				if (n)
@@ -225,6 +242,7 @@ static void rb_switch_out(struct vmscope_rb_buf *b, rb_u64 seq, rb_u64 end_ts,
 
 	h->end_ts = end_ts;
 	h->data_size = (rb_u32)used;
+	RB_HOOK(b, 4);	/* closed, header and padding not committed yet */
 	rb_commit_bytes(b, seq, phys,
 			VMSCOPE_RB_SB_HDR_SIZE + (b->sb_size - used));
 }
@@ -304,6 +322,7 @@ cas:
 		if (rb_likely(rb_cas_local(&c->offset, &old, new)))
 			break;
 	}
+	RB_HOOK(b, 1);	/* reserved, nothing claimed or written yet */
 	rb_store(&c->last_ts, ts);
 
 	if (sw_out_prev)
@@ -311,6 +330,7 @@ cas:
 
 	ctx->seq = begin >> b->sb_shift;
 	phys = rb_phys_of(b, ctx->seq);
+	RB_HOOK(b, 3);	/* claimed, begin header not written yet */
 	if (sw_in) {
 		struct vmscope_rb_subbuf_hdr *h = rb_sb(b, phys);
 

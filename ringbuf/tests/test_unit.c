@@ -486,6 +486,120 @@ static void test_deliver_hook(void)
 	rb_test_free(b);
 }
 
+/*
+ * Nested writers run from hooks inside the core at the delicate points
+ * (after the offset CAS, before a claim CAS, after claiming, after closing
+ * a sub-buffer), two levels deep, as an interrupt landing exactly there
+ * would. Every record must be read once or counted lost, in order.
+ */
+extern void (*vmscope_rb_test_hook)(struct vmscope_rb_buf *b, int point);
+
+struct hook_stream {
+	uint64_t seq, ok, drop;
+};
+
+static struct hook_stream hs[3];
+static unsigned hook_depth, hook_calls, hook_points[5];
+
+static void hooked_emit(struct vmscope_rb_buf *b, unsigned stream)
+{
+	uint64_t payload[12] = {0};
+	uint32_t len = 16 + (uint32_t)((hs[stream].seq * 7 + stream * 13) % 80);
+	int rc;
+
+	payload[0] = stream;
+	payload[1] = hs[stream].seq++;
+	rc = vmscope_rb_write(b, 1 + stream, payload, len);
+	if (rc == 0)
+		hs[stream].ok++;
+	else if (rc == -ENOSPC)
+		hs[stream].drop++;
+	else
+		CHECK(!"unexpected reserve error");
+}
+
+static void hook(struct vmscope_rb_buf *b, int point)
+{
+	unsigned n;
+
+	if (hook_depth >= 2 || (hook_calls++ % 3) == 2)
+		return;
+	hook_points[point]++;
+	hook_depth++;
+	for (n = 0; n < 1 + hook_calls % 3; n++)
+		hooked_emit(b, hook_depth);
+	hook_depth--;
+}
+
+static void hooked_drain(struct vmscope_rb_buf *b, uint64_t *last, uint64_t *read)
+{
+	struct vmscope_rb_subbuf_ref ref;
+
+	while (vmscope_rb_get_subbuf(b, &ref) == 0) {
+		struct vmscope_rb_iter it;
+		struct vmscope_rb_rec r;
+		int rc;
+
+		CHECK_EQ(vmscope_rb_iter_init(&it, ref.ptr, ref.size), 0);
+		while ((rc = vmscope_rb_iter_next(&it, &r)) == 1) {
+			uint64_t p[2];
+
+			memcpy(p, r.payload, sizeof(p));
+			CHECK(p[0] < 3);
+			if (p[0] >= 3)
+				continue;
+			CHECK_EQ(r.id, 1 + p[0]);
+			CHECK(last[p[0]] == UINT64_MAX || p[1] > last[p[0]]);
+			last[p[0]] = p[1];
+			read[p[0]]++;
+		}
+		CHECK_EQ(rc, 0);
+		vmscope_rb_put_subbuf(b);
+	}
+}
+
+static void test_hooked_nesting(unsigned mode)
+{
+	struct vmscope_rb_buf *b = rb_test_new(9, 2, mode, 0);
+	uint64_t last[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, read[3] = {0};
+	uint64_t ok = 0, drop = 0, rd = 0;
+	unsigned i, s;
+
+	memset(hs, 0, sizeof(hs));
+	memset(hook_points, 0, sizeof(hook_points));
+	hook_calls = 0;
+	vmscope_rb_test_hook = hook;
+	for (i = 0; i < 4000; i++) {
+		hooked_emit(b, 0);
+		/* a reader that falls behind now and then */
+		if (i % 97 < 40)
+			hooked_drain(b, last, read);
+	}
+	/* no nested writer may run inside the final flush: it would open a
+	 * sub-buffer that nothing closes */
+	vmscope_rb_test_hook = NULL;
+	vmscope_rb_flush(b);
+	hooked_drain(b, last, read);
+	for (s = 0; s < 3; s++) {
+		ok += hs[s].ok;
+		drop += hs[s].drop;
+		rd += read[s];
+		CHECK(hs[s].seq > 0);
+	}
+	for (i = 1; i <= 4; i++)
+		CHECK(hook_points[i] > 0);	/* every point was exercised */
+	CHECK(hook_points[2] > 0);
+	CHECK_EQ(drop, b->ctrl->lost_full);
+	CHECK_EQ(ok, rd + b->ctrl->lost_overwritten);
+	CHECK_EQ(ok + drop, rd + vmscope_rb_lost(b));
+	if (mode == VMSCOPE_RB_MODE_DISCARD)
+		for (s = 0; s < 3; s++)
+			CHECK_EQ(read[s], hs[s].ok);
+	else
+		CHECK(b->ctrl->lost_overwritten > 0);
+	rb_test_free(b);
+}
+
 static void test_decoder_rejects(void)
 {
 	struct vmscope_rb_buf *b = rb_test_new(9, 1, VMSCOPE_RB_MODE_DISCARD, 0);
@@ -543,6 +657,8 @@ int main(void)
 	test_flight_uncommitted_wrap();
 	test_mixed_channel_modes();
 	test_deliver_hook();
+	test_hooked_nesting(VMSCOPE_RB_MODE_DISCARD);
+	test_hooked_nesting(VMSCOPE_RB_MODE_FLIGHT);
 	test_decoder_rejects();
 	if (rb_test_failures) {
 		fprintf(stderr, "%d check(s) failed\n", rb_test_failures);
