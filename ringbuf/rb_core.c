@@ -38,6 +38,12 @@ void (*vmscope_rb_test_hook)(struct vmscope_rb_buf *b, int point);
 #define RB_HOOK(b, point) do { } while (0)
 #endif
 
+/* The ABI promises these sizes to readers on both sides. */
+_Static_assert(sizeof(struct vmscope_rb_subbuf_hdr) == VMSCOPE_RB_SB_HDR_SIZE,
+	       "sub-buffer header size");
+_Static_assert(sizeof(struct vmscope_rb_ctrl) % 64 == 0,
+	       "control area fixed part is whole cache lines");
+
 #define RB_TAG_BITS	40
 #define rb_tag_of	vmscope_rb_tag_of	/* ringbuf.h */
 
