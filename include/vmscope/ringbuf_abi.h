@@ -164,8 +164,10 @@ struct vmscope_rb_ctrl {
 	__u64 reserved1[6];
 
 	/* loss counters (events), cumulative since init */
-	__u64 lost_full;	/* discard mode: buffer full; either mode:
-				 * slot still being written after a wrap */
+	/* discard mode: buffer full; either mode: slot still being written
+	 * after a wrap
+	 */
+	__u64 lost_full;
 	__u64 lost_too_big;	/* record larger than a sub-buffer */
 	__u64 lost_overwritten;	/* flight mode: events in overwritten sub-buffers */
 	__u64 subbufs_overwritten;
