@@ -28,6 +28,8 @@ static void usage(FILE *out)
 		"  --pid PID    trace this process (QEMU); repeatable, up to %d\n"
 		"  --stop       disable probing\n"
 		"  --reset      zero the counters (with --start, before starting)\n"
+		"  --no-exit-reasons  with --start: kvm_exit without reason/info (no\n"
+		"               perf counters on kvm_exit), to measure what they cost\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
 		"  --last       the last matched payload of each event on each CPU\n",
 		VMSCOPE_MAX_PIDS);
@@ -139,12 +141,13 @@ int cmd_stats(int argc, char **argv)
 		{ "reset", no_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "per-cpu", no_argument, NULL, 'c' },
+		{ "no-exit-reasons", no_argument, NULL, 'n' },
 		{ "last", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct vmscope_probe_ctl ctl;
-	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, c;
+	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0, c;
 	char *end;
 
 	memset(&ctl, 0, sizeof(ctl));
@@ -155,6 +158,7 @@ int cmd_stats(int argc, char **argv)
 		case 'r': reset = 1; break;
 		case 'c': per_cpu = 1; break;
 		case 'l': last = 1; break;
+		case 'n': no_reasons = 1; break;
 		case 'p': {
 			long pid = strtol(optarg, &end, 10);
 
@@ -205,7 +209,8 @@ int cmd_stats(int argc, char **argv)
 		if (!start && !stop && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0 &&
 		    (st.state & VMSCOPE_STATE_ENABLED))
 			start = 1;
-		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0);
+		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0) |
+			    (no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0);
 		if (ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
 			perror("vmscope stats: probe control");
 			goto out;

@@ -60,6 +60,8 @@ struct vmscope_event_desc_req {
 /* Bits of vmscope_probe_stats.attached / vmscope_probe_ctl.flags. */
 #define VMSCOPE_CTL_ENABLE	(1u << 0)	/* probes do work (else return at once) */
 #define VMSCOPE_CTL_RESET	(1u << 1)	/* zero all counters first */
+/* kvm_exit without reason/info (no perf counters): to measure their cost */
+#define VMSCOPE_CTL_NO_EXIT_REASON (1u << 2)
 
 #define VMSCOPE_MAX_PIDS	8
 

@@ -24,6 +24,7 @@ struct vmscope_filter vmscope_filter;
 static DEFINE_MUTEX(vmscope_ctl_lock);
 static struct module *kvm_module;	/* non-NULL while kvm's probes are attached */
 static bool sched_attached;
+static bool want_exit_reason;	/* probing with kvm_exit details */
 static u64 attach_count, detach_count;
 
 /*
@@ -93,7 +94,7 @@ static void detach_kvm(void)
 static void exit_reason_workfn(struct work_struct *work)
 {
 	mutex_lock(&vmscope_ctl_lock);
-	if (kvm_module && vmscope_filter.enabled)
+	if (kvm_module && vmscope_filter.enabled && want_exit_reason)
 		vmscope_exit_reason_start(kvm_module);
 	mutex_unlock(&vmscope_ctl_lock);
 }
@@ -111,7 +112,7 @@ static int vmscope_tp_module_notify(struct notifier_block *nb,
 	mutex_lock(&vmscope_ctl_lock);
 	if (state == MODULE_STATE_COMING && !kvm_module) {
 		attach_kvm(tp_mod->mod);
-		if (vmscope_filter.enabled)
+		if (vmscope_filter.enabled && want_exit_reason)
 			schedule_work(&exit_reason_work);
 	} else if (state == MODULE_STATE_GOING && kvm_module == tp_mod->mod) {
 		detach_kvm();
@@ -221,7 +222,8 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 	unsigned int i;
 	int ret = 0;
 
-	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET) ||
+	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
+			   VMSCOPE_CTL_NO_EXIT_REASON) ||
 	    ctl->nr_pids > VMSCOPE_MAX_PIDS)
 		return -EINVAL;
 	for (i = 0; i < ctl->nr_pids; i++)
@@ -239,8 +241,12 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 		WRITE_ONCE(vmscope_filter.pids[i], ctl->pids[i]);
 	WRITE_ONCE(vmscope_filter.nr_pids, ctl->nr_pids);
 
+	want_exit_reason = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
+			   !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON);
+	if (!want_exit_reason)
+		vmscope_exit_reason_stop();
 	if (ctl->flags & VMSCOPE_CTL_ENABLE) {
-		if (kvm_module) {
+		if (kvm_module && want_exit_reason) {
 			ret = vmscope_exit_reason_start(kvm_module);
 			if (ret)
 				pr_warn("vmscope_host: kvm_exit reasons unavailable: %d\n",
@@ -248,8 +254,6 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 			ret = 0;	/* probing works without them */
 		}
 		WRITE_ONCE(vmscope_filter.enabled, true);
-	} else {
-		vmscope_exit_reason_stop();
 	}
 	mutex_unlock(&vmscope_ctl_lock);
 	return ret;

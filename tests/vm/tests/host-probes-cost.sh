@@ -1,0 +1,61 @@
+# vmtest-timeout: 900
+# Cost of the kvm_exit details (exit reason via a perf counter on kvm_exit,
+# exit_reason.c): a guest's CPUID loop (one exit per iteration) is timed
+# with probing off, with the probes but no exit reasons, and with both,
+# twice each, interleaved, in one run. Prints exits/s and ratios to the
+# untraced rate. TCG makes absolute numbers meaningless; the ratios are the
+# result (tests/vm/README.md). Fails only if a mode did not run.
+
+EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+N=${COST_N:-20000}
+MODES="off probes reasons off probes reasons"
+
+wait_file() {
+	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
+	fail "timed out waiting for $1"
+}
+
+guest_main() {
+	i=0
+	for m in $MODES; do
+		i=$((i + 1))
+		wait_file "/vmtest/go-$i"
+		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$i-$m" || fail "exitloop"
+		touch "/vmtest/done-$i"
+	done
+}
+
+host_main() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start g1 guest_main 1 3
+	gdir=$VMTEST_GUESTS/g1
+	qpid=$(cat "$gdir/qemu.pid")
+	i=0
+	for m in $MODES; do
+		i=$((i + 1))
+		case $m in
+		off) "$VMSCOPE" stats --stop >/dev/null ;;
+		probes) "$VMSCOPE" stats --start --no-exit-reasons --pid "$qpid" >/dev/null ;;
+		reasons) "$VMSCOPE" stats --start --pid "$qpid" >/dev/null ;;
+		esac || fail "mode $m"
+		"$VMSCOPE" stats | head -n 1
+		touch "$gdir/go-$i"
+		wait_file "$gdir/done-$i"
+	done
+	guest_wait g1 300 || fail "guest failed"
+	"$VMSCOPE" stats --stop >/dev/null
+	for m in off probes reasons; do
+		# Mean of the two runs of this mode.
+		r=$(cat "$gdir"/rate-*-"$m" | tr ' ' '\n' | awk -F= '$1 == "cpuid_rate" { s += $2; n++ } END { if (n) printf "%.0f", s / n }')
+		[ -n "$r" ] || fail "no rate for mode $m"
+		eval "rate_$m=$r"
+	done
+	awk -v off="$rate_off" -v p="$rate_probes" -v r="$rate_reasons" 'BEGIN {
+		printf "cpuid exits/s: off %d, probes %d, probes+exit reasons %d\n", off, p, r
+		printf "slowdown vs off: probes %.3f, probes+exit reasons %.3f\n", off / p, off / r
+		printf "added time per exit (TCG-inflated): probes %.2f us, exit reasons %.2f us more\n",
+			(1 / p - 1 / off) * 1e6, (1 / r - 1 / p) * 1e6
+	}' | tee /vmtest/cost.txt
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
