@@ -4,46 +4,16 @@
  *
  * Per-sample checks first (only the host's t2/t3 and vCPU index are
  * trusted; token, seq and t1 in the registers and the guest record are
- * claims). Then consensus: a sample that would make the current segment
- * infeasible is held back. It is dropped as an outlier once `confirm`
- * later samples agree with the segment; if instead `confirm` held-back
- * samples agree with each other, the clock relation changed: the segment
- * is closed and a new one starts from them. A segment that has not yet
- * reached `confirm` samples when that happens is discarded, so one bogus
- * first sample cannot found a segment.
+ * claims), then consensus over samples that contradict the current
+ * segment (consensus.c). A segment that has not yet reached `confirm`
+ * samples when it is contradicted is discarded, so one bogus first sample
+ * cannot found a segment.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "exact.h"
-#include "vmscope_sync.h"
-
-#define MAX_CONFIRM 16
-#define MAX_PENDING 32
-
-struct pending {
-	struct vmscope_sync_exchange x;
-	uint32_t age;  /* samples accepted by the segment since */
-};
-
-struct vcpu_state {
-	bool has_seq;
-	uint64_t last_seq;
-};
-
-struct vmscope_sync {
-	struct vmscope_sync_config cfg;
-	struct vmscope_sync_segment cur;
-	struct vmscope_sync_segment trial;  /* scratch, no stack copies */
-	bool confirmed;
-	uint32_t n_held;  /* cookies of a not-yet-confirmed segment */
-	uint64_t held[MAX_CONFIRM];
-	struct pending pend[MAX_PENDING];
-	uint32_t n_pend;
-	uint64_t next_id;
-	struct vmscope_sync_stats st;
-	struct vcpu_state *vcpu;
-};
+#include "stream_internal.h"
 
 static const char *const drop_names[VMSCOPE_SYNC_DROP_NREASONS] = {
 	"vcpu", "token", "unpaired", "mismatch", "malformed",
@@ -55,7 +25,7 @@ const char *vmscope_sync_drop_name(enum vmscope_sync_drop r)
 	return (unsigned)r < VMSCOPE_SYNC_DROP_NREASONS ? drop_names[r] : "?";
 }
 
-static void resolve(struct vmscope_sync *c, uint64_t cookie, int64_t outcome)
+static void report(struct vmscope_sync *c, uint64_t cookie, int64_t outcome)
 {
 	if (outcome >= 0)
 		c->st.accepted++;
@@ -65,10 +35,10 @@ static void resolve(struct vmscope_sync *c, uint64_t cookie, int64_t outcome)
 		c->cfg.on_sample(c->cfg.user, cookie, outcome);
 }
 
-static void drop(struct vmscope_sync *c, uint64_t cookie,
-		 enum vmscope_sync_drop why)
+void sync_drop(struct vmscope_sync *c, uint64_t cookie,
+	       enum vmscope_sync_drop why)
 {
-	resolve(c, cookie, -1 - (int64_t)why);
+	report(c, cookie, -1 - (int64_t)why);
 }
 
 struct vmscope_sync *vmscope_sync_new(const struct vmscope_sync_config *cfg)
@@ -103,111 +73,89 @@ void vmscope_sync_free(struct vmscope_sync *c)
 
 /* The sample is already in c->cur: report it, or hold its cookie until the
  * segment has enough agreeing samples to be trusted. */
-static void accepted_into_cur(struct vmscope_sync *c, uint64_t cookie)
+void sync_accepted(struct vmscope_sync *c,
+		   const struct vmscope_sync_exchange *x)
 {
+	uint64_t cookie = x->cookie;
+	c->recent[c->recent_next] = *x;
+	c->recent_next = (c->recent_next + 1) % MAX_PENDING;
+	if (c->n_recent < MAX_PENDING)
+		c->n_recent++;
 	if (c->confirmed) {
-		resolve(c, cookie, (int64_t)c->cur.id);
+		report(c, cookie, (int64_t)c->cur.id);
 		return;
 	}
 	c->held[c->n_held++] = cookie;
 	if (c->cur.n_samples >= c->cfg.confirm) {
 		c->confirmed = true;
 		for (uint32_t i = 0; i < c->n_held; i++)
-			resolve(c, c->held[i], (int64_t)c->cur.id);
+			report(c, c->held[i], (int64_t)c->cur.id);
 		c->n_held = 0;
 	}
 }
 
-static void start_segment(struct vmscope_sync *c, uint64_t g0, uint64_t h0)
+void sync_mark_certain_end(struct vmscope_sync *c,
+			   const struct vmscope_sync_segment *next)
 {
-	vmscope_sync_segment_init(&c->cur, g0, h0, c->cfg.ppm);
+	/* Newest first: the first sample that does not fit `next` is the
+	 * last one that certainly belongs here. If none of the recent ones
+	 * is, nothing is certain (conservative). */
+	c->cur.h_certain_end = c->cur.h_first;
+	for (uint32_t k = 1; k <= c->n_recent; k++) {
+		const struct vmscope_sync_exchange *x =
+			&c->recent[(c->recent_next + MAX_PENDING - k) % MAX_PENDING];
+		c->trial = *next;
+		if (vmscope_sync_segment_add(&c->trial, x->t1, x->t2, x->t3,
+					     x->t4) != VMSCOPE_SYNC_ADDED) {
+			c->cur.h_certain_end = x->t3;
+			break;
+		}
+	}
+}
+
+void sync_start(struct vmscope_sync *c, const struct vmscope_sync_exchange *x)
+{
+	vmscope_sync_segment_init(&c->cur, x->t1, x->t2, c->cfg.ppm);
 	c->cur.id = c->next_id++;
 	c->confirmed = false;
 	c->n_held = 0;
+	c->n_recent = 0;
+	if (vmscope_sync_segment_add(&c->cur, x->t1, x->t2, x->t3, x->t4) !=
+	    VMSCOPE_SYNC_ADDED) {
+		/* Unreachable after the RTT check, which is exactly the
+		 * condition for one exchange to admit a line; kept so that a
+		 * sample is never reported as accepted by nothing. */
+		vmscope_sync_segment_init(&c->cur, 0, 0, c->cfg.ppm);
+		sync_drop(c, x->cookie, VMSCOPE_SYNC_DROP_RTT);
+		return;
+	}
+	sync_accepted(c, x);
 }
 
 /* Close the current segment. `trusted`: the boundary is explicit (break,
  * span limit, end of input), so even a short segment is emitted;
  * otherwise a short one is discarded as the product of outliers. */
-static void close_segment(struct vmscope_sync *c, bool trusted)
+void sync_close(struct vmscope_sync *c, bool trusted)
 {
 	if (c->cur.n_samples == 0)
 		return;
 	if (!c->confirmed && !trusted) {
 		for (uint32_t i = 0; i < c->n_held; i++)
-			drop(c, c->held[i], VMSCOPE_SYNC_DROP_OUTLIER);
+			sync_drop(c, c->held[i], VMSCOPE_SYNC_DROP_OUTLIER);
 		c->st.discarded_segments++;
 	} else {
+		if (trusted)
+			c->cur.h_certain_end = c->cur.h_last;
 		for (uint32_t i = 0; i < c->n_held; i++)
-			resolve(c, c->held[i], (int64_t)c->cur.id);
+			report(c, c->held[i], (int64_t)c->cur.id);
 		c->st.segments++;
 		if (c->cfg.on_segment)
 			c->cfg.on_segment(c->cfg.user, &c->cur);
 	}
 	c->n_held = 0;
 	c->confirmed = false;
+	c->n_recent = 0;
 	vmscope_sync_segment_init(&c->cur, 0, 0, c->cfg.ppm);
-}
-
-static void drop_pending(struct vmscope_sync *c, uint32_t i,
-			 enum vmscope_sync_drop why)
-{
-	drop(c, c->pend[i].x.cookie, why);
-	memmove(&c->pend[i], &c->pend[i + 1],
-		(c->n_pend - i - 1) * sizeof(c->pend[0]));
-	c->n_pend--;
-}
-
-static void drop_all_pending(struct vmscope_sync *c)
-{
-	while (c->n_pend)
-		drop_pending(c, 0, VMSCOPE_SYNC_DROP_OUTLIER);
-}
-
-static enum vmscope_sync_add_result add_x(struct vmscope_sync_segment *s,
-					  const struct vmscope_sync_exchange *x)
-{
-	return vmscope_sync_segment_add(s, x->t1, x->t2, x->t3, x->t4);
-}
-
-/* The newest held-back sample contradicts the segment. Greedily collect,
- * newest first, the held-back samples consistent with it; if there are
- * `confirm` of them, the relation changed. */
-static void try_consensus(struct vmscope_sync *c)
-{
-	struct vmscope_sync_exchange *x = &c->pend[c->n_pend - 1].x;
-	bool member[MAX_PENDING] = { false };
-	struct vmscope_sync_segment *t = &c->trial;
-
-	vmscope_sync_segment_init(t, x->t1, x->t2, c->cfg.ppm);
-	if (add_x(t, x) != VMSCOPE_SYNC_ADDED)
-		return;  /* unreachable: the RTT check admits x alone */
-	member[c->n_pend - 1] = true;
-	uint32_t n = 1;
-	for (uint32_t i = c->n_pend - 1; i-- > 0;) {
-		if (add_x(t, &c->pend[i].x) == VMSCOPE_SYNC_ADDED) {
-			member[i] = true;
-			n++;
-		}
-	}
-	if (n < c->cfg.confirm)
-		return;
-
-	c->st.breaks_detected++;
-	close_segment(c, false);
-	uint64_t id = c->next_id++;
-	c->cur = *t;
-	c->cur.id = id;
-	c->confirmed = false;
-	c->n_held = 0;
-	/* Members are in the new segment; the rest contradict both. */
-	for (uint32_t i = 0; i < c->n_pend; i++) {
-		if (member[i])
-			accepted_into_cur(c, c->pend[i].x.cookie);
-		else
-			drop(c, c->pend[i].x.cookie, VMSCOPE_SYNC_DROP_OUTLIER);
-	}
-	c->n_pend = 0;
 }
 
 /* Checks that need no clock model. Returns -1 or a drop reason. */
@@ -247,7 +195,7 @@ void vmscope_sync_add(struct vmscope_sync *c,
 	c->st.submitted++;
 	int why = check_sample(c, x);
 	if (why >= 0) {
-		drop(c, x->cookie, (enum vmscope_sync_drop)why);
+		sync_drop(c, x->cookie, (enum vmscope_sync_drop)why);
 		return;
 	}
 	/* Consumed even if later held back, so replays of held-back samples
@@ -258,46 +206,19 @@ void vmscope_sync_add(struct vmscope_sync *c,
 	if (c->cur.n_samples && c->cfg.max_segment_ns &&
 	    x->t2 > c->cur.h_first &&
 	    x->t2 - c->cur.h_first > c->cfg.max_segment_ns) {
-		drop_all_pending(c);
-		close_segment(c, true);
+		consensus_resolve(c, true);
+		sync_close(c, true);
 		c->st.breaks_span++;
 	}
-	if (c->cur.n_samples == 0 && c->n_pend == 0) {
-		start_segment(c, x->t1, x->t2);
-		if (add_x(&c->cur, x) != VMSCOPE_SYNC_ADDED) {
-			/* Unreachable after the checks above; kept so that a
-			 * sample is never reported as accepted by nothing. */
-			drop(c, x->cookie, VMSCOPE_SYNC_DROP_RTT);
-			return;
-		}
-		accepted_into_cur(c, x->cookie);
-		return;
-	}
-
-	c->trial = c->cur;
-	if (c->cur.n_samples && add_x(&c->trial, x) == VMSCOPE_SYNC_ADDED) {
-		c->cur = c->trial;
-		accepted_into_cur(c, x->cookie);
-		for (uint32_t i = 0; i < c->n_pend;) {
-			if (++c->pend[i].age >= c->cfg.confirm)
-				drop_pending(c, i, VMSCOPE_SYNC_DROP_OUTLIER);
-			else
-				i++;
-		}
-		return;
-	}
-	if (c->n_pend == MAX_PENDING)
-		drop_pending(c, 0, VMSCOPE_SYNC_DROP_OVERFLOW);
-	c->pend[c->n_pend].x = *x;
-	c->pend[c->n_pend].age = 0;
-	c->n_pend++;
-	try_consensus(c);
+	/* consensus_resolve() leaves at most MAX_PENDING - 1 waiting. */
+	c->pend[c->n_pend++] = *x;
+	consensus_resolve(c, false);
 }
 
 void vmscope_sync_break(struct vmscope_sync *c, bool reset_seq)
 {
-	drop_all_pending(c);
-	close_segment(c, true);
+	consensus_resolve(c, true);
+	sync_close(c, true);
 	c->st.breaks_explicit++;
 	if (reset_seq)
 		memset(c->vcpu, 0, c->cfg.n_vcpus * sizeof(*c->vcpu));
@@ -305,8 +226,8 @@ void vmscope_sync_break(struct vmscope_sync *c, bool reset_seq)
 
 void vmscope_sync_finish(struct vmscope_sync *c)
 {
-	drop_all_pending(c);
-	close_segment(c, true);
+	consensus_resolve(c, true);
+	sync_close(c, true);
 }
 
 const struct vmscope_sync_segment *

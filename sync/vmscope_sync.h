@@ -84,6 +84,12 @@ struct vmscope_sync_segment {
 	uint64_t h_first, h_last;  /* host-time span */
 	int64_t min_rtt;      /* min over exchanges of (t4-t1)-(t3-t2), ns;
 	                       * INT64_MAX when none */
+	/* Set when the segment closes. Ended by a detected clock change: the
+	 * host time (t3) of the last recent sample that contradicts the next
+	 * segment; samples after it also fit the next segment, so guest
+	 * events between here and the next segment's h_first belong to
+	 * either. Ended any other way: h_last. */
+	uint64_t h_certain_end;
 };
 
 /* Floating summary of a segment, for reports. The exact answers are from

@@ -93,6 +93,9 @@ static void check_segment(const struct vmscope_sync_segment *s,
 		ASSERT(vmscope_sync_segment_estimate(s, gs[k], &est) == 0);
 		ASSERT(lo <= est && est <= hi);
 	}
+	if (stream)
+		ASSERT(s->h_first <= s->h_certain_end &&
+		       s->h_certain_end <= s->h_last);
 	if (!stream || s->evictions)
 		return;
 

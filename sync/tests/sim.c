@@ -34,6 +34,13 @@ void sim_params_random(struct sim_params *p, uint64_t seed, int scenario)
 	/* Scenarios: 0 plain, 1 signalled steps, 2 unsignalled steps,
 	 * 3 forgeries, 4 forgeries and unsignalled steps, 5 forgeries and
 	 * signalled steps. */
+	/* Scenario 6 (only on request, see test_props): unsignalled drift
+	 * changes with no jump, the case a single line stops fitting. */
+	if (scenario == 6) {
+		p->n_steps = 1 + (int)rng_below(&r, 3);
+		p->kink = true;
+		return;
+	}
 	switch (scenario % 6) {
 	case 1:
 	case 5:
@@ -144,10 +151,13 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 		double lo = p->steps_signalled ? 0.0 : log(5e4 + 2e-3 * (double)p->period_ns);
 		double mag = exp(rng_range(&r, lo, log(2.6e14)));
 		long double jump = (rng_below(&r, 2) ? 1 : -1) * floorl(mag);
+		if (p->kink)
+			jump = 0;
 		struct sim_piece *o = &sim->piece[k], *nw = &sim->piece[k + 1];
 		nw->a = a2;
 		nw->G = o->G + (uint64_t)(int64_t)jump;
 		nw->off = o->off + step_tau[k] / o->a - step_tau[k] / a2;
+		nw->g_start = guest_read(sim, k + 1, step_tau[k]);
 	}
 
 	int cap = p->n_target * 3 + 64;
@@ -298,6 +308,14 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 	free(seq);
 	free(last_honest);
 	return 0;
+}
+
+int sim_piece_of(const struct sim *sim, uint64_t g)
+{
+	int k = 0;
+	while (k + 1 < sim->n_pieces && g >= sim->piece[k + 1].g_start)
+		k++;
+	return k;
 }
 
 void sim_free(struct sim *sim)

@@ -34,6 +34,7 @@ struct sim_piece {
 	uint64_t G;          /* integer part of the guest base */
 	long double off;     /* fractional/small part */
 	long double a;       /* drift */
+	uint64_t g_start;    /* guest reading when the piece began */
 };
 
 struct sim_sample {
@@ -54,6 +55,7 @@ struct sim_params {
 	double spike_p;          /* probability of a 1 ms preemption delay */
 	int n_steps;
 	bool steps_signalled;
+	bool kink;               /* steps change only the drift */
 	double forge_rate;       /* forged samples per honest one */
 	uint64_t token;
 	uint32_t ppm_prior;
@@ -78,5 +80,8 @@ void sim_free(struct sim *sim);
  * exact to ~1e-6 ns for spans below days). */
 long double sim_truth_minus(const struct sim *sim, int k, uint64_t g,
 			    uint64_t base);
+
+/* With kinks only (continuous guest clock): the piece in effect at g. */
+int sim_piece_of(const struct sim *sim, uint64_t g);
 
 #endif

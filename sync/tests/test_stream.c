@@ -172,6 +172,49 @@ int main(void)
 	      lo <= g - G + H && g - G + H <= hi, "truth");
 	vmscope_sync_free(c);
 
+	/* A guest clock step of +300 us without a break, with one exchange
+	 * whose 1 ms forward delay makes it fit both sides. Arriving before
+	 * any evidence of the step it stays in the old segment, which then
+	 * flags it as after its certain end; arriving after the evidence it
+	 * goes to the new segment. */
+	for (int variant = 0; variant < 2; variant++) {
+		int amb = variant == 0 ? 50 : 51;
+		fresh(&cfg);
+		c = vmscope_sync_new(&cfg);
+		struct vmscope_sync_exchange last_before = { 0 };
+		for (int i = 0; i < 100; i++) {
+			struct vmscope_sync_exchange e = ex(i, i == amb, (uint64_t)i + 1);
+			if (i == amb) {
+				e.t2 += 1000000;
+				e.t3 += 1000000;
+				e.t4 += 1000000;
+			}
+			if (i >= 50) {
+				e.t1 += 300000;
+				e.t4 += 300000;
+				e.t1_claim = e.t1;
+			}
+			if (i == 49)
+				last_before = e;
+			vmscope_sync_add(c, &e);
+		}
+		vmscope_sync_finish(c);
+		all_resolved(100);
+		CHECK(nseg == 2, "step: %d segments", nseg);
+		CHECK(outcome[amb] == (variant == 0 ? 0 : 1),
+		      "ambiguous sample in segment %lld", (long long)outcome[amb]);
+		CHECK(segs[0].h_certain_end == last_before.t3,
+		      "certain end %llu, last sample before the step ends %llu",
+		      (unsigned long long)segs[0].h_certain_end,
+		      (unsigned long long)last_before.t3);
+		CHECK(segs[1].h_certain_end == segs[1].h_last, "closed by finish");
+		for (int i = 0; i < 100; i++)
+			CHECK(outcome[i] == (i < 50 || (variant == 0 && i == amb) ? 0 : 1),
+			      "variant %d: sample %d in %lld", variant, i,
+			      (long long)outcome[i]);
+		vmscope_sync_free(c);
+	}
+
 	/* Explicit break: the segment closes; reset_seq forgets seqs. */
 	fresh(&cfg);
 	c = vmscope_sync_new(&cfg);
