@@ -7,6 +7,7 @@
 #include "frame.h"
 #include "msg.h"
 #include "reader.h"
+#include "trace.h"
 #include "writer.h"
 
 #endif
