@@ -28,6 +28,7 @@ static void usage(FILE *out)
 		"  --pid PID    trace this process (QEMU); repeatable, up to %d\n"
 		"  --stop       disable probing\n"
 		"  --reset      zero the counters (with --start, before starting)\n"
+		"  --measure    with --start: time kvm_exit's probes (exit_timing line)\n"
 		"  --no-exit-reasons  with --start: kvm_exit without reason/info (no\n"
 		"               perf counters on kvm_exit), to measure what they cost\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
@@ -40,6 +41,7 @@ struct totals {
 	unsigned long long seen[VMSCOPE_MAX_EVENTS];
 	unsigned long long matched[VMSCOPE_MAX_EVENTS];
 	unsigned long long exit_reason_missed;
+	unsigned long long timing_n, timing_gap_ns, timing_probe_ns;
 };
 
 static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
@@ -87,6 +89,9 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 			ncpu = st.nr_cpu_ids;
 		}
 		t.exit_reason_missed += st.exit_reason_missed;
+		t.timing_n += st.exit_timing_n;
+		t.timing_gap_ns += st.exit_timing_gap_ns;
+		t.timing_probe_ns += st.exit_timing_probe_ns;
 		for (unsigned int e = 0; e < nev; e++) {
 			t.seen[e] += st.seen[e];
 			t.matched[e] += st.matched[e];
@@ -106,6 +111,9 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 	       (unsigned long long)t.first.attach_count,
 	       (unsigned long long)t.first.detach_count,
 	       (unsigned long long)t.first.sync_collisions, t.exit_reason_missed);
+	if (t.timing_n)
+		printf("exit_timing n %llu gap_ns_avg %.1f probe_ns_avg %.1f\n", t.timing_n,
+		       (double)t.timing_gap_ns / t.timing_n, (double)t.timing_probe_ns / t.timing_n);
 	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
 	for (unsigned int e = 0; e < nev; e++)
 		printf("%-22s %-8s %14llu %14llu\n", descs[e].name,
@@ -142,12 +150,14 @@ int cmd_stats(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "per-cpu", no_argument, NULL, 'c' },
 		{ "no-exit-reasons", no_argument, NULL, 'n' },
+		{ "measure", no_argument, NULL, 'm' },
 		{ "last", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct vmscope_probe_ctl ctl;
-	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0, c;
+	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;
+	int measure = 0, c;
 	char *end;
 
 	memset(&ctl, 0, sizeof(ctl));
@@ -159,6 +169,7 @@ int cmd_stats(int argc, char **argv)
 		case 'c': per_cpu = 1; break;
 		case 'l': last = 1; break;
 		case 'n': no_reasons = 1; break;
+		case 'm': measure = 1; break;
 		case 'p': {
 			long pid = strtol(optarg, &end, 10);
 
@@ -210,7 +221,8 @@ int cmd_stats(int argc, char **argv)
 		    (st.state & VMSCOPE_STATE_ENABLED))
 			start = 1;
 		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0) |
-			    (no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0);
+			    (no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0) |
+			    (measure ? VMSCOPE_CTL_MEASURE : 0);
 		if (ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
 			perror("vmscope stats: probe control");
 			goto out;

@@ -62,6 +62,8 @@ struct vmscope_event_desc_req {
 #define VMSCOPE_CTL_RESET	(1u << 1)	/* zero all counters first */
 /* kvm_exit without reason/info (no perf counters): to measure their cost */
 #define VMSCOPE_CTL_NO_EXIT_REASON (1u << 2)
+/* time kvm_exit's probes (exit_timing_* in the stats) */
+#define VMSCOPE_CTL_MEASURE	(1u << 3)
 
 #define VMSCOPE_MAX_PIDS	8
 
@@ -97,6 +99,15 @@ struct vmscope_probe_stats {
 	__u64 detach_count;	/* out: ... and detached */
 	__u64 sync_collisions;	/* out: sync exchanges dropped, no free slot */
 	__u64 exit_reason_missed; /* out: kvm_exit without a perf record (this CPU) */
+	/*
+	 * out, with VMSCOPE_CTL_MEASURE: kvm_exit calls timed, total ns from
+	 * our first (highest priority) kvm_exit probe to our payload probe,
+	 * i.e. the kernel's own probes in between (perf's, with exit reasons),
+	 * and total ns inside the payload probe.
+	 */
+	__u64 exit_timing_n;
+	__u64 exit_timing_gap_ns;
+	__u64 exit_timing_probe_ns;
 	__u64 seen[VMSCOPE_MAX_EVENTS];
 	__u64 matched[VMSCOPE_MAX_EVENTS];
 };

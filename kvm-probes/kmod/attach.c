@@ -27,20 +27,13 @@ static bool sched_attached;
 static bool want_exit_reason;	/* probing with kvm_exit details */
 static u64 attach_count, detach_count;
 
-/*
- * After kvm's probes: the kernel's own probes (perf's, for the exit reason)
- * run first at the default priority.
- */
-#define VMSCOPE_PROBE_PRIO (TRACEPOINT_DEFAULT_PRIO - 1)
-
 static void attach_one(struct vmscope_tp_probe *p, struct tracepoint *tp)
 {
 	int ret;
 
 	if (p->tp || strcmp(p->name, tp->name))
 		return;
-	ret = tracepoint_probe_register_prio(tp, p->probe, NULL,
-					     VMSCOPE_PROBE_PRIO);
+	ret = tracepoint_probe_register_prio(tp, p->probe, NULL, p->prio);
 	if (ret) {
 		pr_warn("vmscope_host: cannot attach to %s: %d\n", p->name, ret);
 		return;
@@ -223,7 +216,7 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 	int ret = 0;
 
 	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
-			   VMSCOPE_CTL_NO_EXIT_REASON) ||
+			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE) ||
 	    ctl->nr_pids > VMSCOPE_MAX_PIDS)
 		return -EINVAL;
 	for (i = 0; i < ctl->nr_pids; i++)
@@ -240,6 +233,7 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 	for (i = 0; i < ctl->nr_pids; i++)
 		WRITE_ONCE(vmscope_filter.pids[i], ctl->pids[i]);
 	WRITE_ONCE(vmscope_filter.nr_pids, ctl->nr_pids);
+	WRITE_ONCE(vmscope_filter.measure, !!(ctl->flags & VMSCOPE_CTL_MEASURE));
 
 	want_exit_reason = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
 			   !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON);

@@ -40,6 +40,11 @@ struct vmscope_cpu {
 	u64 seen[VMSCOPE_NR_EVENTS];
 	u64 matched[VMSCOPE_NR_EVENTS];
 	u64 exit_reason_missed;
+	/* VMSCOPE_CTL_MEASURE: see struct vmscope_probe_stats */
+	u64 exit_stamp;
+	u64 exit_timing_n;
+	u64 exit_timing_gap_ns;
+	u64 exit_timing_probe_ns;
 	struct vmscope_exit_scratch exit;
 	/* Who exited last on this CPU: the vCPU id for kvm_hypercall. */
 	pid_t last_exit_tid;
@@ -52,6 +57,7 @@ DECLARE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 /* Written by the ioctl path (under vmscope_ctl_lock), read by probes. */
 struct vmscope_filter {
 	bool enabled;
+	bool measure;			/* VMSCOPE_CTL_MEASURE */
 	u32 nr_pids;			/* 0: every process */
 	pid_t pids[VMSCOPE_MAX_PIDS];
 };
@@ -134,6 +140,7 @@ u64 vmscope_sync_collisions(void);
 struct vmscope_tp_probe {
 	const char *name;	/* tracepoint */
 	bool in_kvm;		/* lives in kvm.ko (else vmlinux) */
+	int prio;		/* tracepoint probe priority */
 	void *probe;
 	u64 events;		/* bits of the event ids this probe emits */
 	struct tracepoint *tp;	/* non-NULL while attached (attach.c) */

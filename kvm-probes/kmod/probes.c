@@ -10,6 +10,7 @@
 #include <linux/build_bug.h>
 #include <linux/kvm_host.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/tracepoint.h>
 #include <trace/events/kvm.h>
 #include <trace/events/sched.h>
@@ -17,11 +18,37 @@
 #include "core.h"
 #include "protos.h"
 
+/*
+ * Registered at a higher priority than the kernel's probes: with
+ * VMSCOPE_CTL_MEASURE, stamps the time before perf's kvm_exit probe runs,
+ * so that vmscope_probe_kvm_exit() can time what ran in between.
+ */
+static void vmscope_probe_kvm_exit_stamp(void *data, struct kvm_vcpu *vcpu,
+					 u32 isa)
+{
+	if (READ_ONCE(vmscope_filter.measure))
+		this_cpu_write(vmscope_cpu.exit_stamp, local_clock());
+}
+
 static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
 	struct vmscope_exit_scratch *x = this_cpu_ptr(&vmscope_cpu.exit);
+	bool measure = READ_ONCE(vmscope_filter.measure);
 	struct vmscope_ev_kvm_exit e;
+	u64 t_in = 0, stamp;
 	bool have;
+
+	if (measure) {
+		t_in = local_clock();
+		stamp = this_cpu_read(vmscope_cpu.exit_stamp);
+		if (stamp && stamp <= t_in) {
+			this_cpu_add(vmscope_cpu.exit_timing_gap_ns, t_in - stamp);
+			this_cpu_inc(vmscope_cpu.exit_timing_n);
+		} else {
+			measure = false;
+		}
+		this_cpu_write(vmscope_cpu.exit_stamp, 0);
+	}
 
 	/*
 	 * The perf overflow handler (exit_reason.c) ran just before us in this
@@ -32,8 +59,12 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	this_cpu_write(vmscope_cpu.last_exit_tid, current->pid);
 	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0))
+	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0)) {
+		if (measure)
+			this_cpu_add(vmscope_cpu.exit_timing_probe_ns,
+				     local_clock() - t_in);
 		return;
+	}
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.isa = isa;
@@ -53,6 +84,8 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 			this_cpu_inc(vmscope_cpu.exit_reason_missed);
 	}
 	VMSCOPE_EMIT(kvm_exit, e, trace_clock_local());
+	if (measure)
+		this_cpu_add(vmscope_cpu.exit_timing_probe_ns, local_clock() - t_in);
 }
 
 static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
@@ -279,6 +312,7 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 }
 
 VMSCOPE_CHECK_PROBE(kvm_exit);
+static_assert(__same_type(&vmscope_probe_kvm_exit_stamp, &vmscope_probe_kvm_exit));
 VMSCOPE_CHECK_PROBE(kvm_entry);
 VMSCOPE_CHECK_PROBE(kvm_cr);
 VMSCOPE_CHECK_PROBE(kvm_page_fault);
@@ -300,12 +334,21 @@ VMSCOPE_CHECK_HEADER(sched_waking);
 VMSCOPE_CHECK_HEADER(sched_wakeup);
 VMSCOPE_CHECK_HEADER(sched_migrate_task);
 
+/*
+ * After the kernel's own probes on the same tracepoint (perf's, which
+ * leaves the kvm_exit details for us), hence below the default priority.
+ */
+#define VMSCOPE_PROBE_PRIO (TRACEPOINT_DEFAULT_PRIO - 1)
+
 #define VMSCOPE_TP(tp, kvm, ev_bits) \
-	{ .name = #tp, .in_kvm = kvm, .probe = vmscope_probe_##tp, .events = ev_bits }
+	{ .name = #tp, .in_kvm = kvm, .probe = vmscope_probe_##tp, \
+	  .events = ev_bits, .prio = VMSCOPE_PROBE_PRIO }
 #define EVB(ev) BIT_ULL(VMSCOPE_EV_##ev)
 
 struct vmscope_tp_probe vmscope_tp_probes[] = {
 	VMSCOPE_TP(kvm_exit, true, EVB(kvm_exit)),
+	{ .name = "kvm_exit", .in_kvm = true, .probe = vmscope_probe_kvm_exit_stamp,
+	  .prio = TRACEPOINT_DEFAULT_PRIO + 1 },
 	VMSCOPE_TP(kvm_entry, true, EVB(kvm_entry) | EVB(sync_t3)),
 	VMSCOPE_TP(kvm_cr, true, EVB(kvm_cr)),
 	VMSCOPE_TP(kvm_page_fault, true, EVB(kvm_page_fault)),
