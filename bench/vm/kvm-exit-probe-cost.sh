@@ -7,8 +7,9 @@
 # between our highest-priority and our payload probe (= perf's probe with
 # KVM's TP_fast_assign and our overflow handler, when exit reasons are on)
 # and the time inside our payload probe. TCG inflates every absolute
-# number; compare them with each other (tests/vm/README.md). Fails only if
-# a mode did not run.
+# number; compare them with each other (tests/vm/README.md).
+# A benchmark run in the test host, not a test (it fails only if a mode did
+# not run): tests/vm/run.sh --show bench/vm/kvm-exit-probe-cost.sh
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${COST_N:-60000}
