@@ -3,28 +3,21 @@
  * vmscope_guest.ko: the guest side of vmscope.
  *
  * For now it owns the control device /dev/vmscope-guest, answers the version
- * ioctl, and issues single clock-sync hypercalls on request; guest probes,
- * ring buffers and the periodic sync emitter attach here in later stages.
+ * ioctl, issues single clock-sync hypercalls on request and runs the periodic
+ * sync emitter (sync_emitter.c); guest probes and ring buffers attach here in
+ * later stages.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/smp.h>
-#include <linux/timekeeping.h>
 #include <asm/kvm_para.h>
 #include <vmscope/kernel/version_ioctl.h>
 #include <vmscope/sync_abi.h>
+#include "clock.h"
+#include "sync_emitter.h"
 
 static bool vmscope_on_kvm;
-
-/*
- * The trace clock: monotonic, NMI-safe and cheap, so that the same clock can
- * later be read from any probe context.
- */
-static u64 vmscope_guest_clock(void)
-{
-	return ktime_get_mono_fast_ns();
-}
 
 static long vmscope_guest_sync_once(void __user *arg)
 {
@@ -63,7 +56,7 @@ static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 	case VMSCOPE_IOC_SYNC_ONCE:
 		return vmscope_guest_sync_once((void __user *)arg);
 	default:
-		return -ENOTTY;
+		return vmscope_sync_emitter_ioctl(cmd, (void __user *)arg);
 	}
 }
 
@@ -86,10 +79,17 @@ static int __init vmscope_guest_init(void)
 	int ret;
 
 	vmscope_on_kvm = kvm_para_available();
+	ret = vmscope_sync_emitter_init(vmscope_on_kvm);
+	if (ret) {
+		pr_err("vmscope_guest: cannot set up the sync emitter: %d\n",
+		       ret);
+		return ret;
+	}
 	ret = misc_register(&vmscope_guest_dev);
 	if (ret) {
 		pr_err("vmscope_guest: cannot register /dev/vmscope-guest: %d\n",
 		       ret);
+		vmscope_sync_emitter_exit();
 		return ret;
 	}
 	pr_info("vmscope_guest: version %s (ABI %d.%d) loaded%s\n",
@@ -102,6 +102,7 @@ static int __init vmscope_guest_init(void)
 static void __exit vmscope_guest_exit(void)
 {
 	misc_deregister(&vmscope_guest_dev);
+	vmscope_sync_emitter_exit();
 	pr_info("vmscope_guest: unloaded\n");
 }
 

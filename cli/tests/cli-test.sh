@@ -32,6 +32,14 @@ expect 2 'unexpected argument' -- version extra
 expect 2 '--require takes host or guest' -- version --require moon
 expect 2 "'-1' is not an unsigned number" -- sync-once --seq -1
 expect 2 "'12x' is not an unsigned number" -- sync-once --token 12x
+expect 0 '^  sync-emitter ' -- --help
+expect 0 'usage: vmscope sync-emitter start' -- sync-emitter --help
+expect 2 '--period 0 is out of range: it must be between 1ms and 1s' -- sync-emitter start --period 0
+expect 2 '--period 5s is out of range' -- sync-emitter start --period 5s
+expect 2 '--period 999us is out of range' -- sync-emitter start --period 999us
+expect 2 "'10x' is not a duration" -- sync-emitter start --period 10x
+expect 2 "unknown action 'go'" -- sync-emitter go
+expect 2 "option not valid with 'stop'" -- sync-emitter stop --period 10ms
 # No module is loaded on the build machine itself.
 if [ ! -e /dev/vmscope-host ]; then
 	expect 0 'host   module: not loaded' -- version
@@ -39,6 +47,7 @@ if [ ! -e /dev/vmscope-host ]; then
 fi
 if [ ! -e /dev/vmscope-guest ]; then
 	expect 1 'is vmscope_guest.ko loaded' -- sync-once
+	expect 1 'is vmscope_guest.ko loaded' -- sync-emitter status
 fi
 
 [ "$fails" -eq 0 ]

@@ -57,4 +57,49 @@ struct vmscope_sync_once {
 #define VMSCOPE_IOC_GET_STATS		_IOWR(VMSCOPE_IOC_MAGIC, 0x12, struct vmscope_probe_stats)
 #define VMSCOPE_IOC_GET_LAST		_IOWR(VMSCOPE_IOC_MAGIC, 0x13, struct vmscope_last_event)
 
+/*
+ * The periodic clock-sync emitter of the guest module: while enabled, every
+ * online CPU issues one sync hypercall (vmscope/sync_abi.h) per period from
+ * a pinned hrtimer, with a per-CPU sequence number and a per-session token.
+ */
+#define VMSCOPE_SYNC_PERIOD_MIN_NS	1000000ULL	/* 1 ms */
+#define VMSCOPE_SYNC_PERIOD_MAX_NS	1000000000ULL	/* 1 s */
+#define VMSCOPE_SYNC_PERIOD_DEFAULT_NS	10000000ULL	/* 10 ms */
+/* Samples each CPU keeps until the guest ring buffer takes them. */
+#define VMSCOPE_SYNC_SAMPLES		64
+
+struct vmscope_sync_emitter_ctl {
+	__u64 period_ns;	/* in: VMSCOPE_SYNC_PERIOD_MIN_NS..MAX_NS */
+	__u64 token;		/* out: the session token chosen at enable */
+};
+
+/* One exchange as the guest saw it. */
+struct vmscope_sync_sample {
+	__u64 seq;
+	__u64 t1;		/* guest clock just before the hypercall */
+	__u64 t4;		/* guest clock just after it returned */
+	__s64 ret;		/* hypervisor's answer (-VMSCOPE_KVM_ENOSYS) */
+};
+
+#define VMSCOPE_SYNC_EMITTER_ENABLED	(1U << 0)
+#define VMSCOPE_SYNC_CPU_ONLINE		(1U << 1)
+
+struct vmscope_sync_emitter_state {
+	__u32 cpu;		/* in: which CPU's counters and samples */
+	__u32 flags;		/* out: VMSCOPE_SYNC_EMITTER_*, VMSCOPE_SYNC_CPU_* */
+	__u64 token;		/* out: current or last session's token */
+	__u64 period_ns;	/* out: current or last session's period */
+	__u64 issued;		/* out: hypercalls this CPU issued this session */
+	__u64 missed;		/* out: periods skipped because the timer ran late */
+	__u64 starts;		/* out: times this CPU's timer was started */
+	__u64 stops;		/* out: times it was stopped (disable, offline) */
+	__u32 nr_cpu_ids;	/* out: CPU numbers are below this */
+	__u32 nsamples;		/* out: valid entries in samples[], oldest first */
+	struct vmscope_sync_sample samples[VMSCOPE_SYNC_SAMPLES];
+};
+
+#define VMSCOPE_IOC_SYNC_EMITTER_ENABLE	_IOWR(VMSCOPE_IOC_MAGIC, 0x41, struct vmscope_sync_emitter_ctl)
+#define VMSCOPE_IOC_SYNC_EMITTER_DISABLE	_IO(VMSCOPE_IOC_MAGIC, 0x42)
+#define VMSCOPE_IOC_SYNC_EMITTER_STATE	_IOWR(VMSCOPE_IOC_MAGIC, 0x43, struct vmscope_sync_emitter_state)
+
 #endif /* VMSCOPE_IOCTL_H */
