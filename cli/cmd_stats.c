@@ -67,6 +67,32 @@ static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
 	return 0;
 }
 
+/* The recording session's ring-buffer losses, summed over CPUs. */
+static void show_rb_stats(int fd, unsigned int ncpu)
+{
+	unsigned long long full = 0, big = 0, over = 0, delivered = 0;
+	struct vmscope_rb_stats rs;
+	int active = 0;
+
+	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
+		memset(&rs, 0, sizeof(rs));
+		rs.cpu = cpu;
+		if (ioctl(fd, VMSCOPE_IOC_GET_RB_STATS, &rs) < 0 || !rs.active)
+			continue;	/* impossible CPU, old module, no session */
+		active = 1;
+		full += rs.lost_full;
+		big += rs.lost_too_big;
+		over += rs.lost_overwritten;
+		delivered += rs.subbufs_delivered;
+	}
+	if (!active) {
+		printf("ringbuf: no session recording\n");
+		return;
+	}
+	printf("ringbuf: recording, lost %llu (full %llu too_big %llu overwritten %llu) "
+	       "subbufs_delivered %llu\n", full + big + over, full, big, over, delivered);
+}
+
 static int show_stats(int fd, const struct vmscope_event_desc *descs,
 		      unsigned int nev, int per_cpu, int last)
 {
@@ -114,6 +140,7 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 	if (t.timing_n)
 		printf("exit_timing n %llu gap_ns_avg %.1f probe_ns_avg %.1f\n", t.timing_n,
 		       (double)t.timing_gap_ns / t.timing_n, (double)t.timing_probe_ns / t.timing_n);
+	show_rb_stats(fd, ncpu);
 	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
 	for (unsigned int e = 0; e < nev; e++)
 		printf("%-22s %-8s %14llu %14llu\n", descs[e].name,

@@ -11,6 +11,7 @@ static const struct command commands[] = {
 	{ "sync-once", "(in a guest) issue one clock-sync hypercall and print its timestamps", cmd_sync_once },
 	{ "list", "list the host events, their fields and formats", cmd_list },
 	{ "stats", "start/stop host probing and show per-event counters", cmd_stats },
+	{ "capture", "raw capture from the host ring buffers: per-event counts, losses", cmd_capture },
 	{ "sync-emitter", "(in a guest) start/stop the periodic clock-sync hypercalls, show counters", cmd_sync_emitter },
 };
 

@@ -3,8 +3,8 @@
  * vmscope_host.ko: the host side of vmscope.
  *
  * It owns the control device /dev/vmscope-host, attaches the KVM and
- * scheduler probes (kvm-probes/) and answers the version and probe ioctls;
- * ring buffers and sessions attach here in later stages.
+ * scheduler probes (kvm-probes/), answers the version and probe ioctls,
+ * and runs capture sessions (session.c: per-CPU ring buffers, mmap.c).
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -12,21 +12,45 @@
 #include <vmscope/kernel/version_ioctl.h>
 #include "../kvm-probes/kmod/core.h"
 #include "probe_ioctl.h"
+#include "session.h"
 
 static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
+	long ret;
+
 	switch (cmd) {
 	case VMSCOPE_IOC_GET_VERSION:
 		return vmscope_ioctl_get_version((void __user *)arg,
 						 VMSCOPE_SIDE_HOST);
 	default:
-		return vmscope_probe_ioctl(cmd, (void __user *)arg);
+		break;
 	}
+	ret = vmscope_session_ioctl(file, cmd, (void __user *)arg);
+	if (ret != -ENOTTY)
+		return ret;
+	return vmscope_probe_ioctl(cmd, (void __user *)arg);
+}
+
+static int vmscope_host_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() left the miscdevice here; ours is the session */
+	file->private_data = NULL;
+	return 0;
+}
+
+static int vmscope_host_release(struct inode *inode, struct file *file)
+{
+	vmscope_session_release(file);
+	return 0;
 }
 
 static const struct file_operations vmscope_host_fops = {
 	.owner = THIS_MODULE,
+	.open = vmscope_host_open,
+	.release = vmscope_host_release,
+	.poll = vmscope_session_poll,
+	.mmap = vmscope_session_mmap,
 	.unlocked_ioctl = vmscope_host_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

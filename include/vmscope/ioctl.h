@@ -102,4 +102,76 @@ struct vmscope_sync_emitter_state {
 #define VMSCOPE_IOC_SYNC_EMITTER_DISABLE	_IO(VMSCOPE_IOC_MAGIC, 0x42)
 #define VMSCOPE_IOC_SYNC_EMITTER_STATE	_IOWR(VMSCOPE_IOC_MAGIC, 0x43, struct vmscope_sync_emitter_state)
 
+/*
+ * Capture sessions (host): one buffer per possible CPU, allocated at
+ * VMSCOPE_IOC_SESSION_START on the file that starts it; the probes record
+ * into them until VMSCOPE_IOC_SESSION_STOP (which flushes every CPU) or
+ * until that file is closed. One recording session at a time: a second
+ * start gets -EBUSY. After a stop the buffers stay readable on that file
+ * until it is closed and every mapping is gone.
+ *
+ * mmap: CPU c's buffer is at file offset c * cpu_stride, read-only
+ * (PROT_WRITE is refused), at most cpu_stride bytes. Inside it, the
+ * control area (struct vmscope_rb_ctrl, vmscope/ringbuf_abi.h) is at 0 and
+ * physical sub-buffer p at ctrl_size + p * subbuf_size. The reader takes a
+ * delivered sub-buffer with GET_SUBBUF (which returns its physical index),
+ * reads it in place, and gives it back with PUT_SUBBUF before the next GET
+ * on that CPU. poll() reports POLLIN when any CPU has one to get; a
+ * periodic flush (flush_ms) delivers partly filled sub-buffers, so a quiet
+ * buffer still reaches the reader within about flush_ms.
+ */
+#define VMSCOPE_SESSION_SUBBUF_SHIFT_DEF	16	/* 64 KiB */
+#define VMSCOPE_SESSION_SUBBUF_SHIFT_MIN	12	/* one page */
+#define VMSCOPE_SESSION_SUBBUF_SHIFT_MAX	22	/* 4 MiB */
+#define VMSCOPE_SESSION_NR_SHIFT_DEF		5	/* 32 sub-buffers */
+#define VMSCOPE_SESSION_NR_SHIFT_MIN		1
+#define VMSCOPE_SESSION_NR_SHIFT_MAX		10
+#define VMSCOPE_SESSION_CPU_BYTES_MAX		(64ull << 20)	/* per CPU */
+#define VMSCOPE_SESSION_FLUSH_MS_DEF		200
+#define VMSCOPE_SESSION_FLUSH_MS_MIN		10
+#define VMSCOPE_SESSION_FLUSH_MS_MAX		10000
+
+/* SESSION_START (in: 0 = default; out: what was chosen) and GEOMETRY (out). */
+struct vmscope_session_cfg {
+	__u32 subbuf_shift;	/* sub-buffer size = 1 << subbuf_shift */
+	__u32 nr_subbuf_shift;	/* N = 1 << nr_subbuf_shift sub-buffers */
+	__u32 mode;		/* VMSCOPE_RB_MODE_DISCARD / _FLIGHT */
+	__u32 flush_ms;		/* period of the flush timer */
+	__u32 nr_cpu_ids;	/* out: CPUs 0..nr_cpu_ids-1; mmap of an impossible one fails (ENXIO) */
+	__u32 ctrl_size;	/* out: bytes before physical sub-buffer 0 */
+	__u64 cpu_bytes;	/* out: bytes of one CPU's buffer */
+	__u64 cpu_stride;	/* out: mmap offset of CPU c = c * cpu_stride */
+};
+
+/* GET_SUBBUF: in cpu; out the sub-buffer taken and its header facts. */
+struct vmscope_subbuf_req {
+	__u32 cpu;		/* in */
+	__u32 phys;		/* out: physical index */
+	__u64 seq;		/* out: sub-buffer sequence */
+	__u64 offset;		/* out: bytes from the start of the CPU's mapping */
+	__u64 lost_before;	/* out: header copies, for convenience; the */
+	__u32 data_size;	/*      mapped header is authoritative */
+	__u32 records;
+	__u64 lost_total;	/* out: the buffer's losses so far (all causes) */
+};
+
+/* GET_RB_STATS: one CPU's ring-buffer counters (in: cpu). */
+struct vmscope_rb_stats {
+	__u32 cpu;		/* in */
+	__u32 active;		/* out: 1 when a session is recording */
+	__u64 lost_full;
+	__u64 lost_too_big;
+	__u64 lost_overwritten;
+	__u64 subbufs_delivered;
+	__u64 subbufs_overwritten;
+};
+
+#define VMSCOPE_IOC_SESSION_START	_IOWR(VMSCOPE_IOC_MAGIC, 0x20, struct vmscope_session_cfg)
+#define VMSCOPE_IOC_SESSION_STOP	_IO(VMSCOPE_IOC_MAGIC, 0x21)
+#define VMSCOPE_IOC_GEOMETRY		_IOR(VMSCOPE_IOC_MAGIC, 0x22, struct vmscope_session_cfg)
+#define VMSCOPE_IOC_GET_SUBBUF		_IOWR(VMSCOPE_IOC_MAGIC, 0x23, struct vmscope_subbuf_req)
+#define VMSCOPE_IOC_PUT_SUBBUF		_IOW(VMSCOPE_IOC_MAGIC, 0x24, __u32)
+#define VMSCOPE_IOC_FLUSH		_IOW(VMSCOPE_IOC_MAGIC, 0x25, __u32)
+#define VMSCOPE_IOC_GET_RB_STATS	_IOWR(VMSCOPE_IOC_MAGIC, 0x26, struct vmscope_rb_stats)
+
 #endif /* VMSCOPE_IOCTL_H */

@@ -20,6 +20,7 @@
 
 DEFINE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 struct vmscope_filter vmscope_filter;
+struct vmscope_rb_chan *vmscope_rec_chan;
 
 static DEFINE_MUTEX(vmscope_ctl_lock);
 static struct module *kvm_module;	/* non-NULL while kvm's probes are attached */

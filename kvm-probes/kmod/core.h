@@ -16,6 +16,7 @@
 #include <linux/string.h>
 #include <linux/trace_clock.h>
 #include "../vmscope_events.h"
+#include "../../ringbuf/ringbuf.h"
 
 /* The last payload of one event on one CPU (stand-in for the ring buffer). */
 struct vmscope_last {
@@ -92,16 +93,30 @@ static __always_inline bool vmscope_probe_begin(unsigned int id, pid_t tgid_a,
 }
 
 /*
- * Publishes a filled payload: one memcpy into this CPU's slot for the event.
- * A nested probe (interrupt) that finds the slot mid-write skips it rather
+ * The recording session's per-CPU buffers, or NULL. Set by the session
+ * code (host-kmod/session.c) before it starts and cleared, followed by
+ * synchronize_rcu(), before it flushes and frees: probes run with
+ * preemption disabled, so the grace period covers every writer.
+ */
+extern struct vmscope_rb_chan *vmscope_rec_chan;
+
+/*
+ * Publishes a filled payload. With a session: one record (reserve, one
+ * memcpy, commit) in this CPU's buffer; a drop is counted by the buffer.
+ * Always: one memcpy into this CPU's "last event" slot for `stats --last`.
+ * A nested probe (interrupt) that finds that slot mid-write skips it rather
  * than tear it; the counts above are exact regardless.
  */
 static __always_inline void vmscope_emit(unsigned int id, const void *payload,
 					 size_t size, u64 ts)
 {
+	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_rec_chan);
 	struct vmscope_last *l = this_cpu_ptr(&vmscope_cpu.last[id]);
-	u64 seq = READ_ONCE(l->seq);
+	u64 seq;
 
+	if (chan)
+		vmscope_rb_chan_write(chan, id, payload, size);
+	seq = READ_ONCE(l->seq);
 	if (seq & 1)
 		return;
 	WRITE_ONCE(l->seq, seq + 1);

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Capture sessions: one ring buffer per possible CPU (vmalloc_user(), so it
+ * can be mapped), published to the probes through vmscope_rec_chan while
+ * recording. Lifetime: the starting file and every mapping hold a
+ * reference; the buffers are freed with the last one. A mapping holds its
+ * file and so the module, so unloading can never free buffers under a
+ * reader.
+ *
+ * Wake-ups are batched: on_deliver (writer context, maybe NMI) only queues
+ * an irq_work that wakes poll() waiters; a delayed work flushes every CPU
+ * each flush_ms so partly filled sub-buffers reach the reader too.
+ */
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include "../kvm-probes/kmod/core.h"
+#include "session.h"
+
+/* Serialises start/stop and guards vmscope_recording. */
+static DEFINE_MUTEX(vmscope_sessions_lock);
+static struct vmscope_session *vmscope_recording;
+
+static void session_free(struct kref *ref)
+{
+	struct vmscope_session *s = container_of(ref, struct vmscope_session,
+						 ref);
+	unsigned int cpu;
+
+	/* stopped already: no writer, no timer; a last wake may be queued */
+	irq_work_sync(&s->wake_work);
+	for_each_possible_cpu(cpu)
+		vfree(s->mem[cpu]);
+	kfree(s->mem);
+	kfree(s->chan.bufs);
+	kfree(s->rb);
+	kfree(s);
+}
+
+void vmscope_session_put(struct vmscope_session *s)
+{
+	kref_put(&s->ref, session_free);
+}
+
+static void session_wake(struct irq_work *w)
+{
+	struct vmscope_session *s = container_of(w, struct vmscope_session,
+						 wake_work);
+
+	wake_up_interruptible(&s->wq);
+}
+
+/* Writer context (any, even NMI): irq_work_queue() is safe there. */
+static void session_on_deliver(struct vmscope_rb_buf *buf, void *arg)
+{
+	struct vmscope_session *s = arg;
+
+	irq_work_queue(&s->wake_work);
+}
+
+static void session_flush_local(void *buf)
+{
+	vmscope_rb_flush(buf);
+}
+
+/*
+ * vmscope_rb_flush() acts as a writer, so it runs on the buffer's CPU; an
+ * offline CPU has no writer left and is flushed from here. cpus_read_lock()
+ * keeps the online state stable meanwhile.
+ */
+static void session_flush_cpu(struct vmscope_session *s, unsigned int cpu)
+{
+	struct vmscope_rb_buf *buf = s->chan.bufs[cpu];
+
+	if (!buf)
+		return;
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, session_flush_local, buf, 1);
+	else
+		vmscope_rb_flush(buf);
+}
+
+static void session_flush_all(struct vmscope_session *s)
+{
+	unsigned int cpu;
+
+	mutex_lock(&s->flush_lock);
+	cpus_read_lock();
+	for_each_possible_cpu(cpu)
+		session_flush_cpu(s, cpu);
+	cpus_read_unlock();
+	mutex_unlock(&s->flush_lock);
+}
+
+static void session_flush_work(struct work_struct *w)
+{
+	struct vmscope_session *s = container_of(to_delayed_work(w),
+						 struct vmscope_session,
+						 flush_work);
+
+	session_flush_all(s);
+	schedule_delayed_work(&s->flush_work,
+			      msecs_to_jiffies(s->cfg.flush_ms));
+}
+
+/* 0 means "default"; anything else must be in range. */
+static int session_cfg_check(struct vmscope_session_cfg *cfg)
+{
+	u64 bytes;
+
+	if (!cfg->subbuf_shift)
+		cfg->subbuf_shift = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
+	if (!cfg->nr_subbuf_shift)
+		cfg->nr_subbuf_shift = VMSCOPE_SESSION_NR_SHIFT_DEF;
+	if (!cfg->flush_ms)
+		cfg->flush_ms = VMSCOPE_SESSION_FLUSH_MS_DEF;
+	if (cfg->subbuf_shift < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN ||
+	    cfg->subbuf_shift > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX ||
+	    cfg->nr_subbuf_shift < VMSCOPE_SESSION_NR_SHIFT_MIN ||
+	    cfg->nr_subbuf_shift > VMSCOPE_SESSION_NR_SHIFT_MAX ||
+	    cfg->mode > VMSCOPE_RB_MODE_FLIGHT ||
+	    cfg->flush_ms < VMSCOPE_SESSION_FLUSH_MS_MIN ||
+	    cfg->flush_ms > VMSCOPE_SESSION_FLUSH_MS_MAX)
+		return -EINVAL;
+	bytes = vmscope_rb_mem_bytes(cfg->subbuf_shift, cfg->nr_subbuf_shift,
+				     PAGE_SIZE);
+	if (bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
+		return -E2BIG;
+	cfg->nr_cpu_ids = nr_cpu_ids;
+	cfg->ctrl_size = vmscope_rb_ctrl_bytes(cfg->nr_subbuf_shift, PAGE_SIZE);
+	cfg->cpu_bytes = bytes;
+	cfg->cpu_stride = PAGE_ALIGN(bytes);
+	return 0;
+}
+
+/* Process context, no session lock: the allocations may sleep. */
+static struct vmscope_session *session_alloc(struct vmscope_session_cfg *cfg)
+{
+	struct vmscope_session *s;
+	unsigned int cpu;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	kref_init(&s->ref);
+	s->cfg = *cfg;
+	mutex_init(&s->read_lock);
+	mutex_init(&s->flush_lock);
+	init_waitqueue_head(&s->wq);
+	init_irq_work(&s->wake_work, session_wake);
+	INIT_DELAYED_WORK(&s->flush_work, session_flush_work);
+	s->mem = kcalloc(nr_cpu_ids, sizeof(*s->mem), GFP_KERNEL);
+	s->chan.bufs = kcalloc(nr_cpu_ids, sizeof(*s->chan.bufs), GFP_KERNEL);
+	s->rb = kcalloc(nr_cpu_ids, sizeof(*s->rb), GFP_KERNEL);
+	if (!s->mem || !s->chan.bufs || !s->rb)
+		goto fail;
+	s->chan.nr_bufs = nr_cpu_ids;
+	/* every possible CPU, so that hotplug needs no allocation later */
+	for_each_possible_cpu(cpu) {
+		struct vmscope_rb_buf *b = &s->rb[cpu];
+
+		s->mem[cpu] = vmalloc_user(cfg->cpu_stride);
+		if (!s->mem[cpu])
+			goto fail;
+		if (vmscope_rb_init(b, s->mem[cpu], cfg->subbuf_shift,
+				    cfg->nr_subbuf_shift, cfg->mode, cpu,
+				    PAGE_SIZE))
+			goto fail;
+		b->on_deliver = session_on_deliver;
+		b->deliver_arg = s;
+		s->chan.bufs[cpu] = b;
+	}
+	return s;
+fail:
+	if (s->mem)
+		for_each_possible_cpu(cpu)
+			vfree(s->mem[cpu]);
+	kfree(s->mem);
+	kfree(s->chan.bufs);
+	kfree(s->rb);
+	kfree(s);
+	return NULL;
+}
+
+static long session_start(struct file *file, void __user *arg)
+{
+	struct vmscope_session_cfg cfg;
+	struct vmscope_session *s;
+	long ret;
+
+	if (copy_from_user(&cfg, arg, sizeof(cfg)))
+		return -EFAULT;
+	ret = session_cfg_check(&cfg);
+	if (ret)
+		return ret;
+	/* cheap early answer; rechecked under the lock below */
+	if (READ_ONCE(file->private_data) || READ_ONCE(vmscope_recording))
+		return -EBUSY;
+	s = session_alloc(&cfg);
+	if (!s)
+		return -ENOMEM;
+	mutex_lock(&vmscope_sessions_lock);
+	if (file->private_data || vmscope_recording) {
+		mutex_unlock(&vmscope_sessions_lock);
+		vmscope_session_put(s);
+		return -EBUSY;
+	}
+	s->recording = true;
+	vmscope_recording = s;
+	/* the file's reference is the one kref_init() gave */
+	WRITE_ONCE(file->private_data, s);
+	WRITE_ONCE(vmscope_rec_chan, &s->chan);
+	schedule_delayed_work(&s->flush_work, msecs_to_jiffies(cfg.flush_ms));
+	mutex_unlock(&vmscope_sessions_lock);
+	return copy_to_user(arg, &cfg, sizeof(cfg)) ? -EFAULT : 0;
+}
+
+/*
+ * Stops recording (idempotent): no writer is left when it returns and
+ * every CPU's partial sub-buffer has been delivered.
+ */
+static void session_stop(struct vmscope_session *s)
+{
+	mutex_lock(&vmscope_sessions_lock);
+	if (!s->recording) {
+		mutex_unlock(&vmscope_sessions_lock);
+		return;
+	}
+	s->recording = false;
+	vmscope_recording = NULL;
+	WRITE_ONCE(vmscope_rec_chan, NULL);
+	mutex_unlock(&vmscope_sessions_lock);
+	/* probes run with preemption off: this waits for every writer */
+	synchronize_rcu();
+	cancel_delayed_work_sync(&s->flush_work);
+	session_flush_all(s);
+	wake_up_interruptible(&s->wq);
+}
+
+static struct vmscope_rb_buf *session_buf(struct vmscope_session *s, u32 cpu)
+{
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return NULL;
+	return s->chan.bufs[cpu];
+}
+
+static long session_get_subbuf(struct vmscope_session *s, void __user *arg)
+{
+	const struct vmscope_rb_subbuf_hdr *h;
+	struct vmscope_rb_subbuf_ref ref;
+	struct vmscope_subbuf_req req;
+	struct vmscope_rb_buf *buf;
+	int ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	buf = session_buf(s, req.cpu);
+	if (!buf)
+		return -EINVAL;
+	mutex_lock(&s->read_lock);
+	ret = vmscope_rb_get_subbuf(buf, &ref);
+	mutex_unlock(&s->read_lock);
+	if (ret)
+		return ret;	/* -EAGAIN: none yet; -EBUSY: put the last one */
+	h = ref.ptr;
+	req.phys = ref.phys;
+	req.seq = ref.seq;
+	req.offset = s->cfg.ctrl_size + ((u64)ref.phys << s->cfg.subbuf_shift);
+	req.lost_before = h->lost_before;
+	req.data_size = h->data_size;
+	req.records = h->records;
+	req.lost_total = vmscope_rb_lost(buf);
+	return copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static long session_put_subbuf(struct vmscope_session *s, void __user *arg)
+{
+	struct vmscope_rb_buf *buf;
+	u32 cpu;
+
+	if (get_user(cpu, (u32 __user *)arg))
+		return -EFAULT;
+	buf = session_buf(s, cpu);
+	if (!buf)
+		return -EINVAL;
+	mutex_lock(&s->read_lock);
+	vmscope_rb_put_subbuf(buf);
+	mutex_unlock(&s->read_lock);
+	return 0;
+}
+
+static long session_flush_one(struct vmscope_session *s, void __user *arg)
+{
+	u32 cpu;
+
+	if (get_user(cpu, (u32 __user *)arg))
+		return -EFAULT;
+	if (!session_buf(s, cpu))
+		return -EINVAL;
+	mutex_lock(&s->flush_lock);
+	cpus_read_lock();
+	session_flush_cpu(s, cpu);
+	cpus_read_unlock();
+	mutex_unlock(&s->flush_lock);
+	return 0;
+}
+
+/* Counters of the recording session, from any file (`vmscope stats`). */
+static long session_rb_stats(void __user *arg)
+{
+	struct vmscope_rb_stats st = { 0 };
+	struct vmscope_rb_ctrl *c;
+	struct vmscope_rb_buf *buf;
+
+	if (get_user(st.cpu, (u32 __user *)arg))
+		return -EFAULT;
+	if (st.cpu >= nr_cpu_ids || !cpu_possible(st.cpu))
+		return -EINVAL;
+	mutex_lock(&vmscope_sessions_lock);
+	if (vmscope_recording) {
+		buf = session_buf(vmscope_recording, st.cpu);
+		c = buf->ctrl;
+		st.active = 1;
+		st.lost_full = READ_ONCE(c->lost_full);
+		st.lost_too_big = READ_ONCE(c->lost_too_big);
+		st.lost_overwritten = READ_ONCE(c->lost_overwritten);
+		st.subbufs_delivered = READ_ONCE(c->subbufs_delivered);
+		st.subbufs_overwritten = READ_ONCE(c->subbufs_overwritten);
+	}
+	mutex_unlock(&vmscope_sessions_lock);
+	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+long vmscope_session_ioctl(struct file *file, unsigned int cmd,
+			   void __user *arg)
+{
+	struct vmscope_session *s = READ_ONCE(file->private_data);
+
+	switch (cmd) {
+	case VMSCOPE_IOC_SESSION_START:
+		return session_start(file, arg);
+	case VMSCOPE_IOC_GET_RB_STATS:
+		return session_rb_stats(arg);
+	case VMSCOPE_IOC_SESSION_STOP:
+	case VMSCOPE_IOC_GEOMETRY:
+	case VMSCOPE_IOC_GET_SUBBUF:
+	case VMSCOPE_IOC_PUT_SUBBUF:
+	case VMSCOPE_IOC_FLUSH:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	/* the rest need a session started on this file */
+	if (!s)
+		return -ENODATA;
+	switch (cmd) {
+	case VMSCOPE_IOC_SESSION_STOP:
+		session_stop(s);
+		return 0;
+	case VMSCOPE_IOC_GEOMETRY:
+		return copy_to_user(arg, &s->cfg, sizeof(s->cfg)) ? -EFAULT : 0;
+	case VMSCOPE_IOC_GET_SUBBUF:
+		return session_get_subbuf(s, arg);
+	case VMSCOPE_IOC_PUT_SUBBUF:
+		return session_put_subbuf(s, arg);
+	default:
+		return session_flush_one(s, arg);
+	}
+}
+
+void vmscope_session_release(struct file *file)
+{
+	struct vmscope_session *s = file->private_data;
+
+	if (!s)
+		return;
+	session_stop(s);
+	vmscope_session_put(s);	/* mappings keep theirs */
+}
+
+/* Mirrors vmscope_rb_get_subbuf()'s test without taking anything. */
+static bool session_buf_readable(struct vmscope_rb_buf *b)
+{
+	u64 r = READ_ONCE(b->rd_seq);
+	/* pairs with the delivering writer's release, as in get_subbuf */
+	u64 e = smp_load_acquire(&b->slots[r & b->n_mask]);
+	s64 d = (s64)((VMSCOPE_RB_SLOT_TAG(e) - vmscope_rb_tag_of(r)) << 24)
+		>> 24;
+
+	return d > 0 || (d == 0 &&
+			 VMSCOPE_RB_SLOT_STATE(e) == VMSCOPE_RB_SLOT_DELIVERED);
+}
+
+__poll_t vmscope_session_poll(struct file *file, poll_table *pt)
+{
+	struct vmscope_session *s = READ_ONCE(file->private_data);
+	unsigned int cpu;
+
+	if (!s)
+		return EPOLLERR;
+	poll_wait(file, &s->wq, pt);
+	for_each_possible_cpu(cpu)
+		if (s->chan.bufs[cpu] &&
+		    session_buf_readable(s->chan.bufs[cpu]))
+			return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}

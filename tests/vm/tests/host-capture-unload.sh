@@ -1,0 +1,87 @@
+# vmtest-timeout: 600
+# Buffer lifetime and CPU hotplug while capturing: a test-host CPU goes
+# offline and online during a capture (records keep decoding); rmmod fails
+# ("in use") while a reader has the device open and its buffers mapped,
+# also after the reader closed the file but still holds a mapping; once the
+# last mapping is gone the module unloads. The kernel log must stay clean.
+
+EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+
+guest_main() {
+	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
+	touch /vmtest/ready
+	while [ ! -e /vmtest/bye ]; do
+		"$EXITLOOP" --pio 2000 >/dev/null || fail "exitloop --pio"
+		sleep 0.1
+	done
+}
+
+wait_file() {	# wait_file PATH: up to 300 s
+	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
+	fail "timed out waiting for $1"
+}
+
+# Opens the device, starts a session, maps CPU 0's buffer, closes the file
+# and keeps only the mapping; rmmod must fail until it is unmapped.
+mapping_outlives_file() {
+	python3 - "$HOST_KO" <<'PY'
+import fcntl, mmap, os, struct, subprocess, sys
+IOWR = lambda nr, size: (3 << 30) | (size << 16) | (0xB7 << 8) | nr
+IO = lambda nr: (0xB7 << 8) | nr
+cfg = bytearray(40)                      # struct vmscope_session_cfg
+fd = os.open("/dev/vmscope-host", os.O_RDWR)
+fcntl.ioctl(fd, IOWR(0x20, 40), cfg)     # SESSION_START, defaults
+cpu_bytes, stride = struct.unpack_from("<QQ", cfg, 24)
+m = mmap.mmap(fd, cpu_bytes, mmap.MAP_SHARED, mmap.PROT_READ, offset=0)
+try:
+    mmap.mmap(fd, cpu_bytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    sys.exit("a writable mapping was allowed")
+except OSError:
+    pass
+fcntl.ioctl(fd, IO(0x21))                # SESSION_STOP
+os.close(fd)
+r = subprocess.run(["rmmod", "vmscope_host"], capture_output=True, text=True)
+if r.returncode == 0:
+    sys.exit("rmmod succeeded while a mapping exists")
+print("rmmod with only a mapping left:", r.stderr.strip())
+abi, mode = struct.unpack_from("<II", m, 0)   # the control page is readable
+if abi != 1:
+    sys.exit("control page reads abi_version %d" % abi)
+m.close()
+PY
+}
+
+host_main() {
+	host_prepare_kvm
+	[ -e /sys/devices/system/cpu/cpu1/online ] || fail "no hot-pluggable cpu1"
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start g1 guest_main 1 3
+	gdir=$VMTEST_GUESTS/g1
+	wait_file "$gdir/ready"
+
+	"$VMSCOPE" capture --flush-ms 50 >/vmtest/capture.txt 2>/vmtest/capture.err &
+	cap=$!
+	for _ in $(seq 300); do
+		grep -q '^capture: recording' /vmtest/capture.err && break
+		kill -0 "$cap" 2>/dev/null || fail "capture died: $(cat /vmtest/capture.err)"
+		sleep 0.2
+	done
+	sleep 1
+	check "cpu1 offline" sh -c 'echo 0 >/sys/devices/system/cpu/cpu1/online'
+	sleep 2
+	check "cpu1 online" sh -c 'echo 1 >/sys/devices/system/cpu/cpu1/online'
+	sleep 1
+	if rmmod vmscope_host 2>/vmtest/rmmod.err; then
+		fail "rmmod succeeded while capture has the buffers mapped"
+	fi
+	log "rmmod during capture: $(cat /vmtest/rmmod.err)"
+	kill -INT "$cap"
+	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
+	cat /vmtest/capture.txt
+	grep -q '^event kvm_exit ' /vmtest/capture.txt || fail "no kvm_exit records"
+
+	mapping_outlives_file || fail "mapping lifetime check failed"
+	touch "$gdir/bye"
+	guest_wait g1 300 || fail "guest failed"
+	check "rmmod vmscope_host after the last unmap" rmmod vmscope_host
+}
