@@ -20,7 +20,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vmscope COMMAND [OPTIONS]\n\n"
 		"Guest-aware tracing for KVM.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n`vmscope COMMAND --help` describes each command.\n");
 }
 

@@ -40,10 +40,14 @@ expect 2 '--period 999us is out of range' -- sync-emitter start --period 999us
 expect 2 "'10x' is not a duration" -- sync-emitter start --period 10x
 expect 2 "unknown action 'go'" -- sync-emitter go
 expect 2 "option not valid with 'stop'" -- sync-emitter stop --period 10ms
+expect 0 'usage: vmscope capture' -- capture --help
+expect 2 "unrecognized option '--bogus'" -- capture --bogus
+expect 0 '^  capture +raw capture' -- --help
 # No module is loaded on the build machine itself.
 if [ ! -e /dev/vmscope-host ]; then
 	expect 0 'host   module: not loaded' -- version
 	expect 1 'is vmscope_host.ko loaded' -- version --require host
+	expect 1 'is vmscope_host.ko loaded' -- capture --duration 1
 fi
 if [ ! -e /dev/vmscope-guest ]; then
 	expect 1 'is vmscope_guest.ko loaded' -- sync-once
