@@ -1,23 +1,29 @@
 # The built-in demo (scripts/demo): a test host with vmscope_host.ko runs a
-# 2-vCPU KVM guest with vmscope_guest.ko; the guest issues clock-sync
-# hypercalls on each vCPU and streams a message to the host over AF_VSOCK.
-# It prints what each side saw. vmscope's own capture, merge and reports
-# join this demo as they land; until then the host-side view of KVM comes
-# from the kernel's ftrace, and says so.
+# 2-vCPU KVM guest with vmscope_guest.ko. While `vmscope capture` records
+# that guest's KVM events from the host module's ring buffers, the guest
+# runs the periodic clock-sync emitter, makes KVM exit with port I/O and
+# CPUID, and sends a message to the host over AF_VSOCK. Each side prints
+# what it saw. Merged guest+host timelines and reports join this demo as
+# they land.
 
-TOKEN=0xd3e0
+EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+
+wait_file() {
+	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
+	fail "timed out waiting for $1"
+}
 
 guest_main() {
 	insmod "$GUEST_KO" || fail "insmod vmscope_guest"
-	"$VMSCOPE" version
 	guest_prepare_vsock
-	for cpu in 0 1; do
-		for seq in 1 2 3; do
-			taskset -c "$cpu" "$VMSCOPE" sync-once --token "$TOKEN" --seq "$((cpu * 10 + seq))" ||
-				fail "sync-once"
-		done
-	done | tee /vmtest/sync.txt
-	printf 'hello from guest %s, %s vCPUs\n' "$(hostname)" "$(nproc)" >/run/msg.txt
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	"$VMSCOPE" sync-emitter start --period 10ms || fail "sync-emitter start"
+	"$EXITLOOP" --pio 5000 || fail "exitloop --pio"
+	"$EXITLOOP" --cpuid 5000 || fail "exitloop --cpuid"
+	"$VMSCOPE" sync-emitter stop || fail "sync-emitter stop"
+	"$VMSCOPE" sync-emitter status
+	printf 'hello from the guest, %s vCPUs\n' "$(nproc)" >/run/msg.txt
 	"$VSOCK_XFER" send 2 5000 /run/msg.txt
 	rmmod vmscope_guest
 }
@@ -27,26 +33,33 @@ host_main() {
 	insmod "$HOST_KO" || fail "insmod vmscope_host"
 	"$VMSCOPE" version
 	host_prepare_kvm
-	echo 1 >"$TRACEFS/events/kvm/kvm_hypercall/enable"
-	echo 1 >"$TRACEFS/events/kvm/kvm_exit/enable"
-	echo 4096 >"$TRACEFS/buffer_size_kb"
-	"$VSOCK_XFER" listen 5000 /run/msg.txt 180 >/run/listener.out 2>&1 &
+	"$VSOCK_XFER" listen 5000 /run/msg.txt 300 >/run/listener.out 2>&1 &
 	echo
-	echo "== guest (2 vCPUs, vsock CID 3)"
-	guest_run demo guest_main 2 3
-	echo 0 >"$TRACEFS/tracing_on"
+	echo "== guest: 2 vCPUs, vsock CID 3"
+	guest_start demo guest_main 2 3
+	gdir=$VMTEST_GUESTS/demo
+	qpid=$(cat "$gdir/qemu.pid")
+	wait_file "$gdir/ready"
+	"$VMSCOPE" capture --pid "$qpid" --subbufs-shift 7 >/run/capture.txt 2>/run/capture.err &
+	cap=$!
+	for _ in $(seq 300); do
+		grep -q '^capture: recording' /run/capture.err && break
+		sleep 0.2
+	done
+	touch "$gdir/go"
+	guest_wait demo 600 || fail "the guest failed"
+	kill -INT "$cap"
+	wait "$cap" || fail "capture failed: $(cat /run/capture.err)"
 	wait
 	echo
 	echo "== host: AF_VSOCK listener"
 	cat /run/listener.out
 	echo "   message: $(cat /run/msg.txt)"
 	echo
-	echo "== host: vmscope sync hypercalls seen at KVM's kvm_hypercall tracepoint (ftrace)"
-	nr=$(sed -n 's/^#define VMSCOPE_SYNC_HC_NR \(0x[0-9a-f]*\)UL$/\1/p' include/vmscope/sync_abi.h)
-	grep "kvm_hypercall: nr $nr a0 $TOKEN" "$TRACEFS/trace" | sed 's/^ */   /'
+	echo "== host: vmscope capture of the guest's QEMU (pid $qpid), from the ring buffers"
+	cat /run/capture.err /run/capture.txt
 	echo
-	echo "== host: guest exits by reason, from ftrace's kvm_exit (buffer may have wrapped)"
-	grep -o 'kvm_exit: vcpu [0-9]* reason [a-z_]*' "$TRACEFS/trace" |
-		awk '{ n[$5]++ } END { for (r in n) printf "   %8d %s\n", n[r], r }' | sort -rn | head -n 12
+	echo "== host: sync exchanges paired by vmscope_host (t2 at kvm_hypercall, t3 at the next kvm_entry)"
+	"$VMSCOPE" stats | grep -E '^(state|sync_t2|sync_t3)' || true
 	rmmod vmscope_host
 }
