@@ -87,15 +87,21 @@ EOJ
 	local qemu=(qemu-system-x86_64 -name vmtest-host -machine pc
 		-accel tcg,thread=multi -cpu max -smp 2 -m 3072
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
-		-append "console=ttyS0 quiet panic=-1"
+		-append "console=ttyS0 panic=-1"
 		-nodefaults -no-user-config -display none -no-reboot
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap
 		-virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap")
 	if [ "$entry" = shell ]; then
 		"${qemu[@]}" -serial mon:stdio
 	else
+		# -d cpu_reset: a triple fault (a reset with no kernel message) is
+		# logged by QEMU, so a silent death of the test host is explained.
 		timeout -k 5 "$timeout_s" "${qemu[@]}" -serial "file:$results/console.log" \
+			-d cpu_reset -D "$results/qemu-cpu-reset.log" \
 			>"$results/qemu.log" 2>&1
+		local status=$?
+		echo "$status" >"$results/qemu.status"
+		return "$status"
 	fi
 }
 
@@ -115,7 +121,9 @@ judge() {
 		ok=1
 	fi
 	if [ ! -f "$results/rc" ]; then
-		echo "reason: the test host left no exit status (see console.log, qemu.log)"
+		echo "reason: the test host left no exit status (QEMU exit status $qstatus; see console.log, qemu.log)"
+		grep -m 1 -i 'triple fault' "$results/qemu-cpu-reset.log" 2>/dev/null &&
+			echo "  QEMU logged a triple fault of the test host: see qemu-cpu-reset.log"
 		tail -n 15 "$results/console.log" "$results/qemu.log" 2>/dev/null | sed 's/^/  /'
 		return 1
 	fi
@@ -146,6 +154,29 @@ judge() {
 	return $ok
 }
 
+# silent_death RESULTS_DIR QEMU_STATUS: succeeds (printing which VM) when
+# the test host or a guest stopped without an exit status and without any
+# kernel message that explains it: the VM reset itself. Measured here: a
+# 2-vCPU nested guest dies that way during boot in about 1 run of 6 with no
+# vmscope module loaded at all (QEMU TCG's SVM emulation); such a death says
+# nothing about the code under test. A timeout is not a silent death.
+silent_death() {
+	local results=$1 qstatus=$2 g
+	[ "$qstatus" -ne 124 ] && [ "$qstatus" -ne 137 ] || return 1
+	if [ ! -f "$results/rc" ]; then
+		"$repo/tests/vm/lib/check-kernel-log.sh" "$results/console.log" >/dev/null || return 1
+		echo "the test host stopped without a status or a kernel message"
+		return 0
+	fi
+	for g in "$results"/guests/*/; do
+		[ -d "$g" ] && [ ! -f "$g/rc" ] && [ ! -f "$g/timeout" ] && [ ! -f "$g/killed" ] || continue
+		"$repo/tests/vm/lib/check-kernel-log.sh" "$g/console.log" >/dev/null || return 1
+		echo "guest $(basename "$g") stopped without a status or a kernel message"
+		return 0
+	done
+	return 1
+}
+
 passed=0
 failed=0
 for t in "${tests[@]}"; do
@@ -165,20 +196,35 @@ for t in "${tests[@]}"; do
 	timeout_s=${timeout_s:-300}
 	expect_fail=${expect_fail_opt:-$(sed -n 's/^# vmtest-expect-fail: *//p' "$test_file" | head -n 1)}
 	results=${results_opt:-$repo/build/vmtests/$name}
-	rm -rf "$results" && mkdir -p "$results"
+	rm -rf "$results" "$results.attempt1" && mkdir -p "$results"
 	start_ns=$(date +%s%N)
-	boot_test_host "$results" "$test_file" host_main
-	qstatus=$?
+	retried=""
+	while :; do
+		boot_test_host "$results" "$test_file" host_main
+		qstatus=$?
+		verdict=$(judge "$results" "$qstatus")
+		jstatus=$?
+		# One retry, said out loud, when a VM died without a word (see
+		# silent_death); the first attempt's results are kept.
+		if [ "$jstatus" -ne 0 ] && [ -z "$retried" ] && [ -z "$expect_fail" ] &&
+			why=$(silent_death "$results" "$qstatus"); then
+			retried="retried once after: $why (first attempt in $results.attempt1)"
+			echo "RETRY $name: $why"
+			mv "$results" "$results.attempt1" && mkdir -p "$results"
+			continue
+		fi
+		break
+	done
 	tenths=$((($(date +%s%N) - start_ns) / 100000000))
 	secs=$((tenths / 10)).$((tenths % 10))
-	verdict=$(judge "$results" "$qstatus")
-	jstatus=$?
+	note=""
+	[ -z "$retried" ] || note="; $retried"
 	if [ -n "$expect_fail" ]; then
 		if [ "$jstatus" -ne 0 ] && echo "$verdict" | grep -Eq -- "$expect_fail"; then
-			echo "PASS $name (${secs}s): failed as expected: $(echo "$verdict" | grep -E -- "$expect_fail" | head -n 1)"
+			echo "PASS $name (${secs}s${note}): failed as expected: $(echo "$verdict" | grep -E -- "$expect_fail" | head -n 1)"
 			passed=$((passed + 1))
 		else
-			echo "FAIL $name (${secs}s): expected a failure matching /$expect_fail/, got:"
+			echo "FAIL $name (${secs}s${note}): expected a failure matching /$expect_fail/, got:"
 			[ "$jstatus" -eq 0 ] && echo "  (the test passed)"
 			echo "$verdict" | sed 's/^/  /'
 			failed=$((failed + 1))
@@ -187,10 +233,10 @@ for t in "${tests[@]}"; do
 	fi
 	if [ "$jstatus" -eq 0 ]; then
 		[ "$show" -eq 0 ] || cat "$results/out"
-		echo "PASS $name (${secs}s)"
+		echo "PASS $name (${secs}s${note})"
 		passed=$((passed + 1))
 	else
-		echo "FAIL $name (${secs}s); results in $results"
+		echo "FAIL $name (${secs}s${note}); results in $results"
 		echo "$verdict" | sed 's/^/  /'
 		echo "  --- last lines of host_main's output:"
 		tail -n 25 "$results/out" 2>/dev/null | sed 's/^/  | /'

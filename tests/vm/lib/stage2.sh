@@ -23,4 +23,18 @@ rm -f /vmtest/rc
 	"$VMTEST_ENTRY"
 ) >/vmtest/out 2>&1
 echo $? >/vmtest/rc
+# Guests the test did not wait for (it failed first): stop them and keep
+# their files, so the machine side can tell why.
+for dir in "$VMTEST_GUESTS"/*/; do
+	[ -d "$dir" ] || continue
+	name=$(basename "$dir")
+	[ -d "/vmtest/guests/$name" ] && continue
+	pid=$(cat "$dir/qemu.pid" 2>/dev/null)
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid"
+		echo "killed by the harness: still running when host_main ended" >"$dir/killed"
+	fi
+	mkdir -p /vmtest/guests
+	cp -r "$dir" "/vmtest/guests/$name"
+done
 dmesg >/vmtest/dmesg
