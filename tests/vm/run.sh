@@ -15,7 +15,8 @@ A test passes when host_main exits 0, every guest it started exited 0,
 neither kernel logged a warning/bug/oops (tests/vm/lib/check-kernel-log.sh),
 and all of it finished within the timeout.
 
-  --all               run every test in tests/vm/tests/
+  --all               run every test in tests/vm/tests/ except quarantined ones
+  --with-quarantined  with --all: run the quarantined tests too
   --timeout S         hard limit for one test, QEMU is killed after it (default 300)
   --expect-fail REGEX the test passes only if the harness judges it failed for a
                       reason matching REGEX (used to prove the harness can fail)
@@ -23,6 +24,8 @@ and all of it finished within the timeout.
 A test file may set its own defaults for these two with header lines
   # vmtest-timeout: S
   # vmtest-expect-fail: REGEX
+and be kept out of --all, reported as skipped, with
+  # vmtest-quarantine: REASON
   --show              print host_main's output also when the test passes
   --shell             boot the test host with an interactive shell on this
                       terminal instead of running a test (Ctrl-A X quits QEMU)
@@ -39,11 +42,14 @@ timeout_opt=""
 expect_fail_opt=""
 shell=0
 show=0
+all=0
+with_quarantined=0
 results_opt=""
 tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--all) tests+=("$(dirname "$0")"/tests/*.sh); shift ;;
+	--all) all=1; tests+=("$(dirname "$0")"/tests/*.sh); shift ;;
+	--with-quarantined) with_quarantined=1; shift ;;
 	--timeout) timeout_opt=$2; shift 2 ;;
 	--expect-fail) expect_fail_opt=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
@@ -179,6 +185,7 @@ silent_death() {
 
 passed=0
 failed=0
+skipped=0
 for t in "${tests[@]}"; do
 	if [ -f "$t" ]; then
 		test_file=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
@@ -189,6 +196,12 @@ for t in "${tests[@]}"; do
 	if [ ! -f "$test_file" ]; then
 		echo "FAIL $name: no such test file $test_file"
 		failed=$((failed + 1))
+		continue
+	fi
+	quarantine=$(sed -n 's/^# vmtest-quarantine: *//p' "$test_file" | head -n 1)
+	if [ -n "$quarantine" ] && [ "$all" -eq 1 ] && [ "$with_quarantined" -eq 0 ]; then
+		echo "SKIP $name: quarantined: $quarantine"
+		skipped=$((skipped + 1))
 		continue
 	fi
 	# Per-test defaults from the file's header, overridden by the options.
@@ -243,5 +256,5 @@ for t in "${tests[@]}"; do
 		failed=$((failed + 1))
 	fi
 done
-echo "vm: $passed passed, $failed failed"
+echo "vm: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
