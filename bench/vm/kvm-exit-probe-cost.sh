@@ -15,10 +15,6 @@ EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${COST_N:-60000}
 MODES=$(for _ in 1 2 3; do printf "off probes reasons "; done)
 
-wait_file() {
-	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
-	fail "timed out waiting for $1"
-}
 
 guest_main() {
 	i=0

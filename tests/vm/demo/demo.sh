@@ -8,10 +8,6 @@
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 
-wait_file() {
-	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
-	fail "timed out waiting for $1"
-}
 
 guest_main() {
 	insmod "$GUEST_KO" || fail "insmod vmscope_guest"

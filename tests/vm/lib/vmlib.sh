@@ -36,6 +36,13 @@ check() {
 	log "ok: $_what"
 }
 
+# wait_file PATH: wait up to 300 s (a loaded machine is slow) for PATH to
+# appear; how the host and its guests hand each other turns.
+wait_file() {
+	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
+	fail "timed out waiting for $1"
+}
+
 # Test host: load KVM and vhost-vsock so that guests can start.
 host_prepare_kvm() {
 	modprobe kvm_amd || fail "modprobe kvm_amd"

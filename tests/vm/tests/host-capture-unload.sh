@@ -17,10 +17,6 @@ guest_main() {
 	done
 }
 
-wait_file() {	# wait_file PATH: up to 300 s
-	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
-	fail "timed out waiting for $1"
-}
 
 # Opens the device, starts a session, maps CPU 0's buffer, closes the file
 # and keeps only the mapping; rmmod must fail until it is unmapped.

@@ -22,10 +22,6 @@ guest_main() {
 	cat /vmtest/loop.txt
 }
 
-wait_file() {	# wait_file PATH: up to 300 s (the machine may be loaded)
-	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
-	fail "timed out waiting for $1"
-}
 
 kvm_exits() {	# kvm_exits PID: KVM's exits counter of that VM
 	n=0
