@@ -25,13 +25,35 @@ int vmscope_rb_iter_init(struct vmscope_rb_iter *it, const void *sb, size_t len)
 	return 0;
 }
 
+int vmscope_rb_iter_init_records(struct vmscope_rb_iter *it, const void *recs,
+				 size_t len, uint64_t begin_ts, uint64_t end_ts,
+				 uint32_t nr_records)
+{
+	memset(it, 0, sizeof(*it));
+	if (len > UINT32_MAX || len % VMSCOPE_RB_ALIGN)
+		return -VMSCOPE_RB_ERR_SIZE;
+	if (end_ts < begin_ts)
+		return -VMSCOPE_RB_ERR_TIME;
+	it->hdr.begin_ts = begin_ts;
+	it->hdr.end_ts = end_ts;
+	it->hdr.records = nr_records;
+	it->hdr.data_size = (uint32_t)len;
+	it->base = recs;
+	it->end = (uint32_t)len;
+	it->off = 0;
+	it->prev_ts = begin_ts;
+	it->uncounted = nr_records == 0;
+	return 0;
+}
+
 int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec)
 {
 	uint64_t w, ts, room, need;
 	uint32_t hdr_len;
 
 	if (it->off >= it->end)
-		return it->count == it->hdr.records ? 0 : -VMSCOPE_RB_ERR_COUNT;
+		return it->uncounted || it->count == it->hdr.records ?
+			0 : -VMSCOPE_RB_ERR_COUNT;
 	room = (uint64_t)it->end - it->off;
 	if (room < VMSCOPE_RB_REC_HDR_SIZE)
 		return -VMSCOPE_RB_ERR_TRUNC;

@@ -26,6 +26,7 @@ struct vmscope_rb_iter {
 	uint32_t off;
 	uint64_t prev_ts;
 	uint32_t count;		/* records returned so far */
+	uint32_t uncounted;	/* no record count to check at the end */
 	struct vmscope_rb_subbuf_hdr hdr;
 };
 
@@ -41,6 +42,17 @@ enum vmscope_rb_decode_err {
 
 /* Validate the header; 0 or -VMSCOPE_RB_ERR_*. */
 int vmscope_rb_iter_init(struct vmscope_rb_iter *it, const void *sb, size_t len);
+
+/*
+ * Iterate records stored without their sub-buffer header (a trace's
+ * StreamChunk keeps the header's facts as fields): len bytes of records
+ * at recs, first record relative to begin_ts, none after end_ts, and
+ * nr_records of them (the end check is skipped when nr_records is 0,
+ * "not counted"). 0 or -VMSCOPE_RB_ERR_SIZE / _TIME.
+ */
+int vmscope_rb_iter_init_records(struct vmscope_rb_iter *it, const void *recs,
+				 size_t len, uint64_t begin_ts, uint64_t end_ts,
+				 uint32_t nr_records);
 
 /* 1: *rec filled; 0: end of data; -VMSCOPE_RB_ERR_*: malformed (stop). */
 int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec);

@@ -1,0 +1,301 @@
+/*
+ * `vmscope dump TRACE`: every event of every stream as text, through the
+ * format strings stored in the trace (reader/), with the losses, sequence
+ * gaps, unusable records and how each file ended (clean, torn tail,
+ * corrupt). The first consumer of the reader library.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "decode.h"
+#include "reader.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope dump [--summary] [--stream NAME] TRACE\n\n"
+		"Print every event of the trace folder TRACE, one stream file after\n"
+		"the other, each line: time (s, trace clock), origin, event, fields as\n"
+		"the event's stored format string says. Also printed, as '--' lines:\n"
+		"events lost (ring buffer counters, loss records), skipped sub-buffer\n"
+		"sequence numbers, records that cannot be decoded, and how each file\n"
+		"ends (clean, torn tail after a crash, corrupt). Ends with totals.\n\n"
+		"  --summary      no event lines: per-stream and per-event counts only\n"
+		"  --stream NAME  only the stream file NAME (e.g. host-cpu0.vtf)\n\n"
+		"Exit status: 0 when every file reads to a clean end or a torn tail\n"
+		"(what a killed recorder leaves), 1 when something is corrupt or\n"
+		"undecodable, 2 on a usage error.\n");
+}
+
+#define MAX_TOTALS 256
+
+struct totals {
+	uint64_t events, undecodable, bad, lost, gaps, streams;
+	uint64_t clean, torn, corrupt, io;
+	/* records per event, summed over the streams of one side */
+	struct {
+		char who[16];
+		const char *name;	/* in the trace's tables, live until close */
+		uint64_t n;
+	} ev[MAX_TOTALS];
+	unsigned int nev;
+};
+
+static void add_event_total(struct totals *tot, const char *who, const char *name,
+			    uint64_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < tot->nev; i++)
+		if (!strcmp(tot->ev[i].who, who) && !strcmp(tot->ev[i].name, name))
+			break;
+	if (i == tot->nev) {
+		if (tot->nev == MAX_TOTALS)
+			return;
+		snprintf(tot->ev[i].who, sizeof(tot->ev[i].who), "%s", who);
+		tot->ev[i].name = name;
+		tot->ev[i].n = 0;
+		tot->nev++;
+	}
+	tot->ev[i].n += n;
+}
+
+static void origin_str(const Vmscope__Trace__Origin *o, char *buf, size_t len)
+{
+	if (o->side == VMSCOPE__TRACE__SIDE__SIDE_GUEST)
+		snprintf(buf, len, "guest%u cpu%u", o->vm, o->cpu);
+	else if (o->side == VMSCOPE__TRACE__SIDE__SIDE_HOST)
+		snprintf(buf, len, "host cpu%u", o->cpu);
+	else
+		snprintf(buf, len, "? cpu%u", o->cpu);
+}
+
+static const char *loss_kind_str(int k)
+{
+	switch (k) {
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD: return "ring buffer full";
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_OVERWRITE: return "overwritten";
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP: return "sequence gap";
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_WRITER: return "collector could not write";
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM: return "stream broken";
+	case VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_TOO_BIG: return "record too big";
+	default: return "loss record";
+	}
+}
+
+static const Vmscope__Trace__ClockDesc *stream_clock(const struct vr_trace *t,
+						     const Vmscope__Trace__Origin *o)
+{
+	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
+
+	if (!s)
+		return NULL;
+	if (o->side == VMSCOPE__TRACE__SIDE__SIDE_GUEST)
+		return o->vm < s->n_vms ? s->vms[o->vm]->guest_clock : NULL;
+	return s->host_clock;
+}
+
+static void print_session(const struct vr_trace *t, const char *path)
+{
+	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
+	const char *p = vr_trace_problem(t);
+
+	printf("trace %s\n", path);
+	if (s) {
+		printf("session ");
+		for (size_t i = 0; i < s->session_id.len; i++)
+			printf("%02x", s->session_id.data[i]);
+		if (s->host && s->host->kernel)
+			printf(" host %s %s %s", s->host->hostname, s->host->kernel->release,
+			       s->host->vmscope_version);
+		printf(" start %" PRIu64 ".%09" PRIu64 " (realtime)",
+		       s->start_realtime_ns / 1000000000, s->start_realtime_ns % 1000000000);
+		if (s->stop_realtime_ns)
+			printf(" duration %.3f s",
+			       (double)(s->stop_realtime_ns - s->start_realtime_ns) / 1e9);
+		printf("\n");
+		for (size_t i = 0; i < s->n_vms; i++) {
+			const Vmscope__Trace__VmInfo *v = s->vms[i];
+
+			printf("vm %zu: %s pid %d cid %u vcpus", i, v->name, v->qemu_pid,
+			       v->vsock_cid);
+			for (size_t k = 0; k < v->n_vcpus; k++)
+				printf(" %u:%d", v->vcpus[k]->vcpu, v->vcpus[k]->tid);
+			printf("%s\n", v->agent_connected ? " (agent connected)" : "");
+		}
+	}
+	if (p)
+		printf("-- metadata: %s\n", p);
+	if (!vr_trace_summary(t))
+		printf("-- no summary frame: the recording did not stop cleanly\n");
+}
+
+/* One stream: its events (unless summary), then its end. */
+static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals *tot)
+{
+	const char *name = vr_trace_stream_name(t, i);
+	const Vmscope__Trace__ClockDesc *clk = NULL;
+	const struct vr_stream_stats *st;
+	struct vr_stream *s;
+	struct vr_item it;
+	char org[48] = "", text[512];
+	bool started = false;
+	int e = vr_stream_open(&s, t, i);
+
+	if (e) {
+		printf("stream %s: cannot open: %s\n", name, strerror(-e));
+		tot->io++;
+		return -1;
+	}
+	st = vr_stream_stats(s);
+	printf("stream %s\n", name);
+	while (vr_stream_next(s, &it) == 1) {
+		if (!started) {	/* the header (if any) has been read by now */
+			origin_str(&st->origin, org, sizeof(org));
+			clk = stream_clock(t, &st->origin);
+			started = true;
+		}
+		uint64_t ns = vr_clock_ns(clk, it.ts);
+
+		switch (it.kind) {
+		case VR_EVENT:
+			if (summary)
+				break;
+			vmscope_format_event(it.desc, it.payload, it.size, text, sizeof(text));
+			printf("%" PRIu64 ".%09" PRIu64 " %s %s: %s\n", ns / 1000000000,
+			       ns % 1000000000, org, it.desc->name, text);
+			break;
+		case VR_LOSS:
+			printf("-- %" PRIu64 ".%09" PRIu64 " %s lost %" PRIu64 " events (%s%s%s)\n",
+			       ns / 1000000000, ns % 1000000000, org, it.events,
+			       it.loss_kind ? loss_kind_str(it.loss_kind) : "ring buffer",
+			       it.text[0] && it.loss_kind ? ": " : "",
+			       it.loss_kind ? it.text : "");
+			break;
+		case VR_GAP:
+			printf("-- %" PRIu64 ".%09" PRIu64 " %s sub-buffers %" PRIu64 "..%" PRIu64
+			       " missing\n", ns / 1000000000, ns % 1000000000, org,
+			       it.first, it.last);
+			break;
+		case VR_BAD:
+			printf("-- %s bad (offset %" PRIu64 "): %s\n", org, it.offset, it.text);
+			break;
+		case VR_SYNC:
+			if (!summary)
+				printf("-- %s sync samples: %" PRIu64 "\n", org, it.first);
+			break;
+		}
+	}
+	if (st->events_table) {
+		char who[16];
+
+		if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST)
+			snprintf(who, sizeof(who), "guest%u", st->origin.vm);
+		else
+			snprintf(who, sizeof(who), "host");
+		for (unsigned int k = 0; k < st->events_table->n; k++) {
+			if (!st->counts[k])
+				continue;
+			if (summary)
+				printf("  %-24s %" PRIu64 "\n",
+				       st->events_table->desc[k].name, st->counts[k]);
+			add_event_total(tot, who, st->events_table->desc[k].name,
+					st->counts[k]);
+		}
+	}
+	const struct tf_end_info *end = &st->end;
+
+	printf("end of %s: %s after %" PRIu64 " frames, %" PRIu64 " chunks, %" PRIu64
+	       " events, %" PRIu64 " undecodable, %" PRIu64 " lost, %" PRIu64
+	       " sub-buffers missing%s", name, tf_end_str(end->kind), end->frames,
+	       st->chunks, st->events, st->undecodable, st->lost_events, st->gap_subbufs,
+	       st->has_index ? ", indexed" : "");
+	if (end->kind != TF_END_CLEAN)
+		printf(": at offset %" PRIu64 " of %" PRIu64 ": %s", end->offset, end->size,
+		       end->reason);
+	printf("\n");
+	tot->streams++;
+	tot->events += st->events;
+	tot->undecodable += st->undecodable;
+	tot->bad += st->bad;
+	tot->lost += st->lost_events;
+	tot->gaps += st->gap_subbufs;
+	tot->clean += end->kind == TF_END_CLEAN;
+	tot->torn += end->kind == TF_END_TORN;
+	tot->corrupt += end->kind == TF_END_CORRUPT;
+	tot->io += end->kind == TF_END_IO;
+	vr_stream_close(s);
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "summary", no_argument, NULL, 's' },
+		{ "stream", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static char outbuf[1 << 20];
+	const char *only = NULL;
+	static struct totals tot;
+	struct vr_trace *t;
+	char err[512];
+	int opt, summary = 0, found = 0;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			summary = 1;
+			break;
+		case 'S':
+			only = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
+		fprintf(stderr, "vmscope dump: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	print_session(t, argv[optind]);
+	for (size_t i = 0; i < vr_trace_nr_streams(t); i++) {
+		if (only && strcmp(only, vr_trace_stream_name(t, i)))
+			continue;
+		found = 1;
+		dump_stream(t, i, summary, &tot);
+	}
+	for (unsigned int k = 0; k < tot.nev; k++)
+		printf("events %s %s %" PRIu64 "\n", tot.ev[k].who, tot.ev[k].name,
+		       tot.ev[k].n);
+	printf("total: %" PRIu64 " streams (%" PRIu64 " clean, %" PRIu64 " torn, %" PRIu64
+	       " corrupt, %" PRIu64 " unreadable), %" PRIu64 " events, %" PRIu64
+	       " undecodable, %" PRIu64 " bad, %" PRIu64 " lost, %" PRIu64
+	       " sub-buffers missing\n", tot.streams, tot.clean, tot.torn, tot.corrupt,
+	       tot.io, tot.events, tot.undecodable, tot.bad, tot.lost, tot.gaps);
+	vr_trace_close(t);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "vmscope dump: writing the output: %s\n", strerror(errno));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (only && !found) {
+		fprintf(stderr, "vmscope dump: no stream %s in the trace\n", only);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	return tot.corrupt || tot.io || tot.undecodable || tot.bad ?
+		EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

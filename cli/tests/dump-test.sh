@@ -1,0 +1,55 @@
+#!/bin/sh
+# `vmscope dump` on a trace written by reader/tests/test_reader.c --write
+# (the tracefmt writer, as the collector writes): event lines through the
+# stored formats, loss/gap/bad lines, per-event totals, exit status; then
+# the same trace with a stream cut mid-frame (a killed recorder): every
+# whole frame read, "torn tail" reported, exit 0 once nothing else is wrong.
+# Usage: dump-test.sh PATH-TO-vmscope PATH-TO-test_reader
+set -u
+exe=$1 writer=$2
+fails=0
+dir=$(mktemp -d /var/tmp/dump-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+
+expect() {	# expect STATUS PATTERN -- ARGS...
+	want=$1 pattern=$2; shift 3
+	"$exe" "$@" >"$out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
+		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out"
+		echo "  (wanted /$pattern/)"
+		fails=$((fails + 1))
+	else
+		echo "ok: vmscope $* =~ /$pattern/"
+	fi
+}
+
+"$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
+expect 0 'usage: vmscope dump' -- dump --help
+expect 2 'usage: vmscope dump' -- dump
+expect 1 'vmscope dump: .*/nothere: No such file' -- dump "$dir/nothere"
+# undecodable records make the status 1
+expect 1 '^0\.000001000 host cpu0 kvm_exit: vcpu 1 reason 0x7b rip 0xffffffff81000000 ' -- dump "$dir/t"
+expect 1 '^-- 8\.589939592 host cpu0 sub-buffers 2\.\.2 missing$' -- dump "$dir/t"
+expect 1 '^-- 8\.589939592 host cpu0 lost 7 events \(ring buffer\)$' -- dump "$dir/t"
+expect 1 'bad \(offset [0-9]+\): event 999: no descriptor' -- dump "$dir/t"
+expect 1 '^0\.000000010 guest0 cpu1 guest_tick: n 77$' -- dump "$dir/t"
+expect 1 '^events host kvm_exit 2$' -- dump --summary "$dir/t"
+expect 1 '^total: 2 streams \(2 clean, 0 torn, 0 corrupt, 0 unreadable\), 5 events, 2 undecodable, 1 bad, 10 lost' -- dump --summary "$dir/t"
+expect 1 'no stream nope.vtf' -- dump --stream nope.vtf "$dir/t"
+
+# host-cpu0 alone, cut 5 bytes before its end (inside the index frame):
+# every frame before the cut is read, the tail is torn; its undecodable
+# record (id 999) still makes the status 1.
+f=$dir/t/host-cpu0.vtf
+truncate -s $(($(stat -c %s "$f") - 5)) "$f"
+expect 1 'end of host-cpu0.vtf: torn tail after 5 frames, 3 chunks, 4 events, 1 undecodable, 10 lost, 1 sub-buffers missing: at offset' -- dump --stream host-cpu0.vtf "$dir/t"
+# a stream with nothing undecodable that is torn: status 0
+rm -f "$dir/t/host-cpu0.vtf" "$dir/t/guest0-cpu1.vtf"
+"$writer" --write "$dir/t2" >/dev/null || exit 1
+mv "$dir/t2/metadata.vtf" "$dir/t/"
+head -c 60 "$dir/t2/host-cpu0.vtf" >"$dir/t/host-cpu0.vtf"
+expect 0 'end of host-cpu0.vtf: torn tail after 1 frames' -- dump "$dir/t"
+
+[ "$fails" -eq 0 ] && echo "dump-test: ok" || echo "dump-test: $fails failures"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The reader over traces written with the tracefmt writer the way the
+ * collector writes them: events decode through the stored descriptors to
+ * the same text as through the module's own; gaps, ring losses and loss
+ * records come out where they are; an unknown event id and a stored
+ * descriptor that fails the checks give "bad" items, never a misread; a
+ * stream cut at every byte offset yields exactly the items of the whole
+ * frames before the cut and a torn tail; a flipped byte in the middle
+ * stops the stream as corrupt after the frames before it; a trace
+ * without metadata still walks its streams (records undecodable).
+ *
+ * `test_reader --write DIR` writes the trace folder DIR and exits (used
+ * by cli/tests/dump-test.sh).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vmscope/ringbuf_abi.h>
+
+#include "../../tracefmt/tests/util.h"
+#include "common.pb-c.h"
+#include "decode.h"
+#include "reader.h"
+#include "vmscope_events.h"
+
+/* Append one record (header, optional full timestamp, payload, padding). */
+static size_t add_rec(uint8_t *buf, size_t off, uint64_t ts, unsigned int id,
+		      const void *p, uint16_t size, int ext)
+{
+	uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, size, ext);
+
+	memcpy(buf + off, &h, 8);
+	off += 8;
+	if (ext) {
+		memcpy(buf + off, &ts, 8);
+		off += 8;
+	}
+	memcpy(buf + off, p, size);
+	off += size;
+	while (off % VMSCOPE_RB_ALIGN)
+		buf[off++] = 0;
+	return off;
+}
+
+static void origin(Vmscope__Trace__Origin *o, int side, uint32_t vm, uint32_t cpu)
+{
+	vmscope__trace__origin__init(o);
+	o->side = side;
+	o->vm = vm;
+	o->cpu = cpu;
+}
+
+static void header(struct tf_writer *w, int role, Vmscope__Trace__Origin *o)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	static uint8_t sid[16] = { 1, 2, 3 };
+
+	fh.format_version = 1;
+	fh.role = role;
+	fh.origin = o;
+	fh.session_id.data = sid;
+	fh.session_id.len = 16;
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base), 0);
+}
+
+static void chunk(struct tf_writer *w, Vmscope__Trace__Origin *o, uint64_t seq,
+		  uint64_t lost, uint64_t bts, uint64_t ets, uint8_t *recs, size_t len,
+		  uint32_t n)
+{
+	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+
+	c.origin = o;
+	c.seq = seq;
+	c.lost_before = lost;
+	c.begin_ts = bts;
+	c.end_ts = ets;
+	c.records.data = recs;
+	c.records.len = len;
+	c.nr_records = n;
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_CHUNK, &c.base), 0);
+}
+
+static struct vmscope_ev_kvm_exit ex1 = {
+	.vcpu_id = 1, .exit_reason = 0x7b, .guest_rip = 0xffffffff81000000ull,
+	.info1 = 0x800000, .info2 = 2, .intr_info = 3, .error_code = 4, .isa = 1,
+	.reason_valid = 1,
+};
+static struct vmscope_ev_kvm_entry en1 = { .rip = 0x1234, .vcpu_id = 1 };
+
+/* The guest table: event 0 usable, event 1 with a format that does not
+ * fit its field (%s for a u32): rejected, its records "bad". */
+static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__EventDesc *ev,
+			Vmscope__Trace__EventDesc **evp, Vmscope__Trace__FieldDesc *f,
+			Vmscope__Trace__FieldDesc **fp, Vmscope__Trace__Origin *o)
+{
+	vmscope__trace__event_table__init(t);
+	origin(o, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 0);
+	t->origin = o;
+	for (int i = 0; i < 2; i++) {
+		vmscope__trace__event_desc__init(&ev[i]);
+		vmscope__trace__field_desc__init(&f[i]);
+		ev[i].id = (uint32_t)i;
+		ev[i].name = i ? "bad_event" : "guest_tick";
+		ev[i].system = "guest";
+		ev[i].tracepoint = "tick";
+		ev[i].format = i ? "n %s" : "n %u";
+		ev[i].payload_size = 4;
+		f[i].name = "n";
+		f[i].type = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U32;
+		f[i].size = 4;
+		fp[i] = &f[i];
+		ev[i].n_fields = 1;
+		ev[i].fields = &fp[i];
+		evp[i] = &ev[i];
+	}
+	t->n_events = 2;
+	t->events = evp;
+}
+
+static void write_meta(int dfd)
+{
+	static struct vr_pb_events hostev;
+	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__VmInfo vm = VMSCOPE__TRACE__VM_INFO__INIT, *vms[1] = { &vm };
+	Vmscope__Trace__EventTable gt;
+	Vmscope__Trace__EventDesc gev[2], *gevp[2];
+	Vmscope__Trace__FieldDesc gf[2], *gfp[2];
+	Vmscope__Trace__Origin go, mo;
+	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
+	struct tf_writer *w;
+
+	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "test");
+	clk.name = "test";
+	clk.unit = "ns";
+	clk.ns_mul = clk.ns_div = 1;
+	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
+	clk.ts_bits = 64;
+	s.format_version = 1;
+	s.host_clock = &clk;
+	s.host_events = &hostev.table;
+	guest_table(&gt, gev, gevp, gf, gfp, &go);
+	vm.name = "vm0";
+	vm.qemu_pid = 42;
+	vm.guest_events = &gt;
+	vm.guest_clock = &clk;
+	s.n_vms = 1;
+	s.vms = vms;
+	origin(&mo, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+	CHECK_EQ(tf_writer_create(&w, dfd, TF_TRACE_METADATA, NULL), 0);
+	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SESSION, &s.base), 0);
+	sum.stop_realtime_ns = 1;
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base), 0);
+	CHECK_EQ(tf_writer_close(w), 0);
+}
+
+static void write_host(int dfd)
+{
+	Vmscope__Trace__Origin o;
+	Vmscope__Trace__LossRecord l = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+	Vmscope__Trace__FileIndex fi = VMSCOPE__TRACE__FILE_INDEX__INIT;
+	struct tf_writer_stats st;
+	struct tf_writer *w;
+	uint8_t recs[512];
+	uint32_t unknown = 5;
+	size_t n;
+
+	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+	CHECK_EQ(tf_writer_create(&w, dfd, "host-cpu0.vtf", NULL), 0);
+	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
+	n = add_rec(recs, 0, 1000, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1), 0);
+	n = add_rec(recs, n, 1500, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1), 0);
+	chunk(w, &o, 0, 0, 1000, 1600, recs, n, 2);
+	/* a full timestamp 2^33 ns later: the EXT form */
+	n = add_rec(recs, 0, 2000 + (1ull << 33), VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1), 1);
+	chunk(w, &o, 1, 0, 2000, 3000 + (1ull << 33), recs, n, 1);
+	/* sub-buffer 2 overwritten, 7 events lost before 3 */
+	n = add_rec(recs, 0, 5000 + (1ull << 33), VMSCOPE_EV_kvm_entry, &en1, sizeof(en1), 0);
+	n = add_rec(recs, n, 5001 + (1ull << 33), 999, &unknown, 4, 0);
+	chunk(w, &o, 3, 7, 5000 + (1ull << 33), 6000 + (1ull << 33), recs, n, 2);
+	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+	l.origin = &o;
+	l.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD;
+	l.events = 3;
+	l.detail = "after the last sub-buffer";
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_LOSS, &l.base), 0);
+	tf_writer_get_stats(w, &st);
+	fi.frames = st.frames;
+	fi.bytes = st.offset;
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_INDEX, &fi.base), 0);
+	CHECK_EQ(tf_writer_close(w), 0);
+}
+
+static void write_guest(int dfd)
+{
+	Vmscope__Trace__Origin o;
+	struct tf_writer *w;
+	uint8_t recs[64];
+	uint32_t v = 77;
+	size_t n;
+
+	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 1);
+	CHECK_EQ(tf_writer_create(&w, dfd, "guest0-cpu1.vtf", NULL), 0);
+	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
+	n = add_rec(recs, 0, 10, 0, &v, 4, 0);
+	n = add_rec(recs, n, 11, 1, &v, 4, 0);
+	chunk(w, &o, 0, 0, 10, 20, recs, n, 2);
+	/* a chunk claiming another origin is not this file's */
+	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 1);
+	chunk(w, &o, 1, 0, 30, 40, recs, n, 2);
+	CHECK_EQ(tf_writer_close(w), 0);
+}
+
+static void write_trace(int dfd)
+{
+	write_meta(dfd);
+	write_host(dfd);
+	write_guest(dfd);
+}
+
+struct item_rec {
+	enum vr_item_kind kind;
+	uint64_t offset, ts, events;
+	char text[256];
+};
+
+/* All items of a stream image; returns how many, *st filled. */
+static size_t read_items(struct vr_trace *t, const uint8_t *img, size_t len,
+			 struct item_rec *out, size_t max, struct vr_stream_stats *st)
+{
+	struct vr_stream *s;
+	struct vr_item it;
+	size_t n = 0;
+
+	CHECK_EQ(vr_stream_open_mem(&s, t, img, len), 0);
+	while (vr_stream_next(s, &it) == 1) {
+		if (n < max) {
+			out[n].kind = it.kind;
+			out[n].offset = it.offset;
+			out[n].ts = it.ts;
+			out[n].events = it.events;
+			if (it.kind == VR_EVENT)
+				vmscope_format_event(it.desc, it.payload, it.size,
+						     out[n].text, sizeof(out[n].text));
+			else
+				snprintf(out[n].text, sizeof(out[n].text), "%s",
+					 it.text ? it.text : "");
+		}
+		n++;
+	}
+	*st = *vr_stream_stats(s);
+	/* the counts live with the stream: keep a copy */
+	static uint64_t counts[VR_MAX_EVENTS];
+
+	memset(counts, 0, sizeof(counts));
+	if (st->counts)
+		memcpy(counts, st->counts, st->events_table->n * sizeof(*counts));
+	st->counts = counts;
+	vr_stream_close(s);
+	return n;
+}
+
+static void test_host(struct vr_trace *t, const uint8_t *img, size_t len)
+{
+	struct item_rec it[32];
+	struct vr_stream_stats st;
+	char want[256];
+	size_t n = read_items(t, img, len, it, 32, &st);
+
+	CHECK_EQ(n, 8);
+	CHECK_EQ(it[0].kind, VR_EVENT);
+	CHECK_EQ(it[0].ts, 1000);
+	vmscope_format_event(&vmscope_event_descs[VMSCOPE_EV_kvm_exit], &ex1, sizeof(ex1),
+			     want, sizeof(want));
+	CHECK(strcmp(it[0].text, want) == 0);
+	CHECK(strstr(it[0].text, "reason 0x7b rip 0xffffffff81000000") != NULL);
+	CHECK_EQ(it[1].kind, VR_EVENT);
+	CHECK_EQ(it[1].ts, 1500);
+	CHECK_EQ(it[2].kind, VR_EVENT);
+	CHECK_EQ(it[2].ts, 2000 + (1ull << 33));
+	CHECK_EQ(it[3].kind, VR_GAP);
+	CHECK_EQ(it[4].kind, VR_LOSS);
+	CHECK_EQ(it[4].events, 7);
+	CHECK_EQ(it[5].kind, VR_EVENT);
+	CHECK_EQ(it[6].kind, VR_BAD);
+	CHECK(strstr(it[6].text, "event 999: no descriptor") != NULL);
+	CHECK_EQ(it[7].kind, VR_LOSS);
+	CHECK_EQ(it[7].events, 3);
+	CHECK_EQ(st.events, 4);
+	CHECK_EQ(st.undecodable, 1);
+	CHECK_EQ(st.lost_events, 10);
+	CHECK_EQ(st.gap_subbufs, 1);
+	CHECK_EQ(st.chunks, 3);
+	CHECK(st.has_header && st.has_index);
+	CHECK_EQ(st.end.kind, TF_END_CLEAN);
+	CHECK_EQ(st.counts[VMSCOPE_EV_kvm_exit], 2);
+	CHECK_EQ(st.counts[VMSCOPE_EV_kvm_entry], 2);
+}
+
+/* Frame boundaries of an image: ends[i] = end offset of frame i. */
+static size_t frame_ends(const uint8_t *img, size_t len, uint64_t *offs, uint64_t *ends,
+			 size_t max)
+{
+	struct tf_reader *r;
+	struct tf_frame f;
+	size_t n = 0;
+
+	CHECK_EQ(tf_reader_open_mem(&r, img, len), 0);
+	while (tf_reader_next(r, &f) == 1 && n < max) {
+		offs[n] = f.offset;
+		ends[n] = f.offset + TF_FRAME_HDR_SIZE + f.length;
+		n++;
+	}
+	tf_reader_close(r);
+	return n;
+}
+
+static uint64_t end_of(uint64_t off, const uint64_t *offs, const uint64_t *ends, size_t nf)
+{
+	for (size_t i = 0; i < nf; i++)
+		if (offs[i] == off)
+			return ends[i];
+	return UINT64_MAX;
+}
+
+/* Cut at every byte: the items of whole frames, then a torn (or clean) end. */
+static void test_cuts(struct vr_trace *t, const uint8_t *img, size_t len)
+{
+	struct item_rec full[32], cut[32];
+	struct vr_stream_stats st;
+	uint64_t offs[16], ends[16];
+	size_t nf = frame_ends(img, len, offs, ends, 16);
+	size_t nfull = read_items(t, img, len, full, 32, &st), bad = 0;
+
+	for (size_t L = 0; L <= len; L++) {
+		size_t n = read_items(t, img, L, cut, 32, &st), want = 0;
+		int boundary = L == 0;
+
+		for (size_t i = 0; i < nfull; i++)
+			if (end_of(full[i].offset, offs, ends, nf) <= L)
+				want++;
+		for (size_t i = 0; i < nf; i++)
+			boundary |= ends[i] == L;
+		if (n != want || st.end.kind != (boundary ? TF_END_CLEAN : TF_END_TORN))
+			bad++;
+		for (size_t i = 0; i < n && i < want; i++)
+			if (cut[i].kind != full[i].kind || strcmp(cut[i].text, full[i].text))
+				bad++;
+	}
+	CHECK_EQ(bad, 0);
+}
+
+/* A flipped byte in chunk 1's payload: chunk 0's items, then corrupt. */
+static void test_flip(struct vr_trace *t, const uint8_t *img, size_t len)
+{
+	struct item_rec it[32];
+	struct vr_stream_stats st;
+	uint64_t offs[16], ends[16];
+	uint8_t *copy = malloc(len);
+	size_t nf = frame_ends(img, len, offs, ends, 16), n;
+
+	CHECK(nf >= 4);
+	memcpy(copy, img, len);
+	copy[offs[2] + TF_FRAME_HDR_SIZE + 3] ^= 0x40;
+	n = read_items(t, copy, len, it, 32, &st);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(st.end.kind, TF_END_CORRUPT);
+	CHECK_EQ(st.end.offset, offs[2]);
+	free(copy);
+}
+
+static void test_guest(struct vr_trace *t, const uint8_t *img, size_t len)
+{
+	struct item_rec it[8];
+	struct vr_stream_stats st;
+	size_t n = read_items(t, img, len, it, 8, &st);
+
+	CHECK_EQ(n, 3);
+	CHECK_EQ(it[0].kind, VR_EVENT);
+	CHECK(strcmp(it[0].text, "n 77") == 0);
+	CHECK_EQ(it[1].kind, VR_BAD);
+	CHECK(strstr(it[1].text, "bad_event") != NULL);
+	CHECK_EQ(it[2].kind, VR_BAD);
+	CHECK(strstr(it[2].text, "origin differs") != NULL);
+	CHECK_EQ(st.events, 1);
+	CHECK_EQ(st.undecodable, 1);
+	CHECK_EQ(st.origin.side, VMSCOPE__TRACE__SIDE__SIDE_GUEST);
+	CHECK_EQ(st.origin.cpu, 1);
+}
+
+/* No metadata: streams still walk, every record is undecodable. */
+static void test_no_meta(const uint8_t *img, size_t len)
+{
+	struct item_rec it[32];
+	struct vr_stream_stats st;
+	struct vr_trace *t;
+
+	CHECK_EQ(vr_trace_open_mem(&t, NULL, 0), 0);
+	CHECK(vr_trace_problem(t) != NULL);
+	read_items(t, img, len, it, 32, &st);
+	CHECK_EQ(st.events, 0);
+	CHECK_EQ(st.undecodable, 5);
+	CHECK_EQ(st.end.kind, TF_END_CLEAN);
+	vr_trace_close(t);
+}
+
+int main(int argc, char **argv)
+{
+	char base[64], path[128];
+	int bfd, dfd;
+	struct vr_trace *t;
+	char err[256];
+	size_t hl, gl;
+
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		CHECK_EQ(tf_trace_create(argv[2], &dfd), 0);
+		write_trace(dfd);
+		close(dfd);
+		return tf_test_failures ? 1 : 0;
+	}
+	bfd = tf_test_mkdir(base, sizeof(base));
+	snprintf(path, sizeof(path), "%s/t", base);
+	CHECK_EQ(tf_trace_create(path, &dfd), 0);
+	write_trace(dfd);
+
+	CHECK_EQ(vr_trace_open(&t, path, err, sizeof(err)), 0);
+	CHECK(vr_trace_problem(t) == NULL);
+	CHECK(vr_trace_session(t) != NULL);
+	CHECK(vr_trace_summary(t) != NULL);
+	CHECK_EQ(vr_trace_nr_streams(t), 2);
+	CHECK(strcmp(vr_trace_stream_name(t, 0), "guest0-cpu1.vtf") == 0);
+	CHECK(strcmp(vr_trace_stream_name(t, 1), "host-cpu0.vtf") == 0);
+
+	uint8_t *host = tf_test_slurp(dfd, "host-cpu0.vtf", &hl);
+	uint8_t *guest = tf_test_slurp(dfd, "guest0-cpu1.vtf", &gl);
+
+	test_host(t, host, hl);
+	test_cuts(t, host, hl);
+	test_flip(t, host, hl);
+	test_guest(t, guest, gl);
+	test_no_meta(host, hl);
+	vr_trace_close(t);
+
+	/* stream files in number order, not byte order */
+	Vmscope__Trace__Origin o;
+	struct tf_writer *w;
+	const char *names[] = { "host-cpu10.vtf", "host-cpu2.vtf" };
+
+	for (int i = 0; i < 2; i++) {
+		origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+		CHECK_EQ(tf_writer_create(&w, dfd, names[i], NULL), 0);
+		CHECK_EQ(tf_writer_close(w), 0);
+	}
+	CHECK_EQ(vr_trace_open(&t, path, err, sizeof(err)), 0);
+	CHECK_EQ(vr_trace_nr_streams(t), 4);
+	CHECK(strcmp(vr_trace_stream_name(t, 2), "host-cpu2.vtf") == 0);
+	CHECK(strcmp(vr_trace_stream_name(t, 3), "host-cpu10.vtf") == 0);
+	vr_trace_close(t);
+
+	free(host);
+	free(guest);
+	close(dfd);
+	tf_test_rmdir(path);
+	close(bfd);
+	tf_test_rmdir(base);
+	return tf_test_result("reader");
+}
