@@ -2,10 +2,10 @@
 /*
  * vmscope_guest.ko: the guest side of vmscope.
  *
- * For now it owns the control device /dev/vmscope-guest, answers the version
- * ioctl, issues single clock-sync hypercalls on request and runs the periodic
- * sync emitter (sync_emitter.c); guest probes and ring buffers attach here in
- * later stages.
+ * It owns the control device /dev/vmscope-guest, answers the version ioctl,
+ * issues single clock-sync hypercalls on request, runs the periodic sync
+ * emitter (sync_emitter.c) and capture sessions with per-CPU ring buffers
+ * read through mmap (kmod-session/, the same code as the host module's).
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -14,10 +14,18 @@
 #include <asm/kvm_para.h>
 #include <vmscope/kernel/version_ioctl.h>
 #include <vmscope/sync_abi.h>
+#include "../kmod-session/session.h"
 #include "clock.h"
+#include "record.h"
 #include "sync_emitter.h"
 
 static bool vmscope_on_kvm;
+
+struct vmscope_rb_chan *vmscope_guest_rec_chan;
+
+const struct vmscope_session_ops vmscope_session_ops = {
+	.rec_chan = &vmscope_guest_rec_chan,
+};
 
 static long vmscope_guest_sync_once(void __user *arg)
 {
@@ -49,6 +57,10 @@ static long vmscope_guest_sync_once(void __user *arg)
 static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 				unsigned long arg)
 {
+	long ret = vmscope_session_ioctl(file, cmd, (void __user *)arg);
+
+	if (ret != -ENOTTY)
+		return ret;
 	switch (cmd) {
 	case VMSCOPE_IOC_GET_VERSION:
 		return vmscope_ioctl_get_version((void __user *)arg,
@@ -60,8 +72,25 @@ static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
+static int vmscope_guest_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() left the miscdevice here; ours is the session */
+	file->private_data = NULL;
+	return 0;
+}
+
+static int vmscope_guest_release(struct inode *inode, struct file *file)
+{
+	vmscope_session_release(file);
+	return 0;
+}
+
 static const struct file_operations vmscope_guest_fops = {
 	.owner = THIS_MODULE,
+	.open = vmscope_guest_open,
+	.release = vmscope_guest_release,
+	.poll = vmscope_session_poll,
+	.mmap = vmscope_session_mmap,
 	.unlocked_ioctl = vmscope_guest_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -4,7 +4,7 @@
  *
  * It owns the control device /dev/vmscope-host, attaches the KVM and
  * scheduler probes (kvm-probes/), answers the version and probe ioctls,
- * and runs capture sessions (session.c: per-CPU ring buffers, mmap.c).
+ * and runs capture sessions (kmod-session/: per-CPU ring buffers, mmap).
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -12,7 +12,12 @@
 #include <vmscope/kernel/version_ioctl.h>
 #include "../kvm-probes/kmod/core.h"
 #include "probe_ioctl.h"
-#include "session.h"
+#include "../kmod-session/session.h"
+
+/* The probes read the recording channel from vmscope_rec_chan (core.h). */
+const struct vmscope_session_ops vmscope_session_ops = {
+	.rec_chan = &vmscope_rec_chan,
+};
 
 static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)

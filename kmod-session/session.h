@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Capture sessions of /dev/vmscope-host: per-CPU ring buffers the probes
- * record into, read by userspace through mmap + the sub-buffer ioctls.
+ * Capture sessions of /dev/vmscope-host and /dev/vmscope-guest: per-CPU
+ * ring buffers the probes record into, read by userspace through mmap +
+ * the sub-buffer ioctls. The same source is compiled into each module
+ * (kmod-session/kmod/); what differs is in struct vmscope_session_ops.
  */
-#ifndef VMSCOPE_HOST_SESSION_H
-#define VMSCOPE_HOST_SESSION_H
+#ifndef VMSCOPE_KMOD_SESSION_H
+#define VMSCOPE_KMOD_SESSION_H
 
 #include <linux/fs.h>
 #include <linux/irq_work.h>
@@ -15,6 +17,29 @@
 #include <linux/workqueue.h>
 #include <vmscope/ioctl.h>
 #include "../ringbuf/ringbuf.h"
+
+/*
+ * What the module around the session code provides; each module defines
+ * one `vmscope_session_ops` (its session code is its own copy, so the
+ * symbol is per module).
+ */
+struct vmscope_session_ops {
+	/*
+	 * Where the module's probes find the recording channel: set before
+	 * the session records and cleared, followed by synchronize_rcu(),
+	 * before it flushes and frees (probes run with preemption disabled).
+	 */
+	struct vmscope_rb_chan **rec_chan;
+	/*
+	 * Optional. start: process context, before the channel is published;
+	 * an error fails SESSION_START. stop: process context, after the
+	 * channel is unpublished and before the grace period that waits for
+	 * the last writer.
+	 */
+	int (*start)(void);
+	void (*stop)(void);
+};
+extern const struct vmscope_session_ops vmscope_session_ops;
 
 struct vmscope_session {
 	/* held by the file that started it and by every mapping */
@@ -41,4 +66,4 @@ void vmscope_session_put(struct vmscope_session *s);
 /* mmap.c */
 int vmscope_session_mmap(struct file *file, struct vm_area_struct *vma);
 
-#endif
+#endif /* VMSCOPE_KMOD_SESSION_H */

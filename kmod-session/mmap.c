@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap of /dev/vmscope-host: CPU c's buffer at offset c * cpu_stride,
+ * mmap of /dev/vmscope-{host,guest}: CPU c's buffer at offset c * cpu_stride,
  * read-only. Each mapping holds a session reference (taken here, on
  * vma open for fork/split, dropped on close), so buffers outlive a stop or
  * the file's close until the last unmap.

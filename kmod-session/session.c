@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Capture sessions: one ring buffer per possible CPU (vmalloc_user(), so it
- * can be mapped), published to the probes through vmscope_rec_chan while
- * recording. Lifetime: the starting file and every mapping hold a
- * reference; the buffers are freed with the last one. A mapping holds its
- * file and so the module, so unloading can never free buffers under a
- * reader.
+ * can be mapped), published to the probes through the module's
+ * vmscope_session_ops.rec_chan (session.h) while recording. Lifetime: the
+ * starting file and every mapping hold a reference; the buffers are freed
+ * with the last one. A mapping holds its file and so the module, so
+ * unloading can never free buffers under a reader.
  *
  * Wake-ups are batched: on_deliver (writer context, maybe NMI) only queues
  * an irq_work that wakes poll() waiters; a delayed work flushes every CPU
@@ -17,7 +17,6 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include "../kvm-probes/kmod/core.h"
 #include "session.h"
 
 /* Serialises start/stop and guards vmscope_recording. */
@@ -208,11 +207,17 @@ static long session_start(struct file *file, void __user *arg)
 		vmscope_session_put(s);
 		return -EBUSY;
 	}
+	ret = vmscope_session_ops.start ? vmscope_session_ops.start() : 0;
+	if (ret) {
+		mutex_unlock(&vmscope_sessions_lock);
+		vmscope_session_put(s);
+		return ret;
+	}
 	s->recording = true;
 	vmscope_recording = s;
 	/* the file's reference is the one kref_init() gave */
 	WRITE_ONCE(file->private_data, s);
-	WRITE_ONCE(vmscope_rec_chan, &s->chan);
+	WRITE_ONCE(*vmscope_session_ops.rec_chan, &s->chan);
 	schedule_delayed_work(&s->flush_work, msecs_to_jiffies(cfg.flush_ms));
 	mutex_unlock(&vmscope_sessions_lock);
 	return copy_to_user(arg, &cfg, sizeof(cfg)) ? -EFAULT : 0;
@@ -231,7 +236,9 @@ static void session_stop(struct vmscope_session *s)
 	}
 	s->recording = false;
 	vmscope_recording = NULL;
-	WRITE_ONCE(vmscope_rec_chan, NULL);
+	WRITE_ONCE(*vmscope_session_ops.rec_chan, NULL);
+	if (vmscope_session_ops.stop)
+		vmscope_session_ops.stop();
 	mutex_unlock(&vmscope_sessions_lock);
 	/* probes run with preemption off: this waits for every writer */
 	synchronize_rcu();
