@@ -16,16 +16,20 @@
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
+#include "event_select.h"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope stats [--start [--pid PID]...] [--stop] [--reset]\n"
-		"                     [--per-cpu] [--last]\n\n"
+	fprintf(out, "usage: vmscope stats [--start [--pid PID]... [--events LIST]] [--stop]\n"
+		"                     [--reset] [--per-cpu] [--last]\n\n"
 		"Controls the host module's probes and prints their counters: per event,\n"
 		"whether its tracepoint is attached, probe hits while enabled (seen) and\n"
 		"hits that passed the process filter (matched).\n\n"
 		"  --start      enable probing (for the --pid processes, else all)\n"
 		"  --pid PID    trace this process (QEMU); repeatable, up to %d\n"
+		"  --events LIST  with --start: only these events; comma-separated\n"
+		"               event names, systems (kvm, sched, vmscope) or all\n"
+		"               (default all; `vmscope list` shows them)\n"
 		"  --stop       disable probing\n"
 		"  --reset      zero the counters (with --start, before starting)\n"
 		"  --measure    with --start: time kvm_exit's probes (exit_timing line)\n"
@@ -179,12 +183,14 @@ int cmd_stats(int argc, char **argv)
 		{ "no-exit-reasons", no_argument, NULL, 'n' },
 		{ "measure", no_argument, NULL, 'm' },
 		{ "last", no_argument, NULL, 'l' },
+		{ "events", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct vmscope_probe_ctl ctl;
 	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;
 	int measure = 0, c;
+	const char *events = NULL;
 	char *end;
 
 	memset(&ctl, 0, sizeof(ctl));
@@ -197,6 +203,7 @@ int cmd_stats(int argc, char **argv)
 		case 'l': last = 1; break;
 		case 'n': no_reasons = 1; break;
 		case 'm': measure = 1; break;
+		case 'e': events = optarg; break;
 		case 'p': {
 			long pid = strtol(optarg, &end, 10);
 
@@ -223,8 +230,8 @@ int cmd_stats(int argc, char **argv)
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;
 	}
-	if (ctl.nr_pids && !start) {
-		fprintf(stderr, "vmscope stats: --pid goes with --start\n");
+	if ((ctl.nr_pids || events) && !start) {
+		fprintf(stderr, "vmscope stats: --pid and --events go with --start\n");
 		return EXIT_USAGE;
 	}
 
@@ -239,6 +246,17 @@ int cmd_stats(int argc, char **argv)
 	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
 	    load_descs(fd, descs, &nev))
 		goto out;
+	if (events) {
+		char why[160];
+		uint64_t mask;
+
+		if (vmscope_events_select(events, descs, nev, &mask, why, sizeof(why))) {
+			fprintf(stderr, "vmscope stats: --events: %s\n", why);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		ctl.events = mask;
+	}
 	if (start || stop || reset) {
 		struct vmscope_probe_stats st;
 
@@ -249,7 +267,8 @@ int cmd_stats(int argc, char **argv)
 			start = 1;
 		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0) |
 			    (no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0) |
-			    (measure ? VMSCOPE_CTL_MEASURE : 0);
+			    (measure ? VMSCOPE_CTL_MEASURE : 0) |
+			    (events ? VMSCOPE_CTL_EVENTS : 0);
 		if (ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
 			perror("vmscope stats: probe control");
 			goto out;

@@ -46,5 +46,12 @@ int vmscope_device_version(int fd, const char *path, struct vmscope_version *v)
 			VMSCOPE_ABI_MINOR);
 		return -1;
 	}
+	if (v->abi_minor < VMSCOPE_ABI_MINOR) {
+		fprintf(stderr, "vmscope: %s speaks ABI %u.%u, older than this "
+			"tool's %d.%d: load the module built with this tool\n",
+			path, v->abi_major, v->abi_minor, VMSCOPE_ABI_MAJOR,
+			VMSCOPE_ABI_MINOR);
+		return -1;
+	}
 	return 0;
 }

@@ -24,12 +24,15 @@ static long get_event_desc(void __user *arg)
 	return copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
-static long probe_ctl(void __user *arg)
+/* Both sizes of the struct (the command encodes it); the tail stays zero. */
+static long probe_ctl(unsigned int cmd, void __user *arg)
 {
-	struct vmscope_probe_ctl ctl;
+	struct vmscope_probe_ctl ctl = {};
 
-	if (copy_from_user(&ctl, arg, sizeof(ctl)))
+	if (copy_from_user(&ctl, arg, _IOC_SIZE(cmd)))
 		return -EFAULT;
+	if (cmd == VMSCOPE_IOC_PROBE_CTL_V1)
+		ctl.flags &= ~VMSCOPE_CTL_EVENTS;
 	return vmscope_probes_control(&ctl);
 }
 
@@ -126,7 +129,8 @@ long vmscope_probe_ioctl(unsigned int cmd, void __user *arg)
 	case VMSCOPE_IOC_GET_EVENT_DESC:
 		return get_event_desc(arg);
 	case VMSCOPE_IOC_PROBE_CTL:
-		return probe_ctl(arg);
+	case VMSCOPE_IOC_PROBE_CTL_V1:
+		return probe_ctl(cmd, arg);
 	case VMSCOPE_IOC_GET_STATS:
 		return get_stats(arg);
 	case VMSCOPE_IOC_GET_LAST:

@@ -64,18 +64,26 @@ struct vmscope_event_desc_req {
 #define VMSCOPE_CTL_NO_EXIT_REASON (1u << 2)
 /* time kvm_exit's probes (exit_timing_* in the stats) */
 #define VMSCOPE_CTL_MEASURE	(1u << 3)
+/* only the events whose bit (1 << id) is set in vmscope_probe_ctl.events */
+#define VMSCOPE_CTL_EVENTS	(1u << 4)
 
 #define VMSCOPE_MAX_PIDS	8
 
 /*
- * VMSCOPE_IOC_PROBE_CTL: start/stop probing and choose the processes.
- * nr_pids == 0 traces every process; otherwise events of threads whose
- * thread group is one of pids[] (for sched_switch: either side) match.
+ * VMSCOPE_IOC_PROBE_CTL: start/stop probing and choose the processes and
+ * events. nr_pids == 0 traces every process; otherwise events of threads
+ * whose thread group is one of pids[] (for sched_switch: either side)
+ * match. Without VMSCOPE_CTL_EVENTS every event is recorded; with it, only
+ * those with their bit set in events (bits of ids the module does not have
+ * are rejected with EINVAL, so a typo cannot silently record nothing).
+ * An unselected event costs one predictable branch in its probe; kvm_exit's
+ * perf counters exist only while kvm_exit is selected.
  */
 struct vmscope_probe_ctl {
 	__u32 flags;
 	__u32 nr_pids;
 	__s32 pids[VMSCOPE_MAX_PIDS];
+	__u64 events;		/* VMSCOPE_CTL_EVENTS: bit (1 << id) per event */
 };
 
 /* Bits of vmscope_probe_stats.state. */

@@ -54,6 +54,9 @@ struct vmscope_sync_once {
 /* Event descriptors, probe control and counters (vmscope/events.h). */
 #define VMSCOPE_IOC_GET_EVENT_DESC	_IOWR(VMSCOPE_IOC_MAGIC, 0x10, struct vmscope_event_desc_req)
 #define VMSCOPE_IOC_PROBE_CTL		_IOW(VMSCOPE_IOC_MAGIC, 0x11, struct vmscope_probe_ctl)
+/* ABI 0.1's PROBE_CTL, without .events: still accepted, selects every event */
+#define VMSCOPE_IOC_PROBE_CTL_V1	_IOC(_IOC_WRITE, VMSCOPE_IOC_MAGIC, 0x11, \
+					     __builtin_offsetof(struct vmscope_probe_ctl, events))
 #define VMSCOPE_IOC_GET_STATS		_IOWR(VMSCOPE_IOC_MAGIC, 0x12, struct vmscope_probe_stats)
 #define VMSCOPE_IOC_GET_LAST		_IOWR(VMSCOPE_IOC_MAGIC, 0x13, struct vmscope_last_event)
 

@@ -216,9 +216,13 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 	unsigned int i;
 	int ret = 0;
 
+	const u64 all = BIT_ULL(VMSCOPE_NR_EVENTS) - 1;
+	u64 events = (ctl->flags & VMSCOPE_CTL_EVENTS) ? ctl->events : all;
+
 	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
-			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE) ||
-	    ctl->nr_pids > VMSCOPE_MAX_PIDS)
+			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE |
+			   VMSCOPE_CTL_EVENTS) ||
+	    ctl->nr_pids > VMSCOPE_MAX_PIDS || (events & ~all))
 		return -EINVAL;
 	for (i = 0; i < ctl->nr_pids; i++)
 		if (ctl->pids[i] <= 0)
@@ -235,9 +239,11 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 		WRITE_ONCE(vmscope_filter.pids[i], ctl->pids[i]);
 	WRITE_ONCE(vmscope_filter.nr_pids, ctl->nr_pids);
 	WRITE_ONCE(vmscope_filter.measure, !!(ctl->flags & VMSCOPE_CTL_MEASURE));
+	WRITE_ONCE(vmscope_filter.events, events);
 
 	want_exit_reason = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
-			   !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON);
+			   !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&
+			   (events & BIT_ULL(VMSCOPE_EV_kvm_exit));
 	if (!want_exit_reason)
 		vmscope_exit_reason_stop();
 	if (ctl->flags & VMSCOPE_CTL_ENABLE) {

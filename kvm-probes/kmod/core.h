@@ -11,6 +11,7 @@
 #ifndef VMSCOPE_KVM_PROBES_CORE_H
 #define VMSCOPE_KVM_PROBES_CORE_H
 
+#include <linux/bits.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -59,6 +60,7 @@ DECLARE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 struct vmscope_filter {
 	bool enabled;
 	bool measure;			/* VMSCOPE_CTL_MEASURE */
+	u64 events;			/* bit (1 << id) per selected event */
 	u32 nr_pids;			/* 0: every process */
 	pid_t pids[VMSCOPE_MAX_PIDS];
 };
@@ -83,7 +85,8 @@ static __always_inline bool vmscope_tgid_wanted(pid_t tgid)
 static __always_inline bool vmscope_probe_begin(unsigned int id, pid_t tgid_a,
 						pid_t tgid_b)
 {
-	if (!READ_ONCE(vmscope_filter.enabled))
+	if (!READ_ONCE(vmscope_filter.enabled) ||
+	    !(READ_ONCE(vmscope_filter.events) & BIT_ULL(id)))
 		return false;
 	this_cpu_inc(vmscope_cpu.seen[id]);
 	if (!vmscope_tgid_wanted(tgid_a) && !(tgid_b && vmscope_tgid_wanted(tgid_b)))

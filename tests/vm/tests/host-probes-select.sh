@@ -1,0 +1,56 @@
+# vmtest-quarantine: runs vmscope_host's probes; see host-probes-exits.sh
+# Per-session event selection (`vmscope stats --start --events LIST`): the
+# events left out are never counted as matched (nor recorded), the chosen
+# ones are; kvm_exit's perf counters exist only while kvm_exit is selected;
+# a misspelt event name is refused before anything starts.
+
+EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+
+guest_main() {
+	"$EXITLOOP" --pio 2000 || fail "exitloop"
+}
+
+matched() {	# matched EVENT: the matched count of EVENT
+	"$VMSCOPE" stats | awk -v e="$1" '$1 == e { print $4 }'
+}
+
+host_main() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+
+	if "$VMSCOPE" stats --start --events kvm_exti 2>/vmtest/typo.err; then
+		fail "a misspelt event was accepted"
+	fi
+	grep -q "unknown event or system 'kvm_exti'" /vmtest/typo.err ||
+		fail "unclear error for a typo: $(cat /vmtest/typo.err)"
+	"$VMSCOPE" stats | grep -q '^state: disabled' || fail "probing started despite the typo"
+
+	check "start with kvm_pio,sched only" "$VMSCOPE" stats --start --reset --events kvm_pio,sched
+	"$VMSCOPE" stats | grep -q ' exit-reasons' &&
+		fail "kvm_exit perf counters created although kvm_exit is not selected"
+	guest_run g1 guest_main 1 3
+	"$VMSCOPE" stats >/vmtest/stats-pio-sched.txt
+	pio=$(matched kvm_pio) exits=$(matched kvm_exit) entries=$(matched kvm_entry) sw=$(matched sched_switch)
+	log "kvm_pio,sched: kvm_pio $pio kvm_exit $exits kvm_entry $entries sched_switch $sw"
+	[ "$pio" -ge 2000 ] || fail "kvm_pio matched $pio, want >= 2000"
+	[ "$exits" -eq 0 ] || fail "kvm_exit matched $exits although not selected"
+	[ "$entries" -eq 0 ] || fail "kvm_entry matched $entries although not selected"
+	[ "$sw" -gt 0 ] || fail "sched_switch (selected through 'sched') matched nothing"
+
+	check "start with kvm_exit only" "$VMSCOPE" stats --start --reset --events kvm_exit
+	for _ in $(seq 50); do
+		"$VMSCOPE" stats | grep -q ' exit-reasons' && break
+		sleep 0.2
+	done
+	"$VMSCOPE" stats | grep -q ' exit-reasons' || fail "no exit-reason counters with kvm_exit selected"
+	guest_run g2 guest_main 1 4
+	"$VMSCOPE" stats >/vmtest/stats-exit.txt
+	pio=$(matched kvm_pio) exits=$(matched kvm_exit) sw=$(matched sched_switch)
+	log "kvm_exit: kvm_pio $pio kvm_exit $exits sched_switch $sw"
+	[ "$exits" -ge 2000 ] || fail "kvm_exit matched $exits, want >= 2000"
+	[ "$pio" -eq 0 ] || fail "kvm_pio matched $pio although not selected"
+	[ "$sw" -eq 0 ] || fail "sched_switch matched $sw although not selected"
+
+	check "vmscope stats --stop" "$VMSCOPE" stats --stop
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
