@@ -1,0 +1,46 @@
+#!/bin/sh
+# `vmscope merge` on a synthetic trace written by merge/tests/test_merge.c
+# --write (two VMs, a clock step, forged exchanges): the sync report, the
+# merged trace, its report file, and `vmscope dump` reading the merged
+# trace (guest events under "vmN:" names, in host time, ending clean);
+# refusing to overwrite; usage errors.
+# Usage: merge-test.sh PATH-TO-vmscope PATH-TO-test_merge
+set -u
+exe=$1 writer=$2
+fails=0
+dir=$(mktemp -d /var/tmp/merge-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+
+expect() {	# expect STATUS PATTERN -- ARGS...
+	want=$1 pattern=$2; shift 3
+	"$exe" "$@" >"$out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
+		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out" | head -40
+		echo "  (wanted /$pattern/)"
+		fails=$((fails + 1))
+	else
+		echo "ok: vmscope $* =~ /$pattern/"
+	fi
+}
+
+"$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
+expect 0 'usage: vmscope merge' -- merge --help
+expect 2 'usage: vmscope merge' -- merge
+expect 2 'ppm' -- merge --ppm 0 "$dir/t"
+expect 1 'nothere' -- merge "$dir/nothere"
+expect 0 'vm0 synth0: .* dropped [0-9]+ unpaired=[0-9]+ mismatch=[0-9]+ replay=[0-9]+ outlier=' -- merge --sync-report "$dir/t"
+expect 0 'segment 1: accurate, .* bound [0-9]+ ns' -- merge --sync-report "$dir/t"
+[ -e "$dir/t.merged" ] && { echo "FAIL: --sync-report wrote something"; fails=$((fails + 1)); }
+expect 0 'causality kept: 0 violations' -- merge "$dir/t"
+[ -f "$dir/t.merged/report.txt" ] && grep -q 'causality kept' "$dir/t.merged/report.txt" ||
+	{ echo "FAIL: no report.txt"; fails=$((fails + 1)); }
+expect 1 'File exists' -- merge "$dir/t"
+expect 0 'vm1:sync_guest +8[0-9][0-9]' -- dump --summary "$dir/t.merged"
+expect 0 'end of merged.vtf: clean end' -- dump --summary "$dir/t.merged"
+expect 0 'host cpu0 vm0:tick: n ' -- dump "$dir/t.merged"
+expect 0 'causality kept' -- merge -o "$dir/m2" --max-segment 0.05 "$dir/t"
+expect 0 'span [1-9]' -- merge --sync-report --max-segment 0.05 "$dir/t"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]

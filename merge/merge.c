@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Pass 2 of the merge: the k-way merge and the causality check (merge.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+#include "out.h"
+#include "roles.h"
+
+/* Recent events of a guest CPU: the one just before an exchange's t1 is
+ * among them unless more than this many events fall between t1 and the
+ * sync record (none do: the record is written right after t4). */
+#define MG_RING 8
+
+struct src {
+	struct vr_stream *s;
+	const struct mg_roles *ro;
+	const struct mt_vm *vmt;	/* guest: its VM's transform */
+	uint32_t vm;			/* guest: VM index */
+	bool guest, done;
+	struct vr_item it;		/* the peeked item */
+	uint64_t key;			/* its host time */
+	int32_t tid;			/* thread on this CPU (sched_switch) */
+	const struct vmscope_sync_segment *seg;
+	bool seg_from_sync;
+	const struct mp_grec *grec;	/* peeked item is a sync record */
+	struct { uint64_t g, out; } ring[MG_RING];
+	unsigned int nring, pos;
+	bool after;
+	uint64_t after_g, after_t3;
+};
+
+struct ctx {
+	struct vr_trace *t;
+	struct mg_result *r;
+	struct mo *out;
+	struct mg_roles host, *vms;
+	struct src *src;
+	size_t n;
+	size_t *heap, nheap;
+	uint64_t last_out;
+};
+
+static bool conv(struct src *s, uint64_t g, uint64_t *h)
+{
+	if (!s->seg_from_sync && (!s->seg || g > s->seg->g_last))
+		s->seg = mt_segment_for(s->vmt, g);
+	return mt_convert(s->vmt, &s->seg, g, h);
+}
+
+/* Read the next item of @s worth merging and its host time. */
+static void peek(struct ctx *c, struct src *s)
+{
+	struct mg_result *r = c->r;
+
+	while (!s->done) {
+		struct vr_item *it = &s->it;
+		const struct vr_stream_stats *st;
+
+		if (vr_stream_next(s->s, it) != 1) {
+			s->done = true;
+			return;
+		}
+		st = vr_stream_stats(s->s);
+		s->guest = st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST;
+		if (s->guest) {
+			if (st->origin.vm >= r->n_vms) {
+				r->n.bad++;
+				continue;
+			}
+			s->vm = st->origin.vm;
+			s->vmt = &r->vm[s->vm];
+			s->ro = &c->vms[s->vm];
+		} else {
+			s->ro = &c->host;
+		}
+		if (it->kind == VR_BAD) {
+			r->n.bad++;
+			continue;
+		}
+		if (it->kind != VR_EVENT && it->kind != VR_LOSS && it->kind != VR_GAP)
+			continue;
+		s->grec = NULL;
+		if (!s->guest) {
+			s->key = it->ts;
+			return;
+		}
+		if (it->kind == VR_EVENT && it->desc == s->ro->guest) {
+			const struct mg_field *f = s->ro->f_g;
+			const uint8_t *p = it->payload;
+
+			s->grec = mp_lookup(&r->pair, s->vm, (uint32_t)mg_get(&f[G_CPU], p),
+					    mg_get(&f[G_SEQ], p), mg_get(&f[G_TOKEN], p),
+					    mg_get(&f[G_T1], p));
+			if (s->grec && s->grec->outcome >= 0) {
+				const struct vmscope_sync_segment *g =
+					mt_segment(s->vmt, s->grec->outcome);
+
+				if (g) {
+					s->seg = g;
+					s->seg_from_sync = true;
+				}
+			}
+		}
+		if (conv(s, it->ts, &s->key))
+			return;
+		if (it->kind == VR_EVENT)
+			r->n.unconverted++;
+	}
+}
+
+static bool less(const struct ctx *c, size_t a, size_t b)
+{
+	const struct src *x = &c->src[a], *y = &c->src[b];
+
+	return x->key != y->key ? x->key < y->key : a < b;
+}
+
+static void sift_down(struct ctx *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < c->nheap && less(c, c->heap[l], c->heap[m]))
+			m = l;
+		if (l + 1 < c->nheap && less(c, c->heap[l + 1], c->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		size_t tmp = c->heap[i];
+		c->heap[i] = c->heap[m];
+		c->heap[m] = tmp;
+		i = m;
+	}
+}
+
+/* Causality at a guest item about to be written at host time @out. */
+static void causality(struct ctx *c, struct src *s, uint64_t out)
+{
+	struct mg_causality *k = &c->r->c;
+	const struct vr_item *it = &s->it;
+	const struct mp_grec *g = s->grec;
+	uint64_t h1, h4;
+
+	if (s->after && it->ts >= s->after_g) {
+		k->ev_after++;
+		if (out < s->after_t3)
+			k->viol_after++;
+	}
+	if (it->desc == s->ro->guest) {
+		/* an accepted exchange through its own segment; a dropped
+		 * one through the segment its CPU's events use now */
+		const struct vmscope_sync_segment *sg =
+			g && g->outcome >= 0 ? mt_segment(s->vmt, g->outcome) : s->seg;
+
+		if (!g || !g->n_host) {
+			k->unpaired_records++;
+		} else if (!sg || vmscope_sync_segment_estimate(sg, g->t1, &h1) ||
+			   vmscope_sync_segment_estimate(sg, g->t4, &h4)) {
+			k->unpaired_records++;
+		} else if (g->outcome >= 0) {
+			k->exchanges++;
+			k->viol_t1 += h1 > g->t2;
+			k->viol_t4 += h4 < g->t3;
+			/* the latest earlier event of this CPU at or before t1 */
+			for (unsigned int i = 0; i < s->nring; i++) {
+				unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
+
+				if (s->ring[j].g <= g->t1) {
+					k->ev_before++;
+					k->viol_before += s->ring[j].out > g->t2;
+					break;
+				}
+			}
+			s->after = true;
+			s->after_g = g->t4;
+			s->after_t3 = g->t3;
+		} else {
+			k->dropped++;
+			k->dropped_viol += h1 > g->t2 || h4 < g->t3;
+		}
+	}
+	s->ring[s->pos].g = it->ts;
+	s->ring[s->pos].out = out;
+	s->pos = (s->pos + 1) % MG_RING;
+	if (s->nring < MG_RING)
+		s->nring++;
+}
+
+static int emit(struct ctx *c, size_t idx)
+{
+	struct src *s = &c->src[idx];
+	const struct vr_item *it = &s->it;
+	const struct vr_stream_stats *st = vr_stream_stats(s->s);
+	struct mg_result *r = c->r;
+	uint64_t out = s->key;
+	struct mo_origin o;
+	int id;
+
+	if (out < c->last_out) {
+		out = c->last_out;
+		r->n.clamped++;
+	}
+	c->last_out = out;
+	if (it->kind == VR_LOSS) {
+		r->n.losses++;
+		return mo_loss(c->out, &st->origin, it->loss_kind, it->events, 0, out,
+			       it->text ? it->text : "");
+	}
+	if (it->kind == VR_GAP) {
+		r->n.gaps++;
+		return mo_loss(c->out, &st->origin,
+			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP, 0,
+			       it->last - it->first + 1, out, "sub-buffers skipped");
+	}
+	o.orig_ts = it->ts;
+	o.cpu = st->origin.cpu;
+	o.tid = s->tid;
+	if (s->guest) {
+		o.origin = s->vm + 1;
+		o.vcpu = o.cpu;
+		r->n.guest_events++;
+		causality(c, s, out);
+	} else {
+		o.origin = 0;
+		o.vcpu = MO_NONE;
+		if (s->tid >= 0)
+			mp_thread_vm(&r->pair, s->tid, &o.vcpu);
+		r->n.host_events++;
+	}
+	if (it->desc == s->ro->sw)	/* the switch is the previous thread's */
+		s->tid = (int32_t)mg_get(&s->ro->f_sw_next, it->payload);
+	id = mo_id(c->out, c->t, o.origin, it->desc);
+	if (id < 0) {
+		r->n.bad++;
+		return 0;
+	}
+	r->n.out_events++;
+	return mo_event(c->out, id, out, it->payload, it->size, &o);
+}
+
+static int run(struct ctx *c)
+{
+	int e = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		peek(c, &c->src[i]);
+		if (!c->src[i].done)
+			c->heap[c->nheap++] = i;
+	}
+	for (size_t i = c->nheap; i-- > 0;)
+		sift_down(c, i);
+	while (c->nheap && !e) {
+		size_t top = c->heap[0];
+		struct src *s = &c->src[top];
+
+		e = emit(c, top);
+		peek(c, s);
+		if (s->done)
+			c->heap[0] = c->heap[--c->nheap];
+		if (c->nheap)
+			sift_down(c, 0);
+	}
+	return e;
+}
+
+int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
+	     char *err, size_t errlen)
+{
+	const Vmscope__Trace__SessionMetadata *ss = vr_trace_session(t);
+	struct ctx c = { .t = t, .r = r };
+	int e, e2;
+
+	if (errlen)
+		err[0] = 0;
+	c.n = vr_trace_nr_streams(t);
+	c.src = calloc(c.n ? c.n : 1, sizeof(*c.src));
+	c.heap = calloc(c.n ? c.n : 1, sizeof(*c.heap));
+	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
+	if (!c.src || !c.heap || !c.vms) {
+		e = -ENOMEM;
+		goto out;
+	}
+	mg_roles_init(&c.host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
+	for (uint32_t v = 0; v < r->n_vms && ss; v++)
+		mg_roles_init(&c.vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
+	for (size_t i = 0; i < c.n; i++) {
+		c.src[i].tid = -1;
+		e = vr_stream_open(&c.src[i].s, t, i);
+		if (e) {
+			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
+			goto out;
+		}
+	}
+	e = mo_create(&c.out, out, t, err, errlen);
+	if (e)
+		goto out;
+	e = run(&c);
+	e2 = mo_close(c.out, &r->n.chunks);
+	if (!e)
+		e = e2;
+	if (e && !err[0])
+		snprintf(err, errlen, "%s: %s", out, strerror(-e));
+	r->merged = !e;
+out:
+	for (size_t i = 0; c.src && i < c.n; i++)
+		vr_stream_close(c.src[i].s);
+	free(c.src);
+	free(c.heap);
+	free(c.vms);
+	return e;
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The merged trace: writer and reader (see out.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vmscope/ringbuf_abi.h>
+
+#include "out.h"
+
+/* Records per output chunk: the size of a host sub-buffer. */
+#define MO_CHUNK_BYTES	(64u << 10)
+
+struct mo {
+	int dirfd;
+	struct tf_writer *meta, *w;
+	uint32_t n_origins;
+	uint32_t *base;		/* [n_origins]: merged id of index 0 */
+	uint32_t *count;	/* [n_origins] */
+	Vmscope__Trace__Origin origin;
+	/* the chunk being built */
+	uint8_t recs[MO_CHUNK_BYTES];
+	size_t len;
+	uint8_t *side;		/* MO_ORIGIN_SIZE per record */
+	uint32_t n;
+	uint64_t begin_ts, prev_ts, seq;
+	uint64_t chunks;
+	int err;
+};
+
+static const struct vr_events *table(const struct vr_trace *t, uint32_t origin)
+{
+	return origin ? vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, origin - 1)
+		      : vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+}
+
+static const Vmscope__Trace__EventTable *pb_table(const Vmscope__Trace__SessionMetadata *s,
+						 uint32_t origin)
+{
+	if (!s)
+		return NULL;
+	return origin ? s->vms[origin - 1]->guest_events : s->host_events;
+}
+
+static void header(struct tf_writer *w, const Vmscope__Trace__SessionMetadata *s,
+		   int role, Vmscope__Trace__Origin *o)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+
+	fh.format_version = 1;
+	fh.role = role;
+	fh.origin = o;
+	if (s)
+		fh.session_id = s->session_id;
+	fh.writer = "vmscope merge";
+	tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base);
+}
+
+/* The metadata file: the session with the union event table. */
+static int write_meta(struct mo *m, const struct vr_trace *t, char *err, size_t errlen)
+{
+	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
+	Vmscope__Trace__SessionMetadata copy = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__EventTable u = VMSCOPE__TRACE__EVENT_TABLE__INIT;
+	Vmscope__Trace__Origin ho = VMSCOPE__TRACE__ORIGIN__INIT;
+	Vmscope__Trace__EventDesc *ev = NULL, **evp = NULL;
+	char (*names)[VMSCOPE_NAME_LEN] = NULL;
+	uint32_t total = 0;
+	int e = 0;
+
+	for (uint32_t o = 0; o < m->n_origins; o++) {
+		const Vmscope__Trace__EventTable *pt = pb_table(s, o);
+		const struct vr_events *vt = table(t, o);
+
+		m->base[o] = total;
+		/* the reader's table holds the first VR_MAX_EVENTS, in order */
+		m->count[o] = vt && pt ? vt->n : 0;
+		total += m->count[o];
+	}
+	if (total > VR_MAX_EVENTS) {
+		snprintf(err, errlen, "%u event types: more than one merged table holds (%u)",
+			 total, VR_MAX_EVENTS);
+		return -E2BIG;
+	}
+	ev = calloc(total ? total : 1, sizeof(*ev));
+	evp = calloc(total ? total : 1, sizeof(*evp));
+	names = calloc(total ? total : 1, sizeof(*names));
+	if (!ev || !evp || !names) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t o = 0; o < m->n_origins; o++) {
+		const Vmscope__Trace__EventTable *pt = pb_table(s, o);
+
+		for (uint32_t i = 0; i < m->count[o]; i++) {
+			uint32_t k = m->base[o] + i;
+
+			ev[k] = *pt->events[i];
+			ev[k].id = k;
+			if (o)
+				snprintf(names[k], sizeof(names[k]), "vm%u:%s", o - 1,
+					 pt->events[i]->name ? pt->events[i]->name : "");
+			else
+				snprintf(names[k], sizeof(names[k]), "%s",
+					 pt->events[i]->name ? pt->events[i]->name : "");
+			ev[k].name = names[k];
+			evp[k] = &ev[k];
+		}
+	}
+	if (s)
+		copy = *s;
+	ho.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	u.origin = &ho;
+	if (s && s->host_events) {
+		u.ringbuf_abi = s->host_events->ringbuf_abi;
+		u.module_version = s->host_events->module_version;
+	} else {
+		u.ringbuf_abi = VMSCOPE_RB_ABI_VERSION;
+	}
+	u.n_events = total;
+	u.events = evp;
+	copy.host_events = &u;
+	e = tf_writer_create(&m->meta, m->dirfd, TF_TRACE_METADATA, NULL);
+	if (!e) {
+		header(m->meta, s, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
+		tf_writer_append_msg(m->meta, TF_FRAME_SESSION, &copy.base);
+		/* the input's stop, so that readers see how it ended */
+		if (vr_trace_summary(t))
+			tf_writer_append_msg(m->meta, TF_FRAME_SUMMARY,
+					     &vr_trace_summary(t)->base);
+		e = tf_writer_close(m->meta);
+		m->meta = NULL;
+	}
+out:
+	free(ev);
+	free(evp);
+	free(names);
+	if (e && !err[0])
+		snprintf(err, errlen, "%s: %s", TF_TRACE_METADATA, strerror(-e));
+	return e;
+}
+
+int mo_create(struct mo **out, const char *path, struct vr_trace *t,
+	      char *err, size_t errlen)
+{
+	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
+	struct mo *m = calloc(1, sizeof(*m));
+	int e;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = 0;
+	if (!m)
+		return -ENOMEM;
+	m->dirfd = -1;
+	m->n_origins = 1 + (s ? (uint32_t)s->n_vms : 0);
+	m->base = calloc(m->n_origins, sizeof(*m->base));
+	m->count = calloc(m->n_origins, sizeof(*m->count));
+	m->side = malloc((MO_CHUNK_BYTES / VMSCOPE_RB_REC_HDR_SIZE) * MO_ORIGIN_SIZE);
+	if (!m->base || !m->count || !m->side) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	e = tf_trace_create(path, &m->dirfd);
+	if (e) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		goto fail;
+	}
+	e = write_meta(m, t, err, errlen);
+	if (e)
+		goto fail;
+	e = tf_writer_create(&m->w, m->dirfd, MO_STREAM, NULL);
+	if (e) {
+		snprintf(err, errlen, "%s: %s", MO_STREAM, strerror(-e));
+		goto fail;
+	}
+	vmscope__trace__origin__init(&m->origin);
+	m->origin.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	header(m->w, s, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &m->origin);
+	*out = m;
+	return 0;
+fail:
+	if (m->dirfd >= 0)
+		close(m->dirfd);
+	free(m->base);
+	free(m->count);
+	free(m->side);
+	free(m);
+	return e;
+}
+
+int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,
+	  const struct vmscope_event_desc *d)
+{
+	const struct vr_events *vt;
+	ptrdiff_t i;
+
+	if (origin >= m->n_origins || !(vt = table(t, origin)))
+		return -1;
+	i = d - vt->desc;
+	if (i < 0 || (uint32_t)i >= m->count[origin])
+		return -1;
+	return (int)(m->base[origin] + (uint32_t)i);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+void mo_origin_decode(const uint8_t *p, struct mo_origin *o)
+{
+	o->orig_ts = get64(p);
+	o->cpu = get32(p + 8);
+	o->tid = (int32_t)get32(p + 12);
+	o->origin = get32(p + 16);
+	o->vcpu = get32(p + 20);
+}
+
+size_t mo_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
+		     const void *payload, uint16_t size)
+{
+	/* the decoder rebuilds ts from the previous one's low 32 bits */
+	int ext = ts - prev_ts >= ((uint64_t)1 << 32);
+	uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, size, ext);
+	size_t off = 8;
+
+	memcpy(buf, &h, 8);
+	if (ext) {
+		memcpy(buf + off, &ts, 8);
+		off += 8;
+	}
+	memcpy(buf + off, payload, size);
+	off += size;
+	while (off % VMSCOPE_RB_ALIGN)
+		buf[off++] = 0;
+	return off;
+}
+
+static int flush(struct mo *m)
+{
+	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+	int e;
+
+	if (!m->n)
+		return m->err;
+	e = tf_writer_append(m->w, MO_FRAME_ORIGINS, m->side, (size_t)m->n * MO_ORIGIN_SIZE);
+	c.origin = &m->origin;
+	c.seq = m->seq++;
+	c.begin_ts = m->begin_ts;
+	c.end_ts = m->prev_ts;
+	c.nr_records = m->n;
+	c.records.data = m->recs;
+	c.records.len = m->len;
+	if (!e)
+		e = tf_writer_append_msg(m->w, TF_FRAME_CHUNK, &c.base);
+	m->chunks++;
+	m->n = 0;
+	m->len = 0;
+	if (e && !m->err)
+		m->err = e;
+	return m->err;
+}
+
+int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t size,
+	     const struct mo_origin *o)
+{
+	size_t need = VMSCOPE_RB_REC_HDR_SIZE + VMSCOPE_RB_REC_EXT_SIZE +
+		      (((size_t)size + VMSCOPE_RB_ALIGN - 1) & ~(size_t)(VMSCOPE_RB_ALIGN - 1));
+	uint8_t *sd;
+
+	if (m->err)
+		return m->err;
+	/* a chunk's records never go back in time, nor does the stream */
+	if (id < 0 || id > (int)VMSCOPE_RB_ID_MAX || need > MO_CHUNK_BYTES ||
+	    ts < m->prev_ts)
+		return -EINVAL;
+	if (m->n && m->len + need > MO_CHUNK_BYTES)
+		if (flush(m))
+			return m->err;
+	if (!m->n)
+		m->begin_ts = m->prev_ts = ts;
+	m->len += mo_rec_encode(m->recs + m->len, m->prev_ts, ts, (unsigned int)id,
+				payload, size);
+	sd = m->side + (size_t)m->n * MO_ORIGIN_SIZE;
+	put64(sd, o->orig_ts);
+	put32(sd + 8, o->cpu);
+	put32(sd + 12, (uint32_t)o->tid);
+	put32(sd + 16, o->origin);
+	put32(sd + 20, o->vcpu);
+	m->n++;
+	m->prev_ts = ts;
+	return 0;
+}
+
+int mo_loss(struct mo *m, const Vmscope__Trace__Origin *o, int kind,
+	    uint64_t events, uint64_t subbufs, uint64_t ts, const char *detail)
+{
+	Vmscope__Trace__LossRecord l = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+	Vmscope__Trace__Origin oc = *o;
+	int e;
+
+	if (flush(m))
+		return m->err;
+	l.origin = &oc;
+	l.kind = kind;
+	l.events = events;
+	l.subbufs = subbufs;
+	l.begin_ts = l.end_ts = ts;
+	l.detail = (char *)detail;
+	e = tf_writer_append_msg(m->w, TF_FRAME_LOSS, &l.base);
+	if (e && !m->err)
+		m->err = e;
+	return m->err;
+}
+
+int mo_close(struct mo *m, uint64_t *chunks)
+{
+	Vmscope__Trace__FileIndex fi = VMSCOPE__TRACE__FILE_INDEX__INIT;
+	struct tf_writer_stats st;
+	int e = flush(m), e2;
+
+	if (!e) {
+		tf_writer_get_stats(m->w, &st);
+		fi.frames = st.frames;
+		fi.bytes = st.offset;
+		e = tf_writer_append_msg(m->w, TF_FRAME_INDEX, &fi.base);
+	}
+	e2 = tf_writer_close(m->w);
+	if (!e)
+		e = e2;
+	if (chunks)
+		*chunks = m->chunks;
+	close(m->dirfd);
+	free(m->base);
+	free(m->count);
+	free(m->side);
+	free(m);
+	return e;
+}
+
+/* ---- reading ---- */
+
+struct mr {
+	struct vr_trace *t;
+	struct vr_stream *s;
+	int dirfd;
+	struct tf_reader *r;
+	uint8_t *side;
+	size_t side_len, side_cap;
+	bool have_side;
+	uint64_t cur_off;
+	bool in_chunk, chunk_side;
+	size_t idx;
+};
+
+int mr_open(struct mr **out, const char *path, char *err, size_t errlen)
+{
+	struct mr *m = calloc(1, sizeof(*m));
+	size_t i;
+	int e;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->dirfd = -1;
+	e = vr_trace_open(&m->t, path, err, errlen);
+	if (e)
+		goto fail;
+	for (i = 0; i < vr_trace_nr_streams(m->t); i++)
+		if (!strcmp(vr_trace_stream_name(m->t, i), MO_STREAM))
+			break;
+	if (i == vr_trace_nr_streams(m->t)) {
+		snprintf(err, errlen, "%s: no %s: not a merged trace", path, MO_STREAM);
+		e = -ENOENT;
+		goto fail;
+	}
+	e = vr_stream_open(&m->s, m->t, i);
+	if (!e)
+		e = tf_trace_open(path, &m->dirfd);
+	if (!e)
+		e = tf_reader_open(&m->r, m->dirfd, MO_STREAM);
+	if (e) {
+		snprintf(err, errlen, "%s/%s: %s", path, MO_STREAM, strerror(-e));
+		goto fail;
+	}
+	*out = m;
+	return 0;
+fail:
+	mr_close(m);
+	return e;
+}
+
+/* Move the frame reader to the chunk at @off, keeping the ORIGINS frame
+ * just before it. */
+static void seek_chunk(struct mr *m, uint64_t off)
+{
+	struct tf_frame f;
+
+	m->in_chunk = true;
+	m->cur_off = off;
+	m->idx = 0;
+	m->chunk_side = false;
+	while (tf_reader_next(m->r, &f) == 1) {
+		if (f.type == MO_FRAME_ORIGINS) {
+			if (f.length > m->side_cap) {
+				uint8_t *n = realloc(m->side, f.length);
+
+				if (!n) {
+					m->have_side = false;
+					continue;
+				}
+				m->side = n;
+				m->side_cap = f.length;
+			}
+			memcpy(m->side, f.payload, f.length);
+			m->side_len = f.length;
+			m->have_side = true;
+			continue;
+		}
+		if (f.type == TF_FRAME_CHUNK && f.offset == off) {
+			m->chunk_side = m->have_side;
+			m->have_side = false;
+			return;
+		}
+		if (f.type == TF_FRAME_CHUNK)
+			m->have_side = false;
+		if (f.offset > off)
+			return;
+	}
+}
+
+int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o)
+{
+	int r = vr_stream_next(m->s, it);
+
+	*has_o = false;
+	if (r != 1 || it->kind != VR_EVENT)
+		return r;
+	if (!m->in_chunk || it->offset != m->cur_off)
+		seek_chunk(m, it->offset);
+	if (m->chunk_side && (m->idx + 1) * MO_ORIGIN_SIZE <= m->side_len) {
+		mo_origin_decode(m->side + m->idx * MO_ORIGIN_SIZE, o);
+		*has_o = true;
+	}
+	m->idx++;
+	return 1;
+}
+
+struct vr_trace *mr_trace(struct mr *m)
+{
+	return m->t;
+}
+
+const struct vr_stream_stats *mr_stats(const struct mr *m)
+{
+	return vr_stream_stats(m->s);
+}
+
+void mr_close(struct mr *m)
+{
+	if (!m)
+		return;
+	vr_stream_close(m->s);
+	tf_reader_close(m->r);
+	if (m->dirfd >= 0)
+		close(m->dirfd);
+	vr_trace_close(m->t);
+	free(m->side);
+	free(m);
+}

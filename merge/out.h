@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The merged trace (README.md, "The merged trace"): a trace folder with
+ *
+ *   metadata.vtf  the input's SessionMetadata, whose host event table is
+ *                 the union of the host table and every VM's table
+ *                 (guest events renamed "vmN:name", ids renumbered), so
+ *                 the reader decodes every record of the merged stream
+ *                 with one table;
+ *   merged.vtf    one stream (origin host cpu 0): StreamChunks of records
+ *                 in host-time order whose timestamps are the converted
+ *                 ones, each chunk preceded by an ORIGINS frame (a raw
+ *                 frame type, which readers that do not know it skip)
+ *                 holding, per record in order, where it came from and
+ *                 its original timestamp; LossRecords for the inputs'
+ *                 losses and gaps, in place.
+ */
+#ifndef VMSCOPE_MERGE_OUT_H
+#define VMSCOPE_MERGE_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+#define MO_FRAME_ORIGINS	(TF_FRAME_RAW + 1)
+#define MO_STREAM		"merged.vtf"
+#define MO_NONE			UINT32_MAX
+
+/* One record's origin; 24 bytes little-endian on disk, in this order. */
+struct mo_origin {
+	uint64_t orig_ts;	/* in its own clock (guest ticks for guests) */
+	uint32_t cpu;		/* host CPU, or guest CPU (= vCPU) */
+	int32_t tid;		/* thread running on that CPU; -1 unknown */
+	uint32_t origin;	/* 0: host; n: VM n - 1 of the session */
+	uint32_t vcpu;		/* host events on a vCPU thread: that vCPU
+				 * (else MO_NONE); guest events: cpu */
+};
+
+#define MO_ORIGIN_SIZE	24
+
+struct mo;
+
+/* Create the merged trace @path (must not exist) for input trace @t. */
+int mo_create(struct mo **out, const char *path, struct vr_trace *t,
+	      char *err, size_t errlen);
+
+/* The merged id of event @d of the table of @origin (0 host, n VM n-1), or
+ * -1 when it has none. */
+int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,
+	  const struct vmscope_event_desc *d);
+
+/* Append one record (timestamps non-decreasing). 0 or negative errno. */
+int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t size,
+	     const struct mo_origin *o);
+
+/* A loss of the input at merged time @ts. */
+int mo_loss(struct mo *m, const Vmscope__Trace__Origin *o, int kind,
+	    uint64_t events, uint64_t subbufs, uint64_t ts, const char *detail);
+
+/* Flush, write the index, close both files. 0 or the first error. */
+int mo_close(struct mo *m, uint64_t *chunks);
+
+/* ---- reading a merged trace ---- */
+
+struct mr;
+
+/* Open the merged stream of the merged trace @path. */
+int mr_open(struct mr **out, const char *path, char *err, size_t errlen);
+
+/* As vr_stream_next(); for VR_EVENT, *o is the record's origin and
+ * *has_o says whether the trace had one for it. */
+int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o);
+
+struct vr_trace *mr_trace(struct mr *m);
+const struct vr_stream_stats *mr_stats(const struct mr *m);
+void mr_close(struct mr *m);
+
+/* One ring-buffer record at @buf (room for 16 + size + 7 bytes), the full
+ * timestamp added when @ts is 2^32 ns or more after @prev_ts. Returns its
+ * length. */
+size_t mo_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
+		     const void *payload, uint16_t size);
+
+void mo_origin_decode(const uint8_t *p, struct mo_origin *o);
+
+#endif

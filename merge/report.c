@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The merge's text report (merge.h). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "merge.h"
+
+static const char *verdict(enum vmscope_sync_verdict v)
+{
+	switch (v) {
+	case VMSCOPE_SYNC_ACCURATE: return "accurate";
+	case VMSCOPE_SYNC_APPROXIMATE: return "approximate";
+	case VMSCOPE_SYNC_FAILED: return "FAILED";
+	default: return "empty";
+	}
+}
+
+static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name)
+{
+	const struct mt_vm *m = &r->vm[v];
+	const struct mp_vm *p = &r->pair.vm[v];
+	uint64_t dropped = 0;
+
+	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
+		dropped += m->st.dropped[k];
+	fprintf(f, "vm%u %s: %zu host exchanges, %zu guest sync records; samples used %" PRIu64
+		", dropped %" PRIu64, v, name, p->nx, p->ng, m->st.accepted, dropped);
+	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
+		if (m->st.dropped[k])
+			fprintf(f, " %s=%" PRIu64, vmscope_sync_drop_name(k), m->st.dropped[k]);
+	fprintf(f, "\n  segments %zu (breaks: tsc offset %" PRIu64 ", new guest session %" PRIu64
+		", detected %" PRIu64 ", span %" PRIu64 "; discarded %" PRIu64 ")\n",
+		m->nseg, m->breaks_tsc, m->breaks_token, m->st.breaks_detected,
+		m->st.breaks_span, m->st.discarded_segments);
+	for (size_t i = 0; i < m->nseg; i++) {
+		const struct vmscope_sync_segment *s = &m->seg[i];
+		struct vmscope_sync_summary sm;
+
+		vmscope_sync_segment_summary(s, 8, &sm);
+		fprintf(f, "  segment %" PRIu64 ": %s, host %" PRIu64 "..%" PRIu64
+			" (%.3f s), %" PRIu64 " samples, bound ",
+			s->id, verdict(sm.verdict), s->h_first, s->h_last,
+			(double)(s->h_last - s->h_first) * 1e-9, sm.n_samples);
+		if (sm.width_ns == UINT64_MAX)
+			fprintf(f, "unbounded");
+		else
+			fprintf(f, "%" PRIu64 " ns (+-%.1f ns)", sm.width_ns,
+				(double)sm.width_ns / 2);
+		if (sm.verdict != VMSCOPE_SYNC_FAILED)
+			fprintf(f, ", drift %+.3f ppm [%+.3f, %+.3f], offset at guest %" PRIu64
+				" -> host %" PRIu64 " %+.1f ns, min round trip %" PRId64 " ns",
+				(double)((sm.a_est - 1) * 1e6L), (double)((sm.a_min - 1) * 1e6L),
+				(double)((sm.a_max - 1) * 1e6L), s->g0, s->h0,
+				(double)sm.b0_est,
+				s->min_rtt == INT64_MAX ? (int64_t)-1 : s->min_rtt);
+		if (s->evictions)
+			fprintf(f, ", %" PRIu64 " hull evictions", s->evictions);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "  tsc cross-check: not available (the sync records carry no TSC readings)\n");
+}
+
+void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
+{
+	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
+	const struct mp_stats *p = &r->pair.st;
+
+	fprintf(f, "sync records: %" PRIu64 " t2, %" PRIu64 " t3, %" PRIu64 " guest; "
+		"host pairs %" PRIu64 " (t2 alone %" PRIu64 ", t3 alone %" PRIu64
+		", duplicate %" PRIu64 ", inconsistent %" PRIu64 "); VM by thread %" PRIu64
+		", by token %" PRIu64 ", none %" PRIu64 "; with guest record %" PRIu64
+		", host only %" PRIu64 ", guest only %" PRIu64 ", guest duplicate %" PRIu64,
+		p->t2, p->t3, p->guest, p->host_pairs, p->t2_alone, p->t3_alone,
+		p->host_dup, p->host_inconsistent, p->by_thread, p->by_token, p->no_vm,
+		p->paired, p->host_only, p->guest_only, p->guest_dup);
+	if (p->refused)
+		fprintf(f, "; %" PRIu64 " refused over the cap", p->refused);
+	fprintf(f, "\n");
+	for (uint32_t v = 0; v < r->n_vms; v++)
+		report_vm(f, r, v, s && s->vms[v]->name ? s->vms[v]->name : "?");
+	if (!r->merged)
+		return;
+	fprintf(f, "merged: %" PRIu64 " events (%" PRIu64 " host, %" PRIu64 " guest) from %"
+		PRIu64 " streams in %" PRIu64 " chunks; %" PRIu64 " guest events without a "
+		"transform (left out); %" PRIu64 " clamped to keep time order; %" PRIu64
+		" losses, %" PRIu64 " gaps, %" PRIu64 " unusable items\n",
+		r->n.out_events, r->n.host_events, r->n.guest_events, r->n.streams,
+		r->n.chunks, r->n.unconverted, r->n.clamped, r->n.losses, r->n.gaps, r->n.bad);
+	fprintf(f, "causality: %" PRIu64 " accepted exchanges, %" PRIu64 " violations "
+		"(t1 after t2: %" PRIu64 ", t4 before t3: %" PRIu64 "); events: %" PRIu64
+		" before t1 checked, %" PRIu64 " land after t2; %" PRIu64 " after t4 checked, %"
+		PRIu64 " land before t3; dropped exchanges that would violate: %" PRIu64 " of %"
+		PRIu64 "; sync records without an exchange: %" PRIu64 "\n",
+		r->c.exchanges, r->c.viol_t1 + r->c.viol_t4, r->c.viol_t1, r->c.viol_t4,
+		r->c.ev_before, r->c.viol_before, r->c.ev_after, r->c.viol_after,
+		r->c.dropped_viol, r->c.dropped, r->c.unpaired_records);
+	fprintf(f, "causality %s: %" PRIu64 " violations\n",
+		mg_violations(r) ? "VIOLATED" : "kept", mg_violations(r));
+}

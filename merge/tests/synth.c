@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Synthetic traces for the merge's tests and benchmark: see synth.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vmscope/ringbuf_abi.h>
+
+#include "out.h"
+#include "reader.h"
+#include "synth.h"
+#include "tracefmt.h"
+#include "vmscope_events.h"
+
+/* ---- deterministic randomness: one hash per (what, who, k) ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rnd(const struct synth *s, uint64_t a, uint64_t b, uint64_t c)
+{
+	return mix(mix(mix(s->seed ^ a) ^ b) ^ c);
+}
+
+static double unit(uint64_t r)
+{
+	return ((double)(r >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static uint64_t expo(uint64_t r, double mean, uint64_t cap)
+{
+	double d = -mean * log(unit(r));
+
+	return d > (double)cap ? cap : (uint64_t)d;
+}
+
+/* ---- clocks ---- */
+
+static uint64_t guest_at(const struct synth *s, unsigned int vm, uint64_t tau)
+{
+	uint64_t g = s->G0[vm] + (uint64_t)floorl((long double)tau * (1.0L + s->drift[vm]));
+
+	if (vm == 0 && s->step && tau >= s->tau_step)
+		g += (uint64_t)s->step_ns;
+	return g;
+}
+
+long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g)
+{
+	long double G = (long double)(g - s->G0[vm]);
+
+	if (vm == 0 && s->step && g - s->G0[vm] >=
+	    (uint64_t)((long double)s->tau_step * (1.0L + s->drift[vm])) + (uint64_t)s->step_ns)
+		G -= (long double)s->step_ns;
+	return (long double)s->H0 + G / (1.0L + s->drift[vm]);
+}
+
+static uint64_t token_of(const struct synth *s, unsigned int vm)
+{
+	return rnd(s, 1, vm, 0) | 1;
+}
+
+/* ---- exchanges ---- */
+
+struct xch {
+	uint64_t t1, t2, t3, t4, seq, token, t1_claim;
+	bool guest_rec;		/* the guest writes a record */
+	uint64_t grec_ts;	/* when (guest clock) */
+	enum synth_forge kind;
+};
+
+static uint64_t window(const struct synth *s)
+{
+	return s->period_ns / 64;
+}
+
+static bool forged_k(const struct synth *s, unsigned int vm, uint64_t k)
+{
+	uint64_t K = s->tau_step / s->period_ns;
+
+	if (!s->forge_every || k % s->forge_every != s->forge_every - 1)
+		return false;
+	/* keep attacks away from the clock step */
+	return !(vm == 0 && s->step && k + 2 >= K && k <= K + 1);
+}
+
+static uint64_t tau_of(const struct synth *s, unsigned int vm, unsigned int v, uint64_t k)
+{
+	return s->period_ns + k * s->period_ns + v * s->period_ns / s->vcpus +
+	       (uint64_t)(unit(rnd(s, 2, vm * 64 + v, k)) * (double)(s->period_ns / 16));
+}
+
+/* The honest exchange k of (vm, v). */
+static void honest(const struct synth *s, unsigned int vm, unsigned int v, uint64_t k,
+		   struct xch *x)
+{
+	uint64_t tau = tau_of(s, vm, v, k), w = window(s);
+	uint64_t d1 = 300 + expo(rnd(s, 3, vm * 64 + v, k), 200, w);
+	uint64_t r = 800 + expo(rnd(s, 4, vm * 64 + v, k), 400, w);
+	uint64_t d2 = 300 + expo(rnd(s, 5, vm * 64 + v, k), 200, w);
+
+	memset(x, 0, sizeof(*x));
+	x->t1 = x->t1_claim = guest_at(s, vm, tau);
+	x->t2 = s->H0 + tau + d1;
+	x->t3 = x->t2 + r;
+	x->t4 = guest_at(s, vm, tau + d1 + r + d2);
+	x->seq = 2 * (k + 1);
+	x->token = token_of(s, vm);
+	x->guest_rec = true;
+	x->grec_ts = x->t4;
+}
+
+/* The forged exchange after honest exchange k (when forged_k). */
+static void forged(const struct synth *s, unsigned int vm, unsigned int v, uint64_t k,
+		   struct xch *x)
+{
+	uint64_t tau = tau_of(s, vm, v, k) + s->period_ns / 2;
+	struct xch h;
+
+	honest(s, vm, v, k, &h);
+	memset(x, 0, sizeof(*x));
+	/* one kind per vCPU at a time: four lying exchanges of a guest
+	 * kernel in a row would form a segment of their own (the sync
+	 * library's documented limit) */
+	x->kind = (enum synth_forge)(1 + (k / s->forge_every + v) % (SF_NKINDS - 1));
+	x->t2 = s->H0 + tau + 500;
+	x->t3 = x->t2 + 900;
+	x->token = h.token;
+	switch (x->kind) {
+	case SF_TOKEN:
+		x->token ^= 0x5555;
+		x->seq = h.seq + 2;
+		x->t1_claim = guest_at(s, vm, tau);
+		break;
+	case SF_MISMATCH:
+		x->seq = h.seq + 2;	/* the next honest one's */
+		x->t1_claim = guest_at(s, vm, tau) + 12345;
+		break;
+	case SF_REPLAY:
+		x->seq = h.seq;
+		x->t1_claim = h.t1;
+		break;
+	default:	/* SF_WILD */
+		x->seq = h.seq + 1;
+		x->t1 = x->t1_claim = guest_at(s, vm, tau) + 10000000;
+		x->t4 = guest_at(s, vm, tau + 2000) + 10000000;
+		x->guest_rec = true;
+		x->grec_ts = guest_at(s, vm, tau + 2100);
+		break;
+	}
+}
+
+/* ---- a stream file ---- */
+
+struct sw {
+	struct tf_writer *w;
+	Vmscope__Trace__Origin o;
+	uint8_t recs[64 << 10];
+	size_t len;
+	uint32_t n;
+	uint64_t begin, prev, seq;
+	int err;
+};
+
+static void sw_flush(struct sw *w)
+{
+	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+	int e;
+
+	if (!w->n)
+		return;
+	c.origin = &w->o;
+	c.seq = w->seq++;
+	c.begin_ts = w->begin;
+	c.end_ts = w->prev;
+	c.nr_records = w->n;
+	c.records.data = w->recs;
+	c.records.len = w->len;
+	e = tf_writer_append_msg(w->w, TF_FRAME_CHUNK, &c.base);
+	if (e && !w->err)
+		w->err = e;
+	w->n = 0;
+	w->len = 0;
+}
+
+static void sw_rec(struct sw *w, uint64_t ts, unsigned int id, const void *p, uint16_t size)
+{
+	if (w->len + 24 + size > sizeof(w->recs))
+		sw_flush(w);
+	if (!w->n)
+		w->begin = w->prev = ts;
+	w->len += mo_rec_encode(w->recs + w->len, w->prev, ts, id, p, size);
+	w->prev = ts;
+	w->n++;
+}
+
+static int sw_open(struct sw *w, int dfd, const char *name, int side, uint32_t vm,
+		   uint32_t cpu)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	static uint8_t sid[16] = { 7, 7, 7 };
+	int e;
+
+	memset(w, 0, sizeof(*w));
+	vmscope__trace__origin__init(&w->o);
+	w->o.side = side;
+	w->o.vm = vm;
+	w->o.cpu = cpu;
+	e = tf_writer_create(&w->w, dfd, name, NULL);
+	if (e)
+		return e;
+	fh.format_version = 1;
+	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+	fh.origin = &w->o;
+	fh.session_id.data = sid;
+	fh.session_id.len = 16;
+	return tf_writer_append_msg(w->w, TF_FRAME_FILE_HEADER, &fh.base);
+}
+
+static int sw_close(struct sw *w)
+{
+	int e;
+
+	sw_flush(w);
+	e = tf_writer_close(w->w);
+	return w->err ? w->err : e;
+}
+
+/* ---- the guest event table (ids unlike the host's, to test renumbering) ---- */
+
+#define GID_SWITCH	20
+#define GID_TICK	21
+#define GID_SYNC	22
+
+struct g_sync {
+	uint64_t t1, t4, token, seq;
+	int64_t ret;
+	uint32_t cpu, missed;
+};
+
+struct g_switch {
+	int32_t prev_pid, next_pid;
+};
+
+static Vmscope__Trace__FieldDesc gf[9];
+static Vmscope__Trace__FieldDesc *gfp[9];
+static Vmscope__Trace__EventDesc gev[3];
+static Vmscope__Trace__EventDesc *gevp[3];
+
+static void gfield(int i, const char *name, int type, uint32_t off, uint32_t size)
+{
+	vmscope__trace__field_desc__init(&gf[i]);
+	gf[i].name = (char *)name;
+	gf[i].type = type;
+	gf[i].offset = off;
+	gf[i].size = size;
+	gfp[i] = &gf[i];
+}
+
+static void gevent(int i, uint32_t id, const char *name, const char *fmt, uint32_t size,
+		   int f0, int nf)
+{
+	vmscope__trace__event_desc__init(&gev[i]);
+	gev[i].id = id;
+	gev[i].name = (char *)name;
+	gev[i].system = "synth";
+	gev[i].tracepoint = (char *)name;
+	gev[i].format = (char *)fmt;
+	gev[i].payload_size = size;
+	gev[i].fields = &gfp[f0];
+	gev[i].n_fields = (size_t)nf;
+	gevp[i] = &gev[i];
+}
+
+static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o)
+{
+	enum { U32 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U32,
+	       U64 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U64,
+	       S32 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_S32,
+	       S64 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_S64 };
+
+	gfield(0, "prev_pid", S32, 0, 4);
+	gfield(1, "next_pid", S32, 4, 4);
+	gfield(2, "n", U32, 0, 4);
+	gfield(3, "t1", U64, 0, 8);
+	gfield(4, "t4", U64, 8, 8);
+	gfield(5, "token", U64, 16, 8);
+	gfield(6, "seq", U64, 24, 8);
+	gfield(7, "ret", S64, 32, 8);
+	gfield(8, "cpu", U32, 40, 4);
+	gevent(0, GID_SWITCH, "sched_switch", "prev %d next %d", 8, 0, 2);
+	gevent(1, GID_TICK, SYNTH_GUEST_TICK, "n %u", 4, 2, 1);
+	gevent(2, GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu ret %lld cpu %u",
+	       44, 3, 6);
+	vmscope__trace__event_table__init(t);
+	t->origin = o;
+	t->ringbuf_abi = VMSCOPE_RB_ABI_VERSION;
+	t->n_events = 3;
+	t->events = gevp;
+}
+
+static int write_meta(struct synth *s, int dfd)
+{
+	static struct vr_pb_events hostev;
+	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
+	Vmscope__Trace__VmInfo vm[4], *vmp[4];
+	Vmscope__Trace__VcpuThread vt[4][8], *vtp[4][8];
+	Vmscope__Trace__EventTable gt;
+	Vmscope__Trace__Origin go = VMSCOPE__TRACE__ORIGIN__INIT;
+	static uint8_t sid[16] = { 7, 7, 7 };
+	static char names[4][16];
+	struct tf_writer *w;
+	int e;
+
+	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
+	guest_table(&gt, &go);
+	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
+	clk.name = "synth";
+	clk.unit = "ns";
+	clk.ns_mul = clk.ns_div = 1;
+	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
+	clk.ts_bits = 64;
+	clk.monotonic = true;
+	for (unsigned int v = 0; v < s->n_vms; v++) {
+		vmscope__trace__vm_info__init(&vm[v]);
+		snprintf(names[v], sizeof(names[v]), "synth%u", v);
+		vm[v].name = names[v];
+		vm[v].qemu_pid = (int32_t)(1000 * (v + 1));
+		vm[v].guest_clock = &clk;
+		vm[v].guest_events = &gt;
+		for (unsigned int c = 0; c < s->vcpus && !s->no_tid_map; c++) {
+			vmscope__trace__vcpu_thread__init(&vt[v][c]);
+			vt[v][c].vcpu = c;
+			vt[v][c].tid = (int32_t)(1000 * (v + 1) + 1 + c);
+			vtp[v][c] = &vt[v][c];
+		}
+		vm[v].n_vcpus = s->no_tid_map ? 0 : s->vcpus;
+		vm[v].vcpus = vtp[v];
+		vmp[v] = &vm[v];
+	}
+	m.format_version = 1;
+	m.session_id.data = sid;
+	m.session_id.len = 16;
+	m.host_clock = &clk;
+	m.host_events = &hostev.table;
+	m.n_vms = s->n_vms;
+	m.vms = vmp;
+	m.start_ts = s->H0;
+	e = tf_writer_create(&w, dfd, TF_TRACE_METADATA, NULL);
+	if (e)
+		return e;
+	fh.format_version = 1;
+	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA;
+	fh.session_id = m.session_id;
+	tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base);
+	tf_writer_append_msg(w, TF_FRAME_SESSION, &m.base);
+	sum.stop_ts = s->H0 + s->duration_ns;
+	sum.stop_realtime_ns = 1;
+	tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base);
+	return tf_writer_close(w);
+}
+
+/* ---- host stream of CPU h ---- */
+
+struct hq {		/* pending host records of one vCPU, in time order */
+	unsigned int vm, v;
+	uint64_t k;
+	unsigned int n, i;
+	struct { uint64_t ts; bool t3; struct xch x; } r[4];
+};
+
+static void hq_fill(struct synth *s, struct hq *q)
+{
+	struct xch x;
+
+	q->n = q->i = 0;
+	honest(s, q->vm, q->v, q->k, &x);
+	q->r[q->n].ts = x.t2, q->r[q->n].t3 = false, q->r[q->n++].x = x;
+	q->r[q->n].ts = x.t3, q->r[q->n].t3 = true, q->r[q->n++].x = x;
+	if (forged_k(s, q->vm, q->k)) {
+		forged(s, q->vm, q->v, q->k, &x);
+		q->r[q->n].ts = x.t2, q->r[q->n].t3 = false, q->r[q->n++].x = x;
+		q->r[q->n].ts = x.t3, q->r[q->n].t3 = true, q->r[q->n++].x = x;
+	}
+	q->k++;
+}
+
+static int write_host(struct synth *s, int dfd, unsigned int h)
+{
+	struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x7b, .isa = 1, .reason_valid = 1 };
+	struct vmscope_ev_kvm_entry en = { .rip = 0x1000 };
+	struct vmscope_ev_kvm_write_tsc_offset tw = { .next_tsc_offset = 42 };
+	struct hq q[32];
+	unsigned int nq = 0;
+	uint64_t end = s->H0 + s->duration_ns, fill = s->H0 + s->period_ns / 3 + h * 7;
+	uint64_t nfill = 0;
+	bool tsc_done = !(s->step && h == 0);
+	char name[64];
+	struct sw w;
+	int e;
+
+	for (unsigned int vm = 0; vm < s->n_vms; vm++)
+		for (unsigned int v = 0; v < s->vcpus; v++)
+			if ((vm * s->vcpus + v) % s->host_cpus == h && nq < 32) {
+				memset(&q[nq], 0, sizeof(q[nq]));
+				q[nq].vm = vm;
+				q[nq].v = v;
+				hq_fill(s, &q[nq]);
+				nq++;
+			}
+	tf_trace_host_name(name, sizeof(name), h);
+	e = sw_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
+	if (e)
+		return e;
+	for (;;) {
+		uint64_t best = fill;
+		int bi = -1;
+
+		for (unsigned int i = 0; i < nq; i++)
+			if (q[i].r[q[i].i].ts < best) {
+				best = q[i].r[q[i].i].ts;
+				bi = (int)i;
+			}
+		if (!tsc_done && s->H0 + s->tau_step <= best) {
+			tsc_done = true;
+			tw.vcpu_id = 0;
+			sw_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
+			       &tw, sizeof(tw));
+			s->n_host_events++;
+			continue;
+		}
+		if (best >= end)
+			break;
+		if (bi < 0) {
+			if (nfill++ & 1) {
+				en.vcpu_id = (uint32_t)(nfill % 4);
+				sw_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
+			} else {
+				ex.vcpu_id = (uint32_t)(nfill % 4);
+				sw_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
+			}
+			fill += s->host_gap_ns;
+		} else {
+			struct hq *p = &q[bi];
+			const struct xch *x = &p->r[p->i].x;
+			int32_t tid = (int32_t)(1000 * (p->vm + 1) + 1 + p->v);
+
+			if (p->r[p->i].t3) {
+				struct vmscope_ev_sync_t3 r3 = {
+					.t2 = x->t2, .t3 = x->t3, .token = x->token,
+					.seq = x->seq, .tid = tid, .vcpu_id = p->v };
+				sw_rec(&w, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
+				if (x->kind)
+					s->n_forged[x->kind]++;
+				else
+					s->n_exchanges++;
+			} else {
+				struct vmscope_ev_sync_t2 r2 = {
+					.t2 = x->t2, .token = x->token, .seq = x->seq,
+					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
+					.vcpu_id = p->v };
+				sw_rec(&w, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
+			}
+			if (++p->i == p->n)
+				hq_fill(s, p);
+		}
+		s->n_host_events++;
+	}
+	return sw_close(&w);
+}
+
+/* ---- guest stream of VM vm, CPU v ---- */
+
+static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v)
+{
+	uint64_t end = s->duration_ns, ftau = s->period_ns / 5 + v * 11, k = 0, nfill = 0;
+	struct xch xs[2];
+	unsigned int nx = 0, ix = 0;
+	char name[64];
+	struct sw w;
+	int e;
+
+	tf_trace_guest_name(name, sizeof(name), vm, v);
+	e = sw_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_GUEST, vm, v);
+	if (e)
+		return e;
+	for (;;) {
+		if (ix == nx) {	/* the records of exchange k */
+			nx = ix = 0;
+			honest(s, vm, v, k, &xs[nx++]);
+			if (forged_k(s, vm, k)) {
+				forged(s, vm, v, k, &xs[nx]);
+				if (xs[nx].guest_rec)
+					nx++;
+			}
+			k++;
+		}
+		uint64_t gf = guest_at(s, vm, ftau);
+
+		if (ftau >= end && tau_of(s, vm, v, k - 1) >= end)
+			break;
+		if (ftau < end && gf < xs[ix].grec_ts) {
+			if (nfill++ & 1) {
+				uint32_t n = (uint32_t)nfill;
+
+				sw_rec(&w, gf, GID_TICK, &n, sizeof(n));
+			} else {
+				struct g_switch sw = { .prev_pid = (int32_t)(100 + nfill % 4),
+						       .next_pid = (int32_t)(100 + (nfill + 2) % 4) };
+
+				sw_rec(&w, gf, GID_SWITCH, &sw, sizeof(sw));
+			}
+			ftau += s->guest_gap_ns;
+		} else {
+			const struct xch *x = &xs[ix++];
+			struct g_sync r = { .t1 = x->t1, .t4 = x->t4, .token = x->token,
+					    .seq = x->seq, .ret = -1000, .cpu = v };
+
+			if (tau_of(s, vm, v, k - 1) >= end)
+				continue;
+			sw_rec(&w, x->grec_ts, GID_SYNC, &r, 44);
+		}
+		s->n_guest_events++;
+	}
+	return sw_close(&w);
+}
+
+void synth_defaults(struct synth *s, uint64_t seed)
+{
+	memset(s, 0, sizeof(*s));
+	s->seed = seed;
+	s->n_vms = 2;
+	s->vcpus = 2;
+	s->host_cpus = 2;
+	s->period_ns = 1000000;
+	s->duration_ns = 400000000;
+	s->host_gap_ns = 20000;
+	s->guest_gap_ns = 30000;
+	s->forge_every = 10;
+	s->step = true;
+}
+
+int synth_write(struct synth *s, const char *path)
+{
+	int dfd, e;
+
+	if (s->n_vms > 4 || s->vcpus > 8 || !s->vcpus || !s->host_cpus || !s->period_ns)
+		return -EINVAL;
+	s->H0 = (rnd(s, 9, 0, 0) >> 2) + ((uint64_t)1 << 40);
+	for (unsigned int v = 0; v < s->n_vms; v++) {
+		s->G0[v] = rnd(s, 10, v, 0) >> 1;
+		s->drift[v] = (unit(rnd(s, 11, v, 0)) - 0.5) * 400e-6;	/* +-200 ppm */
+	}
+	s->step_ns = 3000000 + (int64_t)(rnd(s, 12, 0, 0) % 1000000);
+	/* between exchange windows (see forged_k, tau_of) */
+	s->tau_step = s->period_ns + (s->duration_ns / 2 / s->period_ns) * s->period_ns +
+		      s->period_ns - s->period_ns / (2 * s->vcpus);
+	memset(s->n_forged, 0, sizeof(s->n_forged));
+	s->n_host_events = s->n_guest_events = s->n_exchanges = 0;
+	e = tf_trace_create(path, &dfd);
+	if (e)
+		return e;
+	e = write_meta(s, dfd);
+	for (unsigned int h = 0; h < s->host_cpus && !e; h++)
+		e = write_host(s, dfd, h);
+	for (unsigned int vm = 0; vm < s->n_vms && !e; vm++)
+		for (unsigned int v = 0; v < s->vcpus && !e; v++)
+			e = write_guest(s, dfd, vm, v);
+	close(dfd);
+	return e;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A synthetic trace written through tracefmt the way the collector writes
+ * one: host streams per host CPU (kvm_exit/kvm_entry fillers, the host
+ * module's sync_t2/sync_t3 records, a kvm_write_tsc_offset at a guest
+ * clock step) and guest streams per VM and CPU (sched_switch and tick
+ * fillers, sync_guest records), from simulated clocks: host h = H0 + tau,
+ * guest g = G + a*tau (+ a step), asymmetric exponential delays. Forged
+ * exchanges of four kinds are mixed in. Every stream is generated on its
+ * own in time order from deterministic per-exchange randomness, so the
+ * generator needs O(1) memory at any size (the benchmark writes 10 M
+ * events with it).
+ */
+#ifndef VMSCOPE_MERGE_SYNTH_H
+#define VMSCOPE_MERGE_SYNTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum synth_forge {
+	SF_NONE = 0,
+	SF_TOKEN,	/* an unprivileged process: wrong token, no guest record */
+	SF_MISMATCH,	/* the next seq of a vCPU with a t1 claim that differs */
+	SF_REPLAY,	/* an earlier exchange's registers again */
+	SF_WILD,	/* valid everything, guest times 10 ms off (lying guest
+			 * kernel): an outlier */
+	SF_NKINDS
+};
+
+struct synth {
+	uint64_t seed;
+	unsigned int n_vms, vcpus, host_cpus;
+	uint64_t period_ns;	/* per vCPU between exchanges */
+	uint64_t duration_ns;
+	uint64_t host_gap_ns;	/* between host filler events per CPU */
+	uint64_t guest_gap_ns;	/* between guest filler events per CPU */
+	unsigned int forge_every; /* every n-th exchange forged (0: none) */
+	bool step;		/* VM 0: guest clock step + tsc offset write
+				 * at half time */
+	bool no_tid_map;	/* session without vCPU threads */
+	/* derived, filled by synth_write */
+	uint64_t H0, G0[4];
+	double drift[4];	/* a - 1 per VM */
+	int64_t step_ns;
+	uint64_t tau_step;
+	uint64_t n_host_events, n_guest_events, n_forged[SF_NKINDS];
+	uint64_t n_exchanges;	/* honest ones */
+};
+
+/* Defaults for a small trace. */
+void synth_defaults(struct synth *s, uint64_t seed);
+
+/* Write the trace folder @path (must not exist). 0 or negative errno. */
+int synth_write(struct synth *s, const char *path);
+
+/* True host time of guest time @g of VM @vm (for checks). */
+long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g);
+
+/* The guest event names the synthetic guest table uses. */
+#define SYNTH_GUEST_TICK	"tick"
+
+#endif

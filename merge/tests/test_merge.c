@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vmscope merge` end to end on synthetic traces written through tracefmt
+ * (tests/synth.c: two VMs with random offsets and +-200 ppm drift,
+ * asymmetric exponential delays, a guest clock step with a
+ * kvm_write_tsc_offset in VM 0, forged exchanges of four kinds):
+ *
+ * - pairing: every honest exchange paired and accepted, every forged one
+ *   dropped for its own reason, nothing else dropped; VM 0 has a segment
+ *   per clock piece, VM 1 one; every segment accurate;
+ * - the merged trace: every input event once, in non-decreasing host
+ *   time, decodable through the merged table (guest events named
+ *   "vmN:..."), with its origin, CPU and original timestamp; guest events
+ *   within the sync span lie within the segment's bound of the true host
+ *   time (simulated clock); threads follow sched_switch;
+ * - causality: zero violations over every accepted exchange and the
+ *   events around it;
+ * - the same without the vCPU thread map (VMs found by token).
+ *
+ * `test_merge --write DIR` writes the default synthetic trace (used by
+ * cli/tests/merge-test.sh).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ftw.h>
+#include <unistd.h>
+
+#include "../../tracefmt/tests/util.h"
+#include "merge.h"
+#include "out.h"
+#include "synth.h"
+
+static void check_sync(const struct synth *s, const struct mg_result *r)
+{
+	uint64_t accepted = 0, dropped[VMSCOPE_SYNC_DROP_NREASONS] = { 0 }, total = 0;
+
+	for (uint32_t v = 0; v < r->n_vms; v++) {
+		const struct mt_vm *m = &r->vm[v];
+
+		accepted += m->st.accepted;
+		for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++) {
+			dropped[k] += m->st.dropped[k];
+			total += m->st.dropped[k];
+		}
+		/* the tsc offset write has no thread: with several VMs it
+		 * breaks them all */
+		CHECK_EQ(m->nseg, s->step && (v == 0 || r->n_vms > 1) ? 2 : 1);
+		for (size_t i = 0; i < m->nseg; i++) {
+			struct vmscope_sync_summary sm;
+
+			vmscope_sync_segment_summary(&m->seg[i], 8, &sm);
+			CHECK_EQ(sm.verdict, VMSCOPE_SYNC_ACCURATE);
+		}
+	}
+	CHECK_EQ(accepted, s->n_exchanges);
+	/* without a thread map a wrong token finds no VM (pairing's count) */
+	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_UNPAIRED], s->no_tid_map ? 0 : s->n_forged[SF_TOKEN]);
+	CHECK_EQ(r->pair.st.no_vm, s->no_tid_map ? s->n_forged[SF_TOKEN] : 0);
+	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_MISMATCH], s->n_forged[SF_MISMATCH]);
+	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_REPLAY], s->n_forged[SF_REPLAY]);
+	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_OUTLIER], s->n_forged[SF_WILD]);
+	CHECK_EQ(total + r->pair.st.no_vm, s->n_forged[SF_TOKEN] + s->n_forged[SF_MISMATCH] +
+		 s->n_forged[SF_REPLAY] + s->n_forged[SF_WILD]);
+	CHECK(s->n_forged[SF_WILD] > 0 && s->n_forged[SF_TOKEN] > 0);
+	if (s->no_tid_map) {
+		CHECK_EQ(r->pair.st.by_thread, 0);
+		/* token-forged exchanges find no VM: their token is nobody's */
+		CHECK_EQ(r->pair.st.by_token + r->pair.st.no_vm, r->pair.st.host_pairs);
+	} else {
+		CHECK_EQ(r->pair.st.by_token, 0);
+		CHECK_EQ(r->pair.st.by_thread, r->pair.st.host_pairs);
+	}
+}
+
+/* Is host time h inside a segment's sample span of VM v? Then its bound. */
+static const struct vmscope_sync_segment *seg_at(const struct mg_result *r, uint32_t v,
+						 uint64_t h)
+{
+	for (size_t i = 0; i < r->vm[v].nseg; i++) {
+		const struct vmscope_sync_segment *g = &r->vm[v].seg[i];
+
+		if (h >= g->h_first && h <= g->h_last)
+			return g;
+	}
+	return NULL;
+}
+
+static void check_merged(const struct synth *s, const struct mg_result *r, const char *out)
+{
+	struct mr *m;
+	struct vr_item it;
+	struct mo_origin o;
+	bool has;
+	char err[256];
+	uint64_t n = 0, prev = 0, guest = 0, inside = 0, tid_known = 0;
+	long double worst = 0;
+
+	CHECK_EQ(mr_open(&m, out, err, sizeof(err)), 0);
+	if (!m) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK(vr_trace_problem(mr_trace(m)) == NULL);
+	while (mr_next(m, &it, &o, &has) == 1) {
+		if (it.kind != VR_EVENT) {
+			CHECK(it.kind == VR_LOSS);
+			continue;
+		}
+		n++;
+		CHECK(has);
+		CHECK(it.ts >= prev);
+		prev = it.ts;
+		if (!has)
+			continue;
+		if (o.origin == 0) {
+			CHECK_EQ(it.ts, o.orig_ts);
+			CHECK(strncmp(it.desc->name, "vm", 2));
+			CHECK(o.cpu < s->host_cpus);
+			continue;
+		}
+		guest++;
+		CHECK(o.origin <= s->n_vms);
+		CHECK(o.cpu < s->vcpus && o.vcpu == o.cpu);
+		char pre[16];
+		snprintf(pre, sizeof(pre), "vm%u:", o.origin - 1);
+		CHECK(!strncmp(it.desc->name, pre, strlen(pre)));
+		if (o.tid >= 0) {
+			CHECK(o.tid >= 100 && o.tid <= 103);
+			tid_known++;
+		}
+		const struct vmscope_sync_segment *g = seg_at(r, o.origin - 1, it.ts);
+		if (g) {
+			uint64_t lo, hi;
+			long double truth = synth_g2h(s, o.origin - 1, o.orig_ts), e;
+
+			CHECK_EQ(vmscope_sync_segment_bound(g, o.orig_ts, &lo, &hi), 0);
+			e = fabsl((long double)it.ts - truth);
+			CHECK(e <= (long double)(hi - lo) + 1);
+			CHECK((long double)lo <= truth + 1 && truth <= (long double)hi + 1);
+			if (e > worst)
+				worst = e;
+			inside++;
+		}
+	}
+	CHECK_EQ(n, s->n_host_events + s->n_guest_events);
+	CHECK_EQ(guest, s->n_guest_events);
+	CHECK(inside > guest * 9 / 10);
+	CHECK(tid_known > guest * 9 / 10);
+	CHECK_EQ(mr_stats(m)->end.kind, TF_END_CLEAN);
+	CHECK(mr_stats(m)->has_index);
+	printf("  merged %" PRIu64 " events, %" PRIu64 " guest; %" PRIu64
+	       " inside a segment span: worst |converted - true| %.1f ns\n",
+	       n, guest, inside, (double)worst);
+	mr_close(m);
+}
+
+static void run(struct synth *s, const char *dir, const char *tag)
+{
+	char in[512], out[512], err[256];
+	struct mg_opts o = { 0 };
+	struct mg_result r;
+	struct vr_trace *t;
+
+	snprintf(in, sizeof(in), "%s/%s", dir, tag);
+	snprintf(out, sizeof(out), "%s/%s.merged", dir, tag);
+	CHECK_EQ(synth_write(s, in), 0);
+	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	if (!t)
+		return;
+	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
+	check_sync(s, &r);
+	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
+	mg_report(stdout, t, &r);
+	CHECK_EQ(mg_violations(&r), 0);
+	CHECK_EQ(r.c.exchanges, s->n_exchanges);
+	CHECK_EQ(r.c.ev_before, r.c.exchanges);
+	CHECK(r.c.ev_after > r.c.exchanges);
+	CHECK_EQ(r.n.unconverted, 0);
+	CHECK_EQ(r.n.bad, 0);
+	check_merged(s, &r, out);
+	mg_result_free(&r);
+	vr_trace_close(t);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+int main(int argc, char **argv)
+{
+	struct synth s;
+	char dir[256];
+
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		synth_defaults(&s, 1);
+		return synth_write(&s, argv[2]) ? 1 : 0;
+	}
+	int fd = tf_test_mkdir(dir, sizeof(dir));
+
+	close(fd);
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		char tag[32];
+
+		synth_defaults(&s, seed);
+		s.vcpus = 1 + (unsigned int)(seed % 4);
+		snprintf(tag, sizeof(tag), "t%" PRIu64, seed);
+		run(&s, dir, tag);
+	}
+	synth_defaults(&s, 9);
+	s.no_tid_map = true;
+	run(&s, dir, "notid");
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (tf_test_failures)
+		fprintf(stderr, "%d checks failed\n", tf_test_failures);
+	return tf_test_failures ? 1 : 0;
+}
