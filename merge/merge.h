@@ -50,7 +50,7 @@ struct mg_counts {
 	uint64_t unconverted;	/* guest events of a VM without a transform */
 	uint64_t clamped;	/* converted time below the previous output */
 	uint64_t losses, gaps, bad, chunks;
-	uint64_t sync_records, tsc_breaks;
+	uint64_t sync_records, tsc_breaks, tsc_by_thread;
 };
 
 struct mg_result {

@@ -172,6 +172,12 @@ static int cmp_x_t2(const void *a, const void *b)
 	return x->x.t2 != y->x.t2 ? CMP(x->x.t2, y->x.t2) : CMP(x->x.t3, y->x.t3);
 }
 
+void mp_sort_threads(struct mp *p)
+{
+	if (p->nth)
+		qsort(p->th, p->nth, sizeof(*p->th), cmp_thread);
+}
+
 uint32_t mp_thread_vm(const struct mp *p, int32_t tid, uint32_t *vcpu)
 {
 	size_t lo = 0, hi = p->nth;
@@ -384,7 +390,7 @@ static int join_host(struct mp *p, const struct vm_token *vt, size_t nvt)
 		/* the claim is 64 bits; a cpu beyond 32 bits matches no record */
 		x.guest_cpu = a->guest_cpu > UINT32_MAX ? UINT32_MAX : (uint32_t)a->guest_cpu;
 		x.tid = a->tid;
-		x.outcome = -1;
+		x.outcome = MP_UNRESOLVED;
 		e = vm_push(p, vm, &x, caps);
 		if (e)
 			break;
@@ -436,8 +442,7 @@ int mp_pair(struct mp *p)
 	size_t nvt = 0;
 	int e;
 
-	if (p->nth)
-		qsort(p->th, p->nth, sizeof(*p->th), cmp_thread);
+	mp_sort_threads(p);
 	e = split_guest(p);
 	if (!e)
 		e = build_tokens(p, &vt, &nvt);

@@ -36,6 +36,8 @@
 #include "vmscope_sync.h"
 
 #define MP_NO_VM	UINT32_MAX
+/* mp_exchange.outcome before the sync run resolved it */
+#define MP_UNRESOLVED	INT64_MIN
 
 struct mp_t2 {
 	uint64_t t2, token, seq, t1, guest_cpu;
@@ -60,7 +62,8 @@ struct mp_exchange {
 	struct vmscope_sync_exchange x;
 	uint32_t guest_cpu;	/* claim, the join key */
 	int32_t tid;
-	int64_t outcome;	/* sync: segment id, or -1 - drop reason */
+	int64_t outcome;	/* sync: segment id, or -1 - drop reason;
+				 * MP_UNRESOLVED before the run */
 };
 
 /* A guest record after pairing, for the merge's lookups. */
@@ -139,6 +142,10 @@ void mp_resolve(struct mp *p);
 /* The guest record (vm, cpu, seq, token, t1), or NULL. */
 const struct mp_grec *mp_lookup(const struct mp *p, uint32_t vm, uint32_t cpu,
 				uint64_t seq, uint64_t token, uint64_t t1);
+
+/* Sort the threads given so far (mp_pair() does it too), for
+ * mp_thread_vm() during the scan. */
+void mp_sort_threads(struct mp *p);
 
 /* The VM of a host thread, or MP_NO_VM; *vcpu set when found. */
 uint32_t mp_thread_vm(const struct mp *p, int32_t tid, uint32_t *vcpu);

@@ -75,7 +75,8 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 		p->paired, p->host_only, p->guest_only, p->guest_dup);
 	if (p->refused)
 		fprintf(f, "; %" PRIu64 " refused over the cap", p->refused);
-	fprintf(f, "\n");
+	fprintf(f, "\ntsc offset writes: %" PRIu64 " (%" PRIu64 " on a known vCPU thread; "
+		"the others break every VM)\n", r->n.tsc_breaks, r->n.tsc_by_thread);
 	for (uint32_t v = 0; v < r->n_vms; v++)
 		report_vm(f, r, v, s && s->vms[v]->name ? s->vms[v]->name : "?");
 	if (!r->merged)

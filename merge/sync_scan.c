@@ -34,7 +34,8 @@ static int add_break(struct breaks *b, uint64_t ts, uint32_t vm, size_t cap)
 }
 
 static int host_event(struct mg_result *r, const struct mg_roles *ro,
-		      const struct vr_item *it, struct breaks *br, size_t cap)
+		      const struct vr_item *it, int32_t *tid, struct breaks *br,
+		      size_t cap)
 {
 	const uint8_t *p = it->payload;
 	int e = 0;
@@ -61,11 +62,20 @@ static int host_event(struct mg_result *r, const struct mg_roles *ro,
 		e = mp_add_t3(&r->pair, &x);
 		r->n.sync_records++;
 	} else if (it->desc == ro->tsc) {
-		/* The record has no thread, so the VM is known only when
-		 * there is one; otherwise every VM breaks (a break only
-		 * splits a segment, it cannot make a bound wrong). */
-		e = add_break(br, it->ts, r->n_vms == 1 ? 0 : MP_NO_VM, cap);
+		/* KVM writes a vCPU's TSC offset in that vCPU's thread (vCPU
+		 * creation, MSR writes), the thread sched_switch last put on
+		 * this CPU. Unknown thread: the one VM, or every VM (a break
+		 * only splits a segment, it cannot make a bound wrong). */
+		uint32_t vm = *tid >= 0 ? mp_thread_vm(&r->pair, *tid, NULL) : MP_NO_VM;
+
+		if (vm != MP_NO_VM)
+			r->n.tsc_by_thread++;
+		else if (r->n_vms == 1)
+			vm = 0;
+		e = add_break(br, it->ts, vm, cap);
 		r->n.tsc_breaks++;
+	} else if (it->desc == ro->sw) {
+		*tid = (int32_t)mg_get(&ro->f_sw_next, p);
 	}
 	return e;
 }
@@ -95,6 +105,7 @@ static int scan_stream(struct vr_trace *t, size_t i, struct mg_result *r,
 {
 	struct vr_stream *s;
 	struct vr_item it;
+	int32_t tid = -1;	/* on this host CPU */
 	int e = vr_stream_open(&s, t, i);
 
 	if (e) {
@@ -107,7 +118,7 @@ static int scan_stream(struct vr_trace *t, size_t i, struct mg_result *r,
 		if (it.kind != VR_EVENT)
 			continue;
 		if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_HOST)
-			e = host_event(r, host, &it, br, cap);
+			e = host_event(r, host, &it, &tid, br, cap);
 		else if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST &&
 			 st->origin.vm < r->n_vms)
 			e = guest_event(r, &vms[st->origin.vm], st->origin.vm, &it);
@@ -156,6 +167,7 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		if (e == -ENOSPC)
 			e = 0;
 	}
+	mp_sort_threads(&r->pair);
 	for (size_t i = 0; i < vr_trace_nr_streams(t) && !e; i++) {
 		r->n.streams++;
 		e = scan_stream(t, i, r, &host, vms, &br, cap, err, errlen);

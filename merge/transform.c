@@ -103,8 +103,8 @@ static int run_vm(struct mp_vm *v, uint32_t vm, const struct mt_break *b, size_t
 	/* Never before the segment's own last sample: after a detected
 	 * change the segments may overlap in host time (samples that fit
 	 * both land on their side, sync/README.md). */
-	for (size_t i = 0; i + 1 < out->nseg; i++) {
-		if (out->seg[i + 1].h_first < out->limit[i])
+	for (size_t i = 0; i < out->nseg; i++) {
+		if (i + 1 < out->nseg && out->seg[i + 1].h_first < out->limit[i])
 			out->limit[i] = out->seg[i + 1].h_first;
 		if (out->limit[i] < out->seg[i].h_last)
 			out->limit[i] = out->seg[i].h_last;

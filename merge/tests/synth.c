@@ -397,6 +397,15 @@ static void hq_fill(struct synth *s, struct hq *q)
 	q->k++;
 }
 
+static void host_switch(struct synth *s, struct sw *w, uint64_t ts, int32_t tid)
+{
+	struct vmscope_ev_sched_switch e = { .prev_pid = 1, .next_pid = tid,
+					     .next_tgid = tid - tid % 1000 };
+
+	sw_rec(w, ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
+	s->n_host_events++;
+}
+
 static int write_host(struct synth *s, int dfd, unsigned int h)
 {
 	struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x7b, .isa = 1, .reason_valid = 1 };
@@ -436,6 +445,8 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		if (!tsc_done && s->H0 + s->tau_step <= best) {
 			tsc_done = true;
 			tw.vcpu_id = 0;
+			if (s->host_switch)
+				host_switch(s, &w, s->H0 + s->tau_step, 1001);
 			sw_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
 			       &tw, sizeof(tw));
 			s->n_host_events++;
@@ -467,6 +478,8 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 				else
 					s->n_exchanges++;
 			} else {
+				if (s->host_switch)
+					host_switch(s, &w, x->t2, tid);
 				struct vmscope_ev_sync_t2 r2 = {
 					.t2 = x->t2, .token = x->token, .seq = x->seq,
 					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
@@ -550,6 +563,7 @@ void synth_defaults(struct synth *s, uint64_t seed)
 	s->guest_gap_ns = 30000;
 	s->forge_every = 10;
 	s->step = true;
+	s->host_switch = true;
 }
 
 int synth_write(struct synth *s, const char *path)

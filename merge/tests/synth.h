@@ -38,6 +38,8 @@ struct synth {
 	bool step;		/* VM 0: guest clock step + tsc offset write
 				 * at half time */
 	bool no_tid_map;	/* session without vCPU threads */
+	bool host_switch;	/* host sched_switch to the vCPU thread before
+				 * its sync records and the tsc offset write */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4];
 	double drift[4];	/* a - 1 per VM */
