@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "merge.h"
 #include "out.h"
@@ -297,8 +298,13 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	e = mo_create(&c.out, out, t, err, errlen);
 	if (e)
 		goto out;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e = run(&c);
 	e2 = mo_close(c.out, &r->n.chunks);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->time.merge = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (!e)
 		e = e2;
 	if (e && !err[0])

@@ -53,8 +53,14 @@ struct mg_counts {
 	uint64_t sync_records, tsc_breaks, tsc_by_thread;
 };
 
+/* Wall time of the phases (s), for the benchmark. */
+struct mg_times {
+	double scan, pair, fit, merge;
+};
+
 struct mg_result {
 	uint32_t n_vms;
+	struct mg_times time;
 	struct mp pair;
 	struct mt_vm *vm;	/* [n_vms] */
 	struct mg_causality c;

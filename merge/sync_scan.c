@@ -4,9 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "merge.h"
 #include "roles.h"
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 struct breaks {
 	struct mt_break *b;
@@ -168,15 +177,21 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 			e = 0;
 	}
 	mp_sort_threads(&r->pair);
+	double t0 = now();
 	for (size_t i = 0; i < vr_trace_nr_streams(t) && !e; i++) {
 		r->n.streams++;
 		e = scan_stream(t, i, r, &host, vms, &br, cap, err, errlen);
 	}
 	free(vms);
+	double t1 = now();
 	if (!e)
 		e = mp_pair(&r->pair);
+	double t2 = now();
 	if (!e)
 		e = mt_run(&r->pair, br.b, br.n, &o->sync, r->vm);
+	r->time.scan = t1 - t0;
+	r->time.pair = t2 - t1;
+	r->time.fit = now() - t2;
 	free(br.b);
 	if (e && !err[0])
 		snprintf(err, errlen, "%s", strerror(-e));
