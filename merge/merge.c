@@ -14,6 +14,10 @@
  * among them unless more than this many events fall between t1 and the
  * sync record (none do: the record is written right after t4). */
 #define MG_RING 8
+/* Reorder window over the spilled accepted exchanges: the library
+ * resolves a vCPU's samples in arrival order, give or take its hold-back
+ * (at most 32). */
+#define MG_ACC_BUF 64
 
 struct src {
 	struct vr_stream *s;
@@ -26,7 +30,13 @@ struct src {
 	int32_t tid;			/* thread on this CPU (sched_switch) */
 	const struct vmscope_sync_segment *seg;
 	bool seg_from_sync;
-	const struct mp_grec *grec;	/* peeked item is a sync record */
+	/* accepted exchanges of this CPU from pass 1, ordered by seq */
+	FILE *acc;
+	bool acc_init, acc_eof;
+	struct mg_acc buf[MG_ACC_BUF];
+	unsigned int nbuf;
+	bool has_x;			/* the peeked sync record's exchange */
+	struct mg_acc x;
 	struct { uint64_t g, out; } ring[MG_RING];
 	unsigned int nring, pos;
 	bool after;
@@ -51,6 +61,48 @@ static bool conv(struct src *s, uint64_t g, uint64_t *h)
 	return mt_convert(s->vmt, &s->seg, g, h);
 }
 
+static void acc_fill(struct src *s)
+{
+	while (s->acc && !s->acc_eof && s->nbuf < MG_ACC_BUF) {
+		struct mg_acc a;
+		unsigned int i;
+
+		if (fread(&a, sizeof(a), 1, s->acc) != 1) {
+			s->acc_eof = true;
+			break;
+		}
+		for (i = s->nbuf; i > 0 && s->buf[i - 1].seq > a.seq; i--)
+			s->buf[i] = s->buf[i - 1];
+		s->buf[i] = a;
+		s->nbuf++;
+	}
+}
+
+static void acc_pop(struct src *s, unsigned int i)
+{
+	memmove(&s->buf[i], &s->buf[i + 1], (s->nbuf - i - 1) * sizeof(s->buf[0]));
+	s->nbuf--;
+}
+
+/* The accepted exchange of the guest's sync record (seq, token, t1). */
+static bool acc_find(struct src *s, uint64_t seq, uint64_t token, uint64_t t1,
+		     struct mg_acc *out)
+{
+	for (;;) {
+		acc_fill(s);
+		if (!s->nbuf || s->buf[0].seq >= seq)
+			break;
+		acc_pop(s, 0);	/* an exchange whose record is not here */
+	}
+	for (unsigned int i = 0; i < s->nbuf && s->buf[i].seq == seq; i++)
+		if (s->buf[i].token == token && s->buf[i].t1 == t1) {
+			*out = s->buf[i];
+			acc_pop(s, i);
+			return true;
+		}
+	return false;
+}
+
 /* Read the next item of @s worth merging and its host time. */
 static void peek(struct ctx *c, struct src *s)
 {
@@ -72,7 +124,7 @@ static void peek(struct ctx *c, struct src *s)
 				continue;
 			}
 			s->vm = st->origin.vm;
-			s->vmt = &r->vm[s->vm];
+			s->vmt = &r->mt.vm[s->vm];
 			s->ro = &c->vms[s->vm];
 		} else {
 			s->ro = &c->host;
@@ -83,21 +135,26 @@ static void peek(struct ctx *c, struct src *s)
 		}
 		if (it->kind != VR_EVENT && it->kind != VR_LOSS && it->kind != VR_GAP)
 			continue;
-		s->grec = NULL;
+		s->has_x = false;
 		if (!s->guest) {
 			s->key = it->ts;
 			return;
+		}
+		if (!s->acc_init) {
+			s->acc_init = true;
+			s->acc = r->acc[s->vm] && st->origin.cpu < MP_MAX_CPUS ?
+				 r->acc[s->vm][st->origin.cpu] : NULL;
+			if (s->acc)
+				rewind(s->acc);
 		}
 		if (it->kind == VR_EVENT && it->desc == s->ro->guest) {
 			const struct mg_field *f = s->ro->f_g;
 			const uint8_t *p = it->payload;
 
-			s->grec = mp_lookup(&r->pair, s->vm, (uint32_t)mg_get(&f[G_CPU], p),
-					    mg_get(&f[G_SEQ], p), mg_get(&f[G_TOKEN], p),
-					    mg_get(&f[G_T1], p));
-			if (s->grec && s->grec->outcome >= 0) {
-				const struct vmscope_sync_segment *g =
-					mt_segment(s->vmt, s->grec->outcome);
+			s->has_x = acc_find(s, mg_get(&f[G_SEQ], p), mg_get(&f[G_TOKEN], p),
+					    mg_get(&f[G_T1], p), &s->x);
+			if (s->has_x) {
+				const struct vmscope_sync_segment *g = mt_segment(s->vmt, s->x.seg);
 
 				if (g) {
 					s->seg = g;
@@ -142,7 +199,6 @@ static void causality(struct ctx *c, struct src *s, uint64_t out)
 {
 	struct mg_causality *k = &c->r->c;
 	const struct vr_item *it = &s->it;
-	const struct mp_grec *g = s->grec;
 	uint64_t h1, h4;
 
 	if (s->after && it->ts >= s->after_g) {
@@ -151,36 +207,31 @@ static void causality(struct ctx *c, struct src *s, uint64_t out)
 			k->viol_after++;
 	}
 	if (it->desc == s->ro->guest) {
-		/* an accepted exchange through its own segment; a dropped
-		 * one through the segment its CPU's events use now */
+		/* through the exchange's own segment */
 		const struct vmscope_sync_segment *sg =
-			g && g->outcome >= 0 ? mt_segment(s->vmt, g->outcome) : s->seg;
+			s->has_x ? mt_segment(s->vmt, s->x.seg) : NULL;
+		uint64_t t4 = mg_get(&s->ro->f_g[G_T4], it->payload);
 
-		if (!g || !g->n_host) {
-			k->unpaired_records++;
-		} else if (!sg || vmscope_sync_segment_estimate(sg, g->t1, &h1) ||
-			   vmscope_sync_segment_estimate(sg, g->t4, &h4)) {
-			k->unpaired_records++;
-		} else if (g->outcome >= 0) {
+		if (!sg || vmscope_sync_segment_estimate(sg, s->x.t1, &h1) ||
+		    vmscope_sync_segment_estimate(sg, t4, &h4)) {
+			k->not_accepted++;
+		} else {
 			k->exchanges++;
-			k->viol_t1 += h1 > g->t2;
-			k->viol_t4 += h4 < g->t3;
+			k->viol_t1 += h1 > s->x.t2;
+			k->viol_t4 += h4 < s->x.t3;
 			/* the latest earlier event of this CPU at or before t1 */
 			for (unsigned int i = 0; i < s->nring; i++) {
 				unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
 
-				if (s->ring[j].g <= g->t1) {
+				if (s->ring[j].g <= s->x.t1) {
 					k->ev_before++;
-					k->viol_before += s->ring[j].out > g->t2;
+					k->viol_before += s->ring[j].out > s->x.t2;
 					break;
 				}
 			}
 			s->after = true;
-			s->after_g = g->t4;
-			s->after_t3 = g->t3;
-		} else {
-			k->dropped++;
-			k->dropped_viol += h1 > g->t2 || h4 < g->t3;
+			s->after_g = t4;
+			s->after_t3 = s->x.t3;
 		}
 	}
 	s->ring[s->pos].g = it->ts;
@@ -228,7 +279,7 @@ static int emit(struct ctx *c, size_t idx)
 		o.origin = 0;
 		o.vcpu = MO_NONE;
 		if (s->tid >= 0)
-			mp_thread_vm(&r->pair, s->tid, &o.vcpu);
+			mp_thread_vm(r->pair, s->tid, &o.vcpu);
 		r->n.host_events++;
 	}
 	if (it->desc == s->ro->sw)	/* the switch is the previous thread's */

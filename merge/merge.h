@@ -3,18 +3,20 @@
  * `vmscope merge`: one timeline in host time from a trace's host and
  * guest streams.
  *
- *  pass 1 (mg_sync): walk every stream once, keep only the clock-sync
- *    records and kvm_write_tsc_offset events, pair them (pair.h) and run
- *    the per-VM transforms (transform.h).
+ *  pass 1 (mg_sync): the host streams merged by host time, each guest
+ *    CPU stream read along as its sync records are needed; the sync
+ *    records paired (pair.h) into the per-VM transforms (transform.h),
+ *    kvm_write_tsc_offset as breaks.
  *  pass 2 (mg_merge): k-way merge of all streams through a heap keyed by
  *    host time (guest times converted with the transform of the segment
  *    the guest's latest accepted sync record belongs to), written as a
  *    merged trace (out.h), with the causality checks over every sync
  *    exchange.
  *
- * Memory: pass 2 holds one frame and one decoded chunk per stream, the
- * heap, and one output chunk: independent of the number of events. Pass 1
- * holds the sync records (O(exchanges)).
+ * Memory: one frame and one decoded chunk per stream, the heaps, the
+ * pairing's fixed tables, one output chunk and the segments: independent
+ * of the length of the trace. Accepted exchanges go from pass 1 to pass 2
+ * through temporary files.
  */
 #ifndef VMSCOPE_MERGE_H
 #define VMSCOPE_MERGE_H
@@ -27,22 +29,18 @@
 
 struct mg_opts {
 	struct mt_opts sync;
-	size_t cap;		/* sync records of each kind kept (0: 64 M) */
 };
 
 /* Causality over the sync exchanges (see README.md, "Causality"). */
 struct mg_causality {
 	/* accepted exchanges: converted t1 <= t2 and converted t4 >= t3 */
 	uint64_t exchanges, viol_t1, viol_t4;
-	/* exchanges the sync library dropped (forged, outliers), same test:
-	 * information, not a failure */
-	uint64_t dropped, dropped_viol;
 	/* events: the guest event just before an accepted exchange's t1
 	 * (same guest CPU) lands at or before t2; every event after its t4
 	 * lands at or after t3 */
 	uint64_t ev_before, viol_before, ev_after, viol_after;
-	/* guest sync records without a usable exchange */
-	uint64_t unpaired_records;
+	/* guest sync records without an accepted exchange */
+	uint64_t not_accepted;
 };
 
 struct mg_counts {
@@ -51,23 +49,37 @@ struct mg_counts {
 	uint64_t clamped;	/* converted time below the previous output */
 	uint64_t losses, gaps, bad, chunks;
 	uint64_t sync_records, tsc_breaks, tsc_by_thread;
+	uint64_t acc_records;	/* accepted exchanges spilled for pass 2 */
 };
 
 /* Wall time of the phases (s), for the benchmark. */
 struct mg_times {
-	double scan, pair, fit, merge;
+	double sync, merge;
+};
+
+/*
+ * An accepted exchange as pass 2 needs it at the guest's sync record:
+ * spilled by pass 1 to a temporary file per (VM, guest CPU), in the order
+ * the library resolved them (seq order per vCPU, up to its hold-back), so
+ * that memory does not grow with the trace.
+ */
+struct mg_acc {
+	uint64_t seq, token, t1, t2, t3;
+	int64_t seg;
 };
 
 struct mg_result {
 	uint32_t n_vms;
 	struct mg_times time;
-	struct mp pair;
-	struct mt_vm *vm;	/* [n_vms] */
+	struct mp *pair;	/* the pairing's counts */
+	struct mt mt;		/* per-VM transforms */
+	FILE ***acc;		/* [n_vms][MP_MAX_CPUS], NULL when none */
+	uint64_t *vm_exchanges, *vm_paired;	/* [n_vms] */
 	struct mg_causality c;
 	struct mg_counts n;
 	bool merged;
+	int err;
 };
-
 /* Pass 1. 0, or a negative errno with a reason in @err. */
 int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	    char *err, size_t errlen);

@@ -17,14 +17,14 @@ static const char *verdict(enum vmscope_sync_verdict v)
 
 static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name)
 {
-	const struct mt_vm *m = &r->vm[v];
-	const struct mp_vm *p = &r->pair.vm[v];
+	const struct mt_vm *m = &r->mt.vm[v];
 	uint64_t dropped = 0;
 
 	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
 		dropped += m->st.dropped[k];
-	fprintf(f, "vm%u %s: %zu host exchanges, %zu guest sync records; samples used %" PRIu64
-		", dropped %" PRIu64, v, name, p->nx, p->ng, m->st.accepted, dropped);
+	fprintf(f, "vm%u %s: %" PRIu64 " host exchanges, %" PRIu64 " with a guest record; "
+		"samples used %" PRIu64 ", dropped %" PRIu64, v, name, r->vm_exchanges[v],
+		r->vm_paired[v], m->st.accepted, dropped);
 	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
 		if (m->st.dropped[k])
 			fprintf(f, " %s=%" PRIu64, vmscope_sync_drop_name(k), m->st.dropped[k]);
@@ -63,18 +63,17 @@ static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char
 void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
-	const struct mp_stats *p = &r->pair.st;
+	const struct mp_stats *p = &r->pair->st;
 
-	fprintf(f, "sync records: %" PRIu64 " t2, %" PRIu64 " t3, %" PRIu64 " guest; "
+	fprintf(f, "sync records: %" PRIu64 " t2, %" PRIu64 " t3, %" PRIu64 " guest read; "
 		"host pairs %" PRIu64 " (t2 alone %" PRIu64 ", t3 alone %" PRIu64
-		", duplicate %" PRIu64 ", inconsistent %" PRIu64 "); VM by thread %" PRIu64
-		", by token %" PRIu64 ", none %" PRIu64 "; with guest record %" PRIu64
-		", host only %" PRIu64 ", guest only %" PRIu64 ", guest duplicate %" PRIu64,
+		", inconsistent %" PRIu64 ", threads table full %" PRIu64 "); VM by thread %"
+		PRIu64 ", by token %" PRIu64 ", none %" PRIu64 "; with guest record %" PRIu64
+		", host only %" PRIu64 ", guest only %" PRIu64 ", guest duplicate %" PRIu64
+		", guest record on another CPU's stream %" PRIu64,
 		p->t2, p->t3, p->guest, p->host_pairs, p->t2_alone, p->t3_alone,
-		p->host_dup, p->host_inconsistent, p->by_thread, p->by_token, p->no_vm,
-		p->paired, p->host_only, p->guest_only, p->guest_dup);
-	if (p->refused)
-		fprintf(f, "; %" PRIu64 " refused over the cap", p->refused);
+		p->host_inconsistent, p->threads_full, p->by_thread, p->by_token, p->no_vm,
+		p->paired, p->host_only, p->guest_only, p->guest_dup, p->guest_wrong_cpu);
 	fprintf(f, "\ntsc offset writes: %" PRIu64 " (%" PRIu64 " on a known vCPU thread; "
 		"the others break every VM)\n", r->n.tsc_breaks, r->n.tsc_by_thread);
 	for (uint32_t v = 0; v < r->n_vms; v++)
@@ -90,11 +89,11 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 	fprintf(f, "causality: %" PRIu64 " accepted exchanges, %" PRIu64 " violations "
 		"(t1 after t2: %" PRIu64 ", t4 before t3: %" PRIu64 "); events: %" PRIu64
 		" before t1 checked, %" PRIu64 " land after t2; %" PRIu64 " after t4 checked, %"
-		PRIu64 " land before t3; dropped exchanges that would violate: %" PRIu64 " of %"
-		PRIu64 "; sync records without an exchange: %" PRIu64 "\n",
+		PRIu64 " land before t3; guest sync records without an accepted exchange: %"
+		PRIu64 "\n",
 		r->c.exchanges, r->c.viol_t1 + r->c.viol_t4, r->c.viol_t1, r->c.viol_t4,
 		r->c.ev_before, r->c.viol_before, r->c.ev_after, r->c.viol_after,
-		r->c.dropped_viol, r->c.dropped, r->c.unpaired_records);
+		r->c.not_accepted);
 	fprintf(f, "causality %s: %" PRIu64 " violations\n",
 		mg_violations(r) ? "VIOLATED" : "kept", mg_violations(r));
 }

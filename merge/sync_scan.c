@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Pass 1 of the merge: the sync records of every stream (see merge.h). */
+/* Pass 1 of the merge: pairing and transforms (see merge.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,38 +17,128 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-struct breaks {
-	struct mt_break *b;
-	size_t n, c;
+struct ssrc {
+	struct vr_stream *s;
+	struct vr_item it;	/* the current item, when have */
+	bool have, guest;
+	uint32_t vm, cpu;
+	int32_t tid;		/* host: thread on this CPU (sched_switch) */
 };
 
-static int add_break(struct breaks *b, uint64_t ts, uint32_t vm, size_t cap)
-{
-	if (b->n == b->c) {
-		size_t nc = b->c ? 2 * b->c : 64;
-		void *n;
+struct scan {
+	struct vr_trace *t;
+	struct mg_result *r;
+	struct mg_roles host, *vms;
+	struct ssrc *src;
+	size_t n;
+	uint32_t **gsrc;	/* [vm][cpu]: 1 + index of that guest stream */
+	size_t *heap, nheap;
+};
 
-		if (b->n >= cap)
-			return -ENOSPC;
-		n = realloc(b->b, nc * sizeof(*b->b));
-		if (!n)
-			return -ENOMEM;
-		b->b = n;
-		b->c = nc;
+/* The next item of @s; false at its end. */
+static bool advance(struct ssrc *s)
+{
+	s->have = vr_stream_next(s->s, &s->it) == 1;
+	return s->have;
+}
+
+static int pull(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
+{
+	struct scan *c = user;
+	const struct mg_roles *ro = &c->vms[vm];
+	struct ssrc *s;
+	uint32_t i;
+
+	if (vm >= c->r->n_vms || cpu >= MP_MAX_CPUS || !c->gsrc[vm] ||
+	    !(i = c->gsrc[vm][cpu]) || !ro->guest)
+		return 0;
+	s = &c->src[i - 1];
+	for (; s->have; advance(s)) {
+		const uint8_t *p = s->it.payload;
+
+		if (s->it.kind != VR_EVENT || s->it.desc != ro->guest)
+			continue;
+		out->cpu = (uint32_t)mg_get(&ro->f_g[G_CPU], p);
+		out->t1 = mg_get(&ro->f_g[G_T1], p);
+		out->t4 = mg_get(&ro->f_g[G_T4], p);
+		out->token = mg_get(&ro->f_g[G_TOKEN], p);
+		out->seq = mg_get(&ro->f_g[G_SEQ], p);
+		c->r->n.sync_records++;
+		advance(s);
+		return 1;
 	}
-	b->b[b->n].ts = ts;
-	b->b[b->n].vm = vm;
-	b->n++;
 	return 0;
 }
 
-static int host_event(struct mg_result *r, const struct mg_roles *ro,
-		      const struct vr_item *it, int32_t *tid, struct breaks *br,
-		      size_t cap)
+static void emit(void *user, uint32_t vm, const struct mp_exchange *x)
 {
-	const uint8_t *p = it->payload;
-	int e = 0;
+	struct scan *c = user;
 
+	c->r->vm_exchanges[vm]++;
+	c->r->vm_paired[vm] += x->x.guest_valid;
+	mt_add(&c->r->mt, vm, x);
+}
+
+static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t seg)
+{
+	struct mg_result *r = ((struct scan *)user)->r;
+	struct mg_acc a = { .seq = x->x.seq, .token = x->x.token, .t1 = x->x.t1,
+			    .t2 = x->x.t2, .t3 = x->x.t3, .seg = seg };
+	FILE **f;
+
+	if (x->guest_cpu >= MP_MAX_CPUS)
+		return;
+	if (!r->acc[vm]) {
+		r->acc[vm] = calloc(MP_MAX_CPUS, sizeof(*r->acc[vm]));
+		if (!r->acc[vm]) {
+			r->err = -ENOMEM;
+			return;
+		}
+	}
+	f = &r->acc[vm][x->guest_cpu];
+	if (!*f && !(*f = tmpfile())) {
+		r->err = -errno;
+		return;
+	}
+	if (fwrite(&a, sizeof(a), 1, *f) != 1)
+		r->err = -EIO;
+	r->n.acc_records++;
+}
+
+static bool less(const struct scan *c, size_t a, size_t b)
+{
+	uint64_t x = c->src[a].it.ts, y = c->src[b].it.ts;
+
+	return x != y ? x < y : a < b;
+}
+
+static void sift_down(struct scan *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i, tmp;
+
+		if (l < c->nheap && less(c, c->heap[l], c->heap[m]))
+			m = l;
+		if (l + 1 < c->nheap && less(c, c->heap[l + 1], c->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = c->heap[i];
+		c->heap[i] = c->heap[m];
+		c->heap[m] = tmp;
+		i = m;
+	}
+}
+
+static void host_item(struct scan *c, struct ssrc *s)
+{
+	const struct mg_roles *ro = &c->host;
+	const struct vr_item *it = &s->it;
+	struct mg_result *r = c->r;
+	const uint8_t *p = it->payload;
+
+	if (it->kind != VR_EVENT)
+		return;
 	if (it->desc == ro->t2) {
 		const struct mg_field *f = ro->f_t2;
 		struct mp_t2 x = {
@@ -58,7 +148,7 @@ static int host_event(struct mg_result *r, const struct mg_roles *ro,
 			.tid = (int32_t)mg_get(&f[T2_TID], p),
 			.vcpu = (uint32_t)mg_get(&f[T2_VCPU], p),
 		};
-		e = mp_add_t2(&r->pair, &x);
+		mp_t2(r->pair, &x);
 		r->n.sync_records++;
 	} else if (it->desc == ro->t3) {
 		const struct mg_field *f = ro->f_t3;
@@ -68,131 +158,136 @@ static int host_event(struct mg_result *r, const struct mg_roles *ro,
 			.tid = (int32_t)mg_get(&f[T3_TID], p),
 			.vcpu = (uint32_t)mg_get(&f[T3_VCPU], p),
 		};
-		e = mp_add_t3(&r->pair, &x);
+		mp_t3(r->pair, &x);
 		r->n.sync_records++;
 	} else if (it->desc == ro->tsc) {
 		/* KVM writes a vCPU's TSC offset in that vCPU's thread (vCPU
 		 * creation, MSR writes), the thread sched_switch last put on
 		 * this CPU. Unknown thread: the one VM, or every VM (a break
 		 * only splits a segment, it cannot make a bound wrong). */
-		uint32_t vm = *tid >= 0 ? mp_thread_vm(&r->pair, *tid, NULL) : MP_NO_VM;
+		uint32_t vm = s->tid >= 0 ? mp_thread_vm(r->pair, s->tid, NULL) : MP_NO_VM;
 
 		if (vm != MP_NO_VM)
 			r->n.tsc_by_thread++;
 		else if (r->n_vms == 1)
 			vm = 0;
-		e = add_break(br, it->ts, vm, cap);
+		mt_break(&r->mt, it->ts, vm);
 		r->n.tsc_breaks++;
 	} else if (it->desc == ro->sw) {
-		*tid = (int32_t)mg_get(&ro->f_sw_next, p);
+		s->tid = (int32_t)mg_get(&ro->f_sw_next, p);
 	}
-	return e;
 }
 
-static int guest_event(struct mg_result *r, const struct mg_roles *ro, uint32_t vm,
-		       const struct vr_item *it)
+static int open_all(struct scan *c, char *err, size_t errlen)
 {
-	const struct mg_field *f = ro->f_g;
-	const uint8_t *p = it->payload;
-	struct mp_guest x;
+	struct mg_result *r = c->r;
 
-	if (it->desc != ro->guest)
-		return 0;
-	x.vm = vm;
-	x.cpu = (uint32_t)mg_get(&f[G_CPU], p);
-	x.t1 = mg_get(&f[G_T1], p);
-	x.t4 = mg_get(&f[G_T4], p);
-	x.token = mg_get(&f[G_TOKEN], p);
-	x.seq = mg_get(&f[G_SEQ], p);
-	r->n.sync_records++;
-	return mp_add_guest(&r->pair, &x);
-}
+	c->n = vr_trace_nr_streams(c->t);
+	c->src = calloc(c->n ? c->n : 1, sizeof(*c->src));
+	c->heap = calloc(c->n ? c->n : 1, sizeof(*c->heap));
+	c->gsrc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c->gsrc));
+	if (!c->src || !c->heap || !c->gsrc)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		struct ssrc *s = &c->src[i];
+		const struct vr_stream_stats *st;
+		int e = vr_stream_open(&s->s, c->t, i);
 
-static int scan_stream(struct vr_trace *t, size_t i, struct mg_result *r,
-		       const struct mg_roles *host, const struct mg_roles *vms,
-		       struct breaks *br, size_t cap, char *err, size_t errlen)
-{
-	struct vr_stream *s;
-	struct vr_item it;
-	int32_t tid = -1;	/* on this host CPU */
-	int e = vr_stream_open(&s, t, i);
-
-	if (e) {
-		snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
-		return e;
-	}
-	while (vr_stream_next(s, &it) == 1) {
-		const struct vr_stream_stats *st = vr_stream_stats(s);
-
-		if (it.kind != VR_EVENT)
+		if (e) {
+			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(c->t, i), strerror(-e));
+			return e;
+		}
+		r->n.streams++;
+		s->tid = -1;
+		if (!advance(s))
 			continue;
-		if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_HOST)
-			e = host_event(r, host, &it, &tid, br, cap);
-		else if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST &&
-			 st->origin.vm < r->n_vms)
-			e = guest_event(r, &vms[st->origin.vm], st->origin.vm, &it);
-		if (e == -ENOMEM)
-			break;
-		e = 0;	/* -ENOSPC: counted as refused */
+		/* the origin is known once the first item is read */
+		st = vr_stream_stats(s->s);
+		s->cpu = st->origin.cpu;
+		s->vm = st->origin.vm;
+		if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_HOST) {
+			c->heap[c->nheap++] = i;
+		} else if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST &&
+			   s->vm < r->n_vms && s->cpu < MP_MAX_CPUS) {
+			s->guest = true;
+			if (!c->gsrc[s->vm] &&
+			    !(c->gsrc[s->vm] = calloc(MP_MAX_CPUS, sizeof(**c->gsrc))))
+				return -ENOMEM;
+			if (!c->gsrc[s->vm][s->cpu])	/* the first stream of a CPU */
+				c->gsrc[s->vm][s->cpu] = (uint32_t)i + 1;
+		}
 	}
-	vr_stream_close(s);
-	if (e)
-		snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
-	return e;
+	return 0;
+}
+
+static void scan_free(struct scan *c)
+{
+	for (size_t i = 0; c->src && i < c->n; i++)
+		vr_stream_close(c->src[i].s);
+	for (uint32_t v = 0; c->gsrc && v < c->r->n_vms; v++)
+		free(c->gsrc[v]);
+	free(c->gsrc);
+	free(c->src);
+	free(c->heap);
+	free(c->vms);
 }
 
 int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	    char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
-	struct mg_roles host, *vms = NULL;
-	struct breaks br = { 0 };
-	size_t cap = o->cap ? o->cap : (size_t)64 << 20;
+	struct scan c = { .t = t, .r = r };
+	double t0 = now();
 	int e;
 
 	if (errlen)
 		err[0] = 0;
 	memset(r, 0, sizeof(*r));
 	r->n_vms = s ? (uint32_t)s->n_vms : 0;
-	e = mp_init(&r->pair, r->n_vms, cap);
-	if (!e) {
-		r->vm = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm));
-		vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*vms));
-		if (!r->vm || !vms)
-			e = -ENOMEM;
+	r->pair = malloc(sizeof(*r->pair));
+	r->acc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->acc));
+	r->vm_exchanges = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm_exchanges));
+	r->vm_paired = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm_paired));
+	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
+	e = !r->pair || !r->acc || !r->vm_exchanges || !r->vm_paired || !c.vms ? -ENOMEM : 0;
+	if (!e && mp_init(r->pair, r->n_vms, pull, emit, &c)) {
+		free(r->pair);
+		r->pair = NULL;
+		e = -ENOMEM;
 	}
-	if (e) {
-		snprintf(err, errlen, "out of memory");
-		free(vms);
-		return e;
-	}
-	mg_roles_init(&host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
-	for (uint32_t v = 0; v < r->n_vms; v++) {
+	if (!e)
+		e = mt_init(&r->mt, r->n_vms, &o->sync, accept, &c);
+	mg_roles_init(&c.host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
+	for (uint32_t v = 0; v < r->n_vms && !e; v++) {
 		const Vmscope__Trace__VmInfo *vi = s->vms[v];
 
-		mg_roles_init(&vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
+		mg_roles_init(&c.vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
 		for (size_t k = 0; k < vi->n_vcpus && !e; k++)
-			e = mp_add_thread(&r->pair, vi->vcpus[k]->tid, v, vi->vcpus[k]->vcpu);
-		if (e == -ENOSPC)
-			e = 0;
+			e = mp_add_thread(r->pair, vi->vcpus[k]->tid, v, vi->vcpus[k]->vcpu);
 	}
-	mp_sort_threads(&r->pair);
-	double t0 = now();
-	for (size_t i = 0; i < vr_trace_nr_streams(t) && !e; i++) {
-		r->n.streams++;
-		e = scan_stream(t, i, r, &host, vms, &br, cap, err, errlen);
+	if (!e) {
+		mp_sort_threads(r->pair);
+		e = open_all(&c, err, errlen);
 	}
-	free(vms);
-	double t1 = now();
-	if (!e)
-		e = mp_pair(&r->pair);
-	double t2 = now();
-	if (!e)
-		e = mt_run(&r->pair, br.b, br.n, &o->sync, r->vm);
-	r->time.scan = t1 - t0;
-	r->time.pair = t2 - t1;
-	r->time.fit = now() - t2;
-	free(br.b);
+	if (!e) {
+		for (size_t i = c.nheap; i-- > 0;)
+			sift_down(&c, i);
+		while (c.nheap && !r->err && !r->pair->err) {
+			struct ssrc *h = &c.src[c.heap[0]];
+
+			host_item(&c, h);
+			if (!advance(h))
+				c.heap[0] = c.heap[--c.nheap];
+			if (c.nheap)
+				sift_down(&c, 0);
+		}
+		mp_finish(r->pair);
+		e = mt_finish(&r->mt);
+		if (!e)
+			e = r->err ? r->err : r->pair->err;
+	}
+	scan_free(&c);
+	r->time.sync = now() - t0;
 	if (e && !err[0])
 		snprintf(err, errlen, "%s", strerror(-e));
 	return e;
@@ -205,8 +300,18 @@ uint64_t mg_violations(const struct mg_result *r)
 
 void mg_result_free(struct mg_result *r)
 {
-	mt_free(r->vm, r->n_vms);
-	free(r->vm);
-	mp_free(&r->pair);
+	for (uint32_t v = 0; r->acc && v < r->n_vms; v++) {
+		for (uint32_t c = 0; r->acc[v] && c < MP_MAX_CPUS; c++)
+			if (r->acc[v][c])
+				fclose(r->acc[v][c]);
+		free(r->acc[v]);
+	}
+	free(r->acc);
+	mt_free(&r->mt);
+	if (r->pair)
+		mp_free(r->pair);
+	free(r->pair);
+	free(r->vm_exchanges);
+	free(r->vm_paired);
 	memset(r, 0, sizeof(*r));
 }

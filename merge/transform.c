@@ -6,133 +6,144 @@
 
 #include "transform.h"
 
-struct run {
-	struct mp_vm *v;
-	struct mt_vm *out;
-};
-
 static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 {
-	struct run *r = user;
+	struct mt_vm *v = user;
+	const struct mp_exchange *x = &v->ring[cookie % MT_RING];
 
-	if (cookie < r->v->nx)
-		r->v->x[cookie].outcome = outcome;
+	if (outcome >= 0 && x->x.cookie == cookie && v->t->accept)
+		v->t->accept(v->t->user, v->index, x, outcome);
 }
 
 static void on_segment(void *user, const struct vmscope_sync_segment *s)
 {
-	struct mt_vm *o = ((struct run *)user)->out;
+	struct mt_vm *v = user;
 
-	if (o->nseg == o->cseg) {
-		size_t nc = o->cseg ? 2 * o->cseg : 4;
-		void *n = realloc(o->seg, nc * sizeof(*o->seg));
-		void *l = realloc(o->limit, nc * sizeof(*o->limit));
+	if (v->nseg == v->cseg) {
+		size_t nc = v->cseg ? 2 * v->cseg : 4;
+		void *n = realloc(v->seg, nc * sizeof(*v->seg));
+		void *l = n ? realloc(v->limit, nc * sizeof(*v->limit)) : NULL;
 
 		if (n)
-			o->seg = n;
+			v->seg = n;
 		if (l)
-			o->limit = l;
+			v->limit = l;
 		if (!n || !l) {
-			o->err = -ENOMEM;
+			v->t->err = -ENOMEM;
 			return;
 		}
-		o->cseg = nc;
+		v->cseg = nc;
 	}
 	/* closed by the explicit break being applied, or by something else */
-	o->limit[o->nseg] = o->break_pending ? o->break_ts : UINT64_MAX;
-	o->break_pending = false;
-	o->seg[o->nseg++] = *s;
+	v->limit[v->nseg] = v->break_pending ? v->break_ts : UINT64_MAX;
+	v->break_pending = false;
+	v->seg[v->nseg++] = *s;
 }
 
-static int cmp_break(const void *a, const void *b)
+int mt_init(struct mt *t, uint32_t n_vms, const struct mt_opts *o, mt_accept_fn accept,
+	    void *user)
 {
-	const struct mt_break *x = a, *y = b;
-
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-static int run_vm(struct mp_vm *v, uint32_t vm, const struct mt_break *b, size_t nb,
-		  const struct mt_opts *o, struct mt_vm *out)
-{
-	struct run r = { .v = v, .out = out };
-	struct vmscope_sync_config cfg = {
-		.ppm = o->ppm,
-		/* the host's vcpu_id (trusted) indexes the per-vCPU seq
-		 * state; KVM vcpu ids are below KVM_MAX_VCPU_IDS (4096) */
-		.n_vcpus = 4096,
-		/* the join already demands the guest record's token */
-		.check_token = false,
-		.confirm = o->confirm,
-		.max_segment_ns = o->max_segment_ns,
-		.user = &r,
-		.on_sample = on_sample,
-		.on_segment = on_segment,
-	};
-	struct vmscope_sync *c = vmscope_sync_new(&cfg);
-	size_t ib = 0;
-	bool have_token = false;
-	uint64_t token = 0;
-
-	if (!c)
+	memset(t, 0, sizeof(*t));
+	t->n_vms = n_vms;
+	t->accept = accept;
+	t->user = user;
+	t->vm = calloc(n_vms ? n_vms : 1, sizeof(*t->vm));
+	if (!t->vm)
 		return -ENOMEM;
-	for (size_t i = 0; i < v->nx; i++) {
-		const struct vmscope_sync_exchange *x = &v->x[i].x;
+	for (uint32_t i = 0; i < n_vms; i++) {
+		struct mt_vm *v = &t->vm[i];
+		struct vmscope_sync_config cfg = {
+			.ppm = o->ppm,
+			/* the host's vcpu_id (trusted) indexes the per-vCPU
+			 * seq state */
+			.n_vcpus = o->n_vcpus ? o->n_vcpus : 4096,
+			/* the join already demands the guest record's token */
+			.check_token = false,
+			.confirm = o->confirm,
+			.max_segment_ns = o->max_segment_ns,
+			.user = v,
+			.on_sample = on_sample,
+			.on_segment = on_segment,
+		};
 
-		for (; ib < nb && b[ib].ts <= x->t2; ib++) {
-			if (b[ib].vm != vm && b[ib].vm != MP_NO_VM)
-				continue;
-			out->break_pending = true;
-			out->break_ts = b[ib].ts;
-			vmscope_sync_break(c, false);
-			out->break_pending = false;
-			out->breaks_tsc++;
+		v->t = t;
+		v->index = i;
+		v->ctx = vmscope_sync_new(&cfg);
+		if (!v->ctx) {
+			mt_free(t);
+			return -ENOMEM;
 		}
-		if (x->guest_valid) {
-			if (have_token && x->token != token) {
-				vmscope_sync_break(c, true);
-				out->breaks_token++;
-			}
-			have_token = true;
-			token = x->token;
-		}
-		vmscope_sync_add(c, x);
 	}
-	vmscope_sync_finish(c);
-	vmscope_sync_get_stats(c, &out->st);
-	vmscope_sync_free(c);
-	/* Never before the segment's own last sample: after a detected
-	 * change the segments may overlap in host time (samples that fit
-	 * both land on their side, sync/README.md). */
-	for (size_t i = 0; i < out->nseg; i++) {
-		if (i + 1 < out->nseg && out->seg[i + 1].h_first < out->limit[i])
-			out->limit[i] = out->seg[i + 1].h_first;
-		if (out->limit[i] < out->seg[i].h_last)
-			out->limit[i] = out->seg[i].h_last;
-	}
-	return out->err;
+	return 0;
 }
 
-int mt_run(struct mp *p, struct mt_break *b, size_t nb, const struct mt_opts *o,
-	   struct mt_vm *out)
+void mt_free(struct mt *t)
 {
-	int e = 0;
-
-	if (nb)
-		qsort(b, nb, sizeof(*b), cmp_break);
-	memset(out, 0, p->n_vms * sizeof(*out));
-	for (uint32_t i = 0; i < p->n_vms && !e; i++)
-		e = run_vm(&p->vm[i], i, b, nb, o, &out[i]);
-	if (!e)
-		mp_resolve(p);
-	return e;
+	for (uint32_t i = 0; t->vm && i < t->n_vms; i++) {
+		vmscope_sync_free(t->vm[i].ctx);
+		free(t->vm[i].seg);
+		free(t->vm[i].limit);
+	}
+	free(t->vm);
+	t->vm = NULL;
 }
 
-void mt_free(struct mt_vm *v, uint32_t n)
+void mt_add(struct mt *t, uint32_t vm, const struct mp_exchange *x)
 {
-	for (uint32_t i = 0; v && i < n; i++) {
-		free(v[i].seg);
-		free(v[i].limit);
+	struct mt_vm *v;
+	struct mp_exchange *r;
+
+	if (vm >= t->n_vms)
+		return;
+	v = &t->vm[vm];
+	if (x->x.guest_valid) {
+		if (v->have_token && x->x.token != v->token) {
+			vmscope_sync_break(v->ctx, true);
+			v->breaks_token++;
+		}
+		v->have_token = true;
+		v->token = x->x.token;
 	}
+	r = &v->ring[v->next_cookie % MT_RING];
+	*r = *x;
+	r->x.cookie = v->next_cookie++;
+	vmscope_sync_add(v->ctx, &r->x);
+}
+
+static void vm_break(struct mt_vm *v, uint64_t ts)
+{
+	v->break_pending = true;
+	v->break_ts = ts;
+	vmscope_sync_break(v->ctx, false);
+	v->break_pending = false;
+	v->breaks_tsc++;
+}
+
+void mt_break(struct mt *t, uint64_t ts, uint32_t vm)
+{
+	for (uint32_t i = 0; i < t->n_vms; i++)
+		if (vm == MP_NO_VM || vm == i)
+			vm_break(&t->vm[i], ts);
+}
+
+int mt_finish(struct mt *t)
+{
+	for (uint32_t k = 0; k < t->n_vms; k++) {
+		struct mt_vm *v = &t->vm[k];
+
+		vmscope_sync_finish(v->ctx);
+		vmscope_sync_get_stats(v->ctx, &v->st);
+		/* Never before the segment's own last sample: after a
+		 * detected change segments may overlap in host time
+		 * (samples that fit both land on their side). */
+		for (size_t i = 0; i < v->nseg; i++) {
+			if (i + 1 < v->nseg && v->seg[i + 1].h_first < v->limit[i])
+				v->limit[i] = v->seg[i + 1].h_first;
+			if (v->limit[i] < v->seg[i].h_last)
+				v->limit[i] = v->seg[i].h_last;
+		}
+	}
+	return t->err;
 }
 
 const struct vmscope_sync_segment *mt_segment(const struct mt_vm *v, int64_t id)

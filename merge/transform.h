@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-VM piecewise guest→host transforms from the paired exchanges: one
- * sync/ stream context per VM, fed in host-time order, with explicit
- * breaks where the relation is known to change (kvm_write_tsc_offset of
- * that VM, or of an unknown VM: a break only splits a segment, so an
- * unattributable one breaks every VM) and a seq reset where the guest's
- * session token changes (the emitter restarted). Detected changes,
- * forgeries and outliers are the library's (sync/README.md).
+ * Per-VM piecewise guest→host transforms from the paired exchanges, as
+ * they come: one sync/ stream context per VM, with explicit breaks where
+ * the relation is known to change (kvm_write_tsc_offset of that VM, or of
+ * an unknown VM: a break only splits a segment, so an unattributable one
+ * breaks every VM) and a seq reset where the guest's session token
+ * changes (the emitter restarted). Detected changes, forgeries and
+ * outliers are the library's (sync/README.md).
+ *
+ * Memory: the contexts, a ring of the exchanges the library has not
+ * resolved yet (it holds back at most 32), and the segments.
  */
 #ifndef VMSCOPE_MERGE_TRANSFORM_H
 #define VMSCOPE_MERGE_TRANSFORM_H
@@ -14,38 +17,60 @@
 #include "pair.h"
 #include "vmscope_sync.h"
 
-struct mt_break {
-	uint64_t ts;		/* host time */
-	uint32_t vm;		/* MP_NO_VM: every VM */
-};
+#define MT_RING 256	/* > the library's held-back samples */
 
 struct mt_opts {
 	uint32_t ppm;		/* 0: the library's default */
 	uint32_t confirm;	/* 0: default */
 	uint64_t max_segment_ns;/* 0: no span limit */
-	uint32_t min_samples;	/* for the verdict; 0: 8 */
+	uint32_t n_vcpus;	/* vCPU ids accepted; 0: 4096 (KVM's
+				 * KVM_MAX_VCPU_IDS on x86) */
 };
 
+/* An accepted exchange of VM @vm, resolved into segment @seg. */
+typedef void (*mt_accept_fn)(void *user, uint32_t vm, const struct mp_exchange *x,
+			     int64_t seg);
+
 struct mt_vm {
+	struct vmscope_sync *ctx;
+	struct mp_exchange ring[MT_RING];	/* by cookie % MT_RING */
+	uint64_t next_cookie;
+	bool have_token;
+	uint64_t token;
 	struct vmscope_sync_segment *seg;	/* in id order */
 	/* [nseg]: host time after which seg[i] no longer holds: the
 	 * explicit break that ended it, else the next segment's first
-	 * sample (UINT64_MAX for the last) */
+	 * sample; never before its own last sample (UINT64_MAX: last) */
 	uint64_t *limit;
 	size_t nseg, cseg;
 	bool break_pending;
 	uint64_t break_ts;
 	struct vmscope_sync_stats st;
 	uint64_t breaks_tsc, breaks_token;
+	/* back pointers for the callbacks */
+	struct mt *t;
+	uint32_t index;
+};
+
+struct mt {
+	uint32_t n_vms;
+	struct mt_vm *vm;	/* [n_vms] */
+	mt_accept_fn accept;
+	void *user;
 	int err;
 };
 
-/* Run every VM of @p (after mp_pair) with the @nb breaks @b (any order;
- * sorted here). Sets p->vm[].x[].outcome and calls mp_resolve(). @out has
- * p->n_vms entries. 0 or -ENOMEM. */
-int mt_run(struct mp *p, struct mt_break *b, size_t nb, const struct mt_opts *o,
-	   struct mt_vm *out);
-void mt_free(struct mt_vm *v, uint32_t n);
+int mt_init(struct mt *t, uint32_t n_vms, const struct mt_opts *o, mt_accept_fn accept,
+	    void *user);
+void mt_free(struct mt *t);
+
+/* An exchange of VM @vm (from pair.h's emit). */
+void mt_add(struct mt *t, uint32_t vm, const struct mp_exchange *x);
+/* An explicit break at host time @ts of VM @vm, or of all (MP_NO_VM). */
+void mt_break(struct mt *t, uint64_t ts, uint32_t vm);
+/* End of input: every sample resolved, the last segments emitted, limits
+ * set. 0 or -ENOMEM. */
+int mt_finish(struct mt *t);
 
 /* Segment @id of @v, or NULL. */
 const struct vmscope_sync_segment *mt_segment(const struct mt_vm *v, int64_t id);

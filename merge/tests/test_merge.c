@@ -38,7 +38,7 @@ static void check_sync(const struct synth *s, const struct mg_result *r)
 	uint64_t accepted = 0, dropped[VMSCOPE_SYNC_DROP_NREASONS] = { 0 }, total = 0;
 
 	for (uint32_t v = 0; v < r->n_vms; v++) {
-		const struct mt_vm *m = &r->vm[v];
+		const struct mt_vm *m = &r->mt.vm[v];
 
 		accepted += m->st.accepted;
 		for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++) {
@@ -58,20 +58,20 @@ static void check_sync(const struct synth *s, const struct mg_result *r)
 	CHECK_EQ(accepted, s->n_exchanges);
 	/* without a thread map a wrong token finds no VM (pairing's count) */
 	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_UNPAIRED], s->no_tid_map ? 0 : s->n_forged[SF_TOKEN]);
-	CHECK_EQ(r->pair.st.no_vm, s->no_tid_map ? s->n_forged[SF_TOKEN] : 0);
+	CHECK_EQ(r->pair->st.no_vm, s->no_tid_map ? s->n_forged[SF_TOKEN] : 0);
 	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_MISMATCH], s->n_forged[SF_MISMATCH]);
 	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_REPLAY], s->n_forged[SF_REPLAY]);
 	CHECK_EQ(dropped[VMSCOPE_SYNC_DROP_OUTLIER], s->n_forged[SF_WILD]);
-	CHECK_EQ(total + r->pair.st.no_vm, s->n_forged[SF_TOKEN] + s->n_forged[SF_MISMATCH] +
+	CHECK_EQ(total + r->pair->st.no_vm, s->n_forged[SF_TOKEN] + s->n_forged[SF_MISMATCH] +
 		 s->n_forged[SF_REPLAY] + s->n_forged[SF_WILD]);
 	CHECK(s->n_forged[SF_WILD] > 0 && s->n_forged[SF_TOKEN] > 0);
 	if (s->no_tid_map) {
-		CHECK_EQ(r->pair.st.by_thread, 0);
+		CHECK_EQ(r->pair->st.by_thread, 0);
 		/* token-forged exchanges find no VM: their token is nobody's */
-		CHECK_EQ(r->pair.st.by_token + r->pair.st.no_vm, r->pair.st.host_pairs);
+		CHECK_EQ(r->pair->st.by_token + r->pair->st.no_vm, r->pair->st.host_pairs);
 	} else {
-		CHECK_EQ(r->pair.st.by_token, 0);
-		CHECK_EQ(r->pair.st.by_thread, r->pair.st.host_pairs);
+		CHECK_EQ(r->pair->st.by_token, 0);
+		CHECK_EQ(r->pair->st.by_thread, r->pair->st.host_pairs);
 	}
 }
 
@@ -79,8 +79,8 @@ static void check_sync(const struct synth *s, const struct mg_result *r)
 static const struct vmscope_sync_segment *seg_at(const struct mg_result *r, uint32_t v,
 						 uint64_t h)
 {
-	for (size_t i = 0; i < r->vm[v].nseg; i++) {
-		const struct vmscope_sync_segment *g = &r->vm[v].seg[i];
+	for (size_t i = 0; i < r->mt.vm[v].nseg; i++) {
+		const struct vmscope_sync_segment *g = &r->mt.vm[v].seg[i];
 
 		if (h >= g->h_first && h <= g->h_last)
 			return g;
