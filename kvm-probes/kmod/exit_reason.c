@@ -57,8 +57,19 @@ static_assert(offsetof(struct vmscope_kvm_exit_raw, intr_info) == 48);
 static_assert(offsetof(struct vmscope_kvm_exit_raw, error_code) == 52);
 static_assert(offsetof(struct vmscope_kvm_exit_raw, vcpu_id) == 56);
 
-static struct perf_event **exit_events;	/* [nr_cpu_ids], under the caller's lock */
+/*
+ * One counter per online CPU, kept in step with CPU hotplug by a dynamic
+ * cpuhp state that exists while exit reasons are on: its startup callback
+ * creates the CPU's counter (also for a CPU that comes online later), its
+ * teardown releases it. The callbacks run in the CPU's hotplug thread with
+ * the hotplug lock held and take no lock of ours, so they cannot deadlock
+ * with vmscope_exit_reason_start/stop (control lock, then hotplug lock
+ * inside cpuhp_setup_state/cpuhp_remove_state).
+ */
+static struct perf_event **exit_events;	/* [nr_cpu_ids] */
+static struct perf_event_attr exit_attr;
 static u16 exit_event_type;
+static int exit_hp_state = -1;
 static bool exit_active;
 
 static void vmscope_exit_overflow(struct perf_event *event,
@@ -103,51 +114,66 @@ bool vmscope_exit_reason_active(void)
 	return READ_ONCE(exit_active);
 }
 
+static int exit_cpu_online(unsigned int cpu)
+{
+	struct perf_event *ev;
+
+	ev = perf_event_create_kernel_counter(&exit_attr, cpu, NULL,
+					      vmscope_exit_overflow, NULL);
+	if (IS_ERR(ev)) {
+		/* not fatal: this CPU's exits count as exit_reason_missed */
+		pr_warn_ratelimited("vmscope_host: no kvm_exit counter on CPU %u: %ld\n",
+				    cpu, PTR_ERR(ev));
+		return 0;
+	}
+	WRITE_ONCE(exit_events[cpu], ev);
+	return 0;
+}
+
+static int exit_cpu_offline(unsigned int cpu)
+{
+	struct perf_event *ev = exit_events[cpu];
+
+	if (ev) {
+		WRITE_ONCE(exit_events[cpu], NULL);
+		perf_event_release_kernel(ev);
+	}
+	return 0;
+}
+
 /* Process context, with the probes' control lock held. */
 int vmscope_exit_reason_start(struct module *kvm)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_RAW,
-	};
 	unsigned int cpu, ok = 0;
-	int id;
+	int id, ret;
 
 	if (exit_events)
 		return 0;
 	id = kvm_exit_event_id(kvm);
 	if (id < 0)
 		return id;
-	attr.config = id;
+	memset(&exit_attr, 0, sizeof(exit_attr));
+	exit_attr.type = PERF_TYPE_TRACEPOINT;
+	exit_attr.size = sizeof(exit_attr);
+	exit_attr.config = id;
+	exit_attr.sample_period = 1;
+	exit_attr.sample_type = PERF_SAMPLE_RAW;
 	exit_event_type = id;
 	exit_events = kcalloc(nr_cpu_ids, sizeof(*exit_events), GFP_KERNEL);
 	if (!exit_events)
 		return -ENOMEM;
-	/*
-	 * CPUs that come online later get no counter: their kvm_exit events
-	 * have reason_valid 0 and count as exit_reason_missed.
-	 */
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct perf_event *ev;
-
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-						      vmscope_exit_overflow,
-						      NULL);
-		if (IS_ERR(ev)) {
-			pr_warn_ratelimited("vmscope_host: no kvm_exit counter on CPU %u: %ld\n",
-					    cpu, PTR_ERR(ev));
-			continue;
-		}
-		exit_events[cpu] = ev;
-		ok++;
-	}
-	cpus_read_unlock();
-	if (!ok) {
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vmscope_host/exit_reason",
+				exit_cpu_online, exit_cpu_offline);
+	if (ret < 0) {
 		kfree(exit_events);
 		exit_events = NULL;
+		return ret;
+	}
+	exit_hp_state = ret;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		ok += !!exit_events[cpu];
+	if (!ok) {
+		vmscope_exit_reason_stop();
 		return -ENODEV;
 	}
 	WRITE_ONCE(exit_active, true);
@@ -156,14 +182,12 @@ int vmscope_exit_reason_start(struct module *kvm)
 
 void vmscope_exit_reason_stop(void)
 {
-	unsigned int cpu;
-
 	if (!exit_events)
 		return;
 	WRITE_ONCE(exit_active, false);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if (exit_events[cpu])
-			perf_event_release_kernel(exit_events[cpu]);
+	/* runs exit_cpu_offline() on every online CPU */
+	cpuhp_remove_state(exit_hp_state);
+	exit_hp_state = -1;
 	kfree(exit_events);
 	exit_events = NULL;
 }

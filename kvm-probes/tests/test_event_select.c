@@ -8,16 +8,7 @@
 #include "event_select.h"
 #include "vmscope_events.h"
 
-static int failures;
-
-#define EXPECT(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-	} \
-} while (0)
+#include "expect.h"
 
 #define BIT(id) (UINT64_C(1) << (id))
 

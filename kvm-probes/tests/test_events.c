@@ -10,16 +10,7 @@
 #include "decode.h"
 #include "vmscope_events.h"
 
-static int failures;
-
-#define EXPECT(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-	} \
-} while (0)
+#include "expect.h"
 
 static void test_table_consistent(void)
 {

@@ -91,7 +91,7 @@ VMTEST_INITRD='$initrd'
 VMTEST_BUILD='$repo/build/release'
 EOJ
 	local qemu=(qemu-system-x86_64 -name vmtest-host -machine pc
-		-accel tcg,thread=multi -cpu max -smp 2 -m 3072
+		-accel "tcg,thread=${VMTEST_TCG_THREAD:-multi}" -cpu max -smp 2 -m 3072
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1"
 		-nodefaults -no-user-config -display none -no-reboot

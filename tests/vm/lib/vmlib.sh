@@ -44,11 +44,32 @@ wait_file() {
 }
 
 # Test host: load KVM and vhost-vsock so that guests can start.
+# It also starts kvm-hold (tests/vm/tools/kvm-hold.c): one empty VM kept
+# for the test host's life, so that guest starts and stops do not live-patch
+# the preempt-notifier jump label in finish_task_switch(), which hangs the
+# test host under multi-threaded TCG (README.md, "Known TCG defect").
 host_prepare_kvm() {
 	modprobe kvm_amd || fail "modprobe kvm_amd"
 	modprobe vhost_vsock || fail "modprobe vhost_vsock"
 	[ -c /dev/kvm ] || fail "/dev/kvm missing after loading kvm_amd"
 	[ -c /dev/vhost-vsock ] || fail "/dev/vhost-vsock missing"
+	[ -n "${VMTEST_KVM_HOLD_PID:-}" ] && return 0
+	"$VMTEST_BUILD/tests/vm/tools/kvm-hold" >/run/kvm-hold.out &
+	VMTEST_KVM_HOLD_PID=$!
+	for _ in $(seq 100); do
+		grep -q ready /run/kvm-hold.out 2>/dev/null && return 0
+		kill -0 "$VMTEST_KVM_HOLD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "kvm-hold did not create its VM"
+}
+
+# Test host: end kvm-hold (its VM holds kvm_amd), for tests that unload KVM.
+host_release_kvm() {
+	[ -n "${VMTEST_KVM_HOLD_PID:-}" ] || return 0
+	kill "$VMTEST_KVM_HOLD_PID"
+	wait "$VMTEST_KVM_HOLD_PID" 2>/dev/null
+	VMTEST_KVM_HOLD_PID=
 }
 
 # Guest: load the vsock transport so that AF_VSOCK reaches the host.

@@ -1,4 +1,3 @@
-# vmtest-quarantine: the test host (L1) intermittently hangs (soft lockup, both CPUs in finish_task_switch, at guest VM creation) or resets silently while vmscope_host probes with kvm_exit perf counters under QEMU TCG; seen in 2 of 3 full suite runs, cause not found yet (issue 3). Run with tests/vm/run.sh NAME or --all --with-quarantined
 # vmtest-timeout: 300
 # The periodic sync emitter of vmscope_guest.ko: on a 2-vCPU guest it issues
 # one hypercall per CPU per period from a pinned hrtimer, with consecutive

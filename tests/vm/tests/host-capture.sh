@@ -1,4 +1,3 @@
-# vmtest-quarantine: the test host (L1) intermittently hangs (soft lockup, both CPUs in finish_task_switch, at guest VM creation) or resets silently while vmscope_host probes with kvm_exit perf counters under QEMU TCG; seen in 2 of 3 full suite runs, cause not found yet (issue 3). Run with tests/vm/run.sh NAME or --all --with-quarantined
 # vmtest-timeout: 900
 # Capture through the ring buffers: while a guest runs port I/O and CPUID
 # loops, `vmscope capture --pid QEMU` reads the host module's per-CPU

@@ -1,4 +1,3 @@
-# vmtest-quarantine: runs vmscope_host's probes; see host-probes-exits.sh
 # Per-session event selection (`vmscope stats --start --events LIST`): the
 # events left out are never counted as matched (nor recorded), the chosen
 # ones are; kvm_exit's perf counters exist only while kvm_exit is selected;
