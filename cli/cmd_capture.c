@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,9 +22,10 @@
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
+#include "host_bufs.h"
 #include "rb_decode.h"
 
-#define MAX_CPUS 1024
+#define MAX_CPUS HB_MAX_CPUS
 
 static volatile sig_atomic_t stop_requested;
 
@@ -58,38 +57,14 @@ static void usage(FILE *out)
 }
 
 struct capture {
-	int fd;
+	struct hb h;
 	FILE *out;
-	struct vmscope_session_cfg cfg;
-	unsigned int nev;
-	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
-	unsigned int ncpu;
-	const unsigned char *map[MAX_CPUS];
 	unsigned long long next_seq[MAX_CPUS];
 	unsigned long long last_lost[MAX_CPUS];
 	unsigned long long counts[VMSCOPE_MAX_EVENTS];
 	unsigned long long records, undecodable, bad_subbufs, subbufs;
 	unsigned long long seq_gaps, lost_seen;
 };
-
-static int load_descs(struct capture *c)
-{
-	struct vmscope_event_desc_req req;
-	char why[160];
-
-	for (c->nev = 0; c->nev < VMSCOPE_MAX_EVENTS; c->nev++) {
-		memset(&req, 0, sizeof(req));
-		req.index = c->nev;
-		if (ioctl(c->fd, VMSCOPE_IOC_GET_EVENT_DESC, &req) < 0)
-			return errno == ENOENT ? 0 : -1;
-		if (vmscope_desc_check(&req.desc, why, sizeof(why))) {
-			fprintf(stderr, "vmscope capture: bad descriptor: %s\n", why);
-			return -1;
-		}
-		c->descs[c->nev] = req.desc;
-	}
-	return 0;
-}
 
 /* Every record decodes: known id, payload size as described, formattable. */
 static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, size_t len)
@@ -106,8 +81,8 @@ static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, si
 	}
 	while ((ret = vmscope_rb_iter_next(&it, &rec)) > 0) {
 		c->records++;
-		if (rec.id >= c->nev || rec.size != c->descs[rec.id].payload_size ||
-		    vmscope_format_event(&c->descs[rec.id], rec.payload, rec.size,
+		if (rec.id >= c->h.nev || rec.size != c->h.descs[rec.id].payload_size ||
+		    vmscope_format_event(&c->h.descs[rec.id], rec.payload, rec.size,
 					 text, sizeof(text)) < 0) {
 			c->undecodable++;
 			continue;
@@ -124,21 +99,16 @@ static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, si
 /* Takes every delivered sub-buffer of @cpu. 0, or -1 on an ioctl error. */
 static int drain_cpu(struct capture *c, unsigned int cpu)
 {
-	size_t sb_size = (size_t)1 << c->cfg.subbuf_shift;
+	size_t sb_size = (size_t)1 << c->h.cfg.subbuf_shift;
 	struct vmscope_subbuf_req req;
 	struct vmscope_rb_subbuf_hdr hdr;
+	const unsigned char *sb;
+	int got;
 
 	for (;;) {
-		memset(&req, 0, sizeof(req));
-		req.cpu = cpu;
-		if (ioctl(c->fd, VMSCOPE_IOC_GET_SUBBUF, &req) < 0) {
-			if (errno == EAGAIN)
-				return 0;
-			perror("vmscope capture: GET_SUBBUF");
-			return -1;
-		}
-		const unsigned char *sb = c->map[cpu] + req.offset;
-
+		got = hb_get(&c->h, cpu, &req, &sb);
+		if (got <= 0)
+			return got;
 		memcpy(&hdr, sb, sizeof(hdr));
 		c->subbufs++;
 		if (hdr.seq != req.seq)
@@ -164,36 +134,16 @@ static int drain_cpu(struct capture *c, unsigned int cpu)
 				return -1;
 			}
 		}
-		if (ioctl(c->fd, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
-			perror("vmscope capture: PUT_SUBBUF");
+		if (hb_put(&c->h, cpu))
 			return -1;
-		}
 	}
 }
 
 static int drain_all(struct capture *c)
 {
-	for (unsigned int cpu = 0; cpu < c->ncpu; cpu++)
-		if (c->map[cpu] && drain_cpu(c, cpu))
+	for (unsigned int cpu = 0; cpu < c->h.ncpu; cpu++)
+		if (c->h.map[cpu] && drain_cpu(c, cpu))
 			return -1;
-	return 0;
-}
-
-static int map_cpus(struct capture *c)
-{
-	c->ncpu = c->cfg.nr_cpu_ids < MAX_CPUS ? c->cfg.nr_cpu_ids : MAX_CPUS;
-	for (unsigned int cpu = 0; cpu < c->ncpu; cpu++) {
-		void *p = mmap(NULL, c->cfg.cpu_bytes, PROT_READ, MAP_SHARED, c->fd,
-			       (off_t)(cpu * c->cfg.cpu_stride));
-
-		if (p == MAP_FAILED) {
-			if (errno == ENXIO)	/* not a possible CPU */
-				continue;
-			perror("vmscope capture: mmap");
-			return -1;
-		}
-		c->map[cpu] = p;
-	}
 	return 0;
 }
 
@@ -209,18 +159,17 @@ static void report(const struct capture *c)
 {
 	unsigned long long full = 0, big = 0, over = 0;
 
-	for (unsigned int cpu = 0; cpu < c->ncpu; cpu++) {
-		const struct vmscope_rb_ctrl *ctrl = (const void *)c->map[cpu];
+	for (unsigned int cpu = 0; cpu < c->h.ncpu; cpu++) {
+		struct hb_losses l;
 
-		if (!ctrl)
-			continue;
-		full += __atomic_load_n(&ctrl->lost_full, __ATOMIC_RELAXED);
-		big += __atomic_load_n(&ctrl->lost_too_big, __ATOMIC_RELAXED);
-		over += __atomic_load_n(&ctrl->lost_overwritten, __ATOMIC_RELAXED);
+		hb_losses(&c->h, cpu, &l);
+		full += l.full;
+		big += l.too_big;
+		over += l.overwritten;
 	}
-	for (unsigned int e = 0; e < c->nev; e++)
+	for (unsigned int e = 0; e < c->h.nev; e++)
 		if (c->counts[e])
-			printf("event %-22s %llu\n", c->descs[e].name, c->counts[e]);
+			printf("event %-22s %llu\n", c->h.descs[e].name, c->counts[e]);
 	printf("records %llu undecodable %llu subbufs %llu bad_subbufs %llu\n",
 	       c->records, c->undecodable, c->subbufs, c->bad_subbufs);
 	printf("lost %llu (full %llu too_big %llu overwritten %llu) "
@@ -256,8 +205,10 @@ int cmd_capture(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct capture c;	/* large: keep it off the stack */
+	struct vmscope_session_cfg cfg = { 0 };
 	struct vmscope_probe_ctl ctl = { .flags = VMSCOPE_CTL_ENABLE };
 	struct vmscope_version v;
+	int fd;
 	const char *outpath = NULL;
 	unsigned int duration = 0, val;
 	int opt, rc = EXIT_FAILURE_RUNTIME;
@@ -288,14 +239,14 @@ int cmd_capture(int argc, char **argv)
 			if (opt == OPT_DURATION)
 				duration = val;
 			else if (opt == OPT_SB)
-				c.cfg.subbuf_shift = val;
+				cfg.subbuf_shift = val;
 			else if (opt == OPT_NSB)
-				c.cfg.nr_subbuf_shift = val;
+				cfg.nr_subbuf_shift = val;
 			else
-				c.cfg.flush_ms = val;
+				cfg.flush_ms = val;
 			break;
 		case OPT_FLIGHT:
-			c.cfg.mode = VMSCOPE_RB_MODE_FLIGHT;
+			cfg.mode = VMSCOPE_RB_MODE_FLIGHT;
 			break;
 		case 'o':
 			outpath = optarg;
@@ -313,36 +264,33 @@ int cmd_capture(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	c.fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
-	if (c.fd < 0)
+	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	if (fd < 0)
 		return EXIT_FAILURE_RUNTIME;
-	if (vmscope_device_version(c.fd, VMSCOPE_HOST_DEVICE, &v) || load_descs(&c)) {
+	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
+	    hb_init(&c.h, fd, "vmscope capture")) {
 		fprintf(stderr, "vmscope capture: cannot read the module's descriptors\n");
+		close(fd);
 		return EXIT_FAILURE_RUNTIME;
 	}
+	c.h.cfg = cfg;
 	if (outpath && !(c.out = fopen(outpath, "wb"))) {
 		perror(outpath);
+		hb_close(&c.h);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	if (ioctl(c.fd, VMSCOPE_IOC_SESSION_START, &c.cfg) < 0) {
-		fprintf(stderr, "vmscope capture: cannot start a session: %s%s\n",
-			strerror(errno), errno == EBUSY ? " (another one is recording)" : "");
-		return EXIT_FAILURE_RUNTIME;
-	}
-	if (map_cpus(&c))
+	if (hb_start(&c.h))
 		goto out;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (ioctl(c.fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
-		perror("vmscope capture: enable probing");
+	if (hb_probes(&c.h, &ctl))
 		goto out;
-	}
 	fprintf(stderr, "capture: recording: %u CPUs, %u x %u-byte sub-buffers, %s\n",
-		c.cfg.nr_cpu_ids, 1u << c.cfg.nr_subbuf_shift, 1u << c.cfg.subbuf_shift,
-		c.cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
+		c.h.cfg.nr_cpu_ids, 1u << c.h.cfg.nr_subbuf_shift, 1u << c.h.cfg.subbuf_shift,
+		c.h.cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
 
 	double end = now_s() + duration;
-	struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
 
 	while (!stop_requested && (!duration || now_s() < end)) {
 		if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
@@ -353,14 +301,8 @@ int cmd_capture(int argc, char **argv)
 			goto out;
 	}
 	/* probes off first, then stop: the stop flushes every CPU */
-	ctl.flags = 0;
-	ctl.nr_pids = 0;
-	if (ioctl(c.fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0)
-		perror("vmscope capture: disable probing");
-	if (ioctl(c.fd, VMSCOPE_IOC_SESSION_STOP) < 0) {
-		perror("vmscope capture: SESSION_STOP");
+	if (hb_stop(&c.h))
 		goto out;
-	}
 	if (drain_all(&c))
 		goto out;
 	report(&c);
@@ -370,6 +312,6 @@ out:
 		perror(outpath);
 		rc = EXIT_FAILURE_RUNTIME;
 	}
-	close(c.fd);
+	hb_close(&c.h);
 	return rc;
 }

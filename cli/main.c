@@ -12,6 +12,7 @@ static const struct command commands[] = {
 	{ "list", "list the host events, their fields and formats", cmd_list },
 	{ "stats", "start/stop host probing and show per-event counters", cmd_stats },
 	{ "capture", "raw capture from the host ring buffers: per-event counts, losses", cmd_capture },
+	{ "record", "record host events of VMs into a trace folder", cmd_record },
 	{ "dump", "print every event of a trace, its losses, gaps and damage", cmd_dump },
 	{ "merge", "one timeline in host time: align guest clocks, merge all streams", cmd_merge },
 	{ "sync-emitter", "(in a guest) start/stop the periodic clock-sync hypercalls, show counters", cmd_sync_emitter },

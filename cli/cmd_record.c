@@ -1,0 +1,244 @@
+/*
+ * `vmscope record`: host events of some VMs (or all processes) into a
+ * trace folder, through collector/record.c. This file is the command
+ * line: options, the VMs' facts from /proc, signals.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "device.h"
+#include "record.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --all) [--duration T]\n"
+		"                      [--mode discard|flight] [--buffer-size S] -o TRACE\n\n"
+		"Record the host module's events for the given QEMU processes (or every\n"
+		"process) into the trace folder TRACE (created; never overwritten):\n"
+		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
+		"vsock CID and vCPU threads from /proc) and host-cpuN.vtf per host CPU.\n"
+		"Stops on Ctrl-C/SIGTERM or after T; the files are fsynced and end with\n"
+		"an index and a summary. A live status line is shown on a terminal.\n"
+		"Read the trace with `vmscope dump TRACE`.\n\n"
+		"  --pid PID          a QEMU process to trace (repeatable, at most %d)\n"
+		"  --all              every process (no filter)\n"
+		"  --duration T       stop after T (seconds; suffix s, m or h)\n"
+		"  --mode M           discard (default): drop new events when the ring is\n"
+		"                     full, counted; flight: overwrite the oldest\n"
+		"  --buffer-size S    ring buffer per host CPU (bytes; suffix K, M;\n"
+		"                     default 2M; 64 KiB sub-buffers, fewer when small)\n"
+		"  -o TRACE           the trace folder to create\n\n"
+		"Not yet: --events LIST (the module records every event; it has no\n"
+		"per-session event selection ioctl yet), --domain NAME (libvirt), and\n"
+		"guest streams (the guest agent).\n",
+		VMSCOPE_MAX_PIDS);
+}
+
+static int parse_size(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		*v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		*v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		*v <<= 30, end++;
+	return *end ? -1 : 0;
+}
+
+static int parse_duration(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno || end == s || *v < 0)
+		return -1;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		*v *= 60, end++;
+	else if (*end == 'h')
+		*v *= 3600, end++;
+	return *end ? -1 : 0;
+}
+
+static unsigned int log2_floor(unsigned long long v)
+{
+	unsigned int n = 0;
+
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
+/* Per-CPU bytes -> sub-buffer size and count (powers of two, in range). */
+static int geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg)
+{
+	unsigned int total = log2_floor(bytes), sb = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
+
+	if (total < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN + VMSCOPE_SESSION_NR_SHIFT_MIN ||
+	    bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
+		return -1;
+	/* keep at least 8 sub-buffers when the buffer allows it */
+	while (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MIN && total - sb < 3)
+		sb--;
+	if (total - sb < VMSCOPE_SESSION_NR_SHIFT_MIN)
+		sb = total - VMSCOPE_SESSION_NR_SHIFT_MIN;
+	if (total - sb > VMSCOPE_SESSION_NR_SHIFT_MAX)
+		sb = total - VMSCOPE_SESSION_NR_SHIFT_MAX;
+	if (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX)
+		return -1;
+	cfg->subbuf_shift = sb;
+	cfg->nr_subbuf_shift = total - sb;
+	return 0;
+}
+
+enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN };
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "buffer-size", required_argument, NULL, OPT_BUF },
+		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
+	static struct hb h;
+	struct vmscope_session_cfg cfg = { 0 };
+	struct rec_opts o = { 0 };
+	struct vmscope_version v;
+	unsigned long long ull;
+	int opt, all = 0, fd;
+
+	if (geometry(2ull << 20, &cfg))
+		return EXIT_FAILURE_RUNTIME;
+	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PID: {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || pid <= 0 || pid > 0x3fffffff) {
+				fprintf(stderr, "vmscope record: bad pid '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+				fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
+				return EXIT_USAGE;
+			}
+			o.ctl.pids[o.ctl.nr_pids++] = (int)pid;
+			break;
+		}
+		case OPT_ALL:
+			all = 1;
+			break;
+		case OPT_DURATION:
+			if (parse_duration(optarg, &o.duration_s) || o.duration_s == 0) {
+				fprintf(stderr, "vmscope record: '%s' is not a duration\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "discard")) {
+				cfg.mode = VMSCOPE_RB_MODE_DISCARD;
+			} else if (!strcmp(optarg, "flight")) {
+				cfg.mode = VMSCOPE_RB_MODE_FLIGHT;
+			} else {
+				fprintf(stderr, "vmscope record: --mode takes discard or flight\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_BUF:
+			if (parse_size(optarg, &ull) || geometry(ull, &cfg)) {
+				fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
+					"64M per CPU\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_EVENTS:
+			fprintf(stderr, "vmscope record: --events is not supported yet: the host "
+				"module has no per-session event selection; every event is "
+				"recorded\n");
+			return EXIT_USAGE;
+		case OPT_DOMAIN:
+			fprintf(stderr, "vmscope record: --domain is not supported yet: use "
+				"--pid with the domain's QEMU pid\n");
+			return EXIT_USAGE;
+		case 'o':
+			o.path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vmscope record: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!o.path || (!all) == (o.ctl.nr_pids == 0)) {
+		fprintf(stderr, "vmscope record: need -o TRACE and either --pid or --all\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (unsigned int i = 0; i < o.ctl.nr_pids; i++) {
+		int e = vm_from_pid(&vms[i], o.ctl.pids[i]);
+
+		if (e) {
+			fprintf(stderr, "vmscope record: pid %d: %s\n", o.ctl.pids[i],
+				e == -ESRCH ? "no such process" : strerror(-e));
+			return EXIT_FAILURE_RUNTIME;
+		}
+	}
+	o.vms = vms;
+	o.nvms = o.ctl.nr_pids;
+	o.status = isatty(STDERR_FILENO);
+	o.argc = argc;
+	o.argv = argv;
+
+	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	if (fd < 0)
+		return EXIT_FAILURE_RUNTIME;
+	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
+	    hb_init(&h, fd, "vmscope record")) {
+		close(fd);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	o.module_version = v.release;
+	h.cfg = cfg;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	int rc = rec_run(&h, &o, &stop_requested);
+
+	hb_close(&h);
+	return rc ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

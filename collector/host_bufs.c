@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "host_bufs.h"
+
+int hb_init(struct hb *h, int fd, const char *prog)
+{
+	struct vmscope_event_desc_req req;
+	char why[160];
+
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	h->prog = prog;
+	for (h->nev = 0; h->nev < VMSCOPE_MAX_EVENTS; h->nev++) {
+		memset(&req, 0, sizeof(req));
+		req.index = h->nev;
+		if (ioctl(fd, VMSCOPE_IOC_GET_EVENT_DESC, &req) < 0) {
+			if (errno == ENOENT)
+				return 0;
+			fprintf(stderr, "%s: reading the module's descriptors: %s\n", prog,
+				strerror(errno));
+			return -1;
+		}
+		if (vmscope_desc_check(&req.desc, why, sizeof(why))) {
+			fprintf(stderr, "%s: bad descriptor from the module: %s\n", prog, why);
+			return -1;
+		}
+		h->descs[h->nev] = req.desc;
+	}
+	return 0;
+}
+
+int hb_start(struct hb *h)
+{
+	if (ioctl(h->fd, VMSCOPE_IOC_SESSION_START, &h->cfg) < 0) {
+		fprintf(stderr, "%s: cannot start a session: %s%s\n", h->prog,
+			strerror(errno), errno == EBUSY ? " (another one is recording)" : "");
+		return -1;
+	}
+	h->ncpu = h->cfg.nr_cpu_ids < HB_MAX_CPUS ? h->cfg.nr_cpu_ids : HB_MAX_CPUS;
+	for (unsigned int cpu = 0; cpu < h->ncpu; cpu++) {
+		void *p = mmap(NULL, h->cfg.cpu_bytes, PROT_READ, MAP_SHARED, h->fd,
+			       (off_t)(cpu * h->cfg.cpu_stride));
+
+		if (p == MAP_FAILED) {
+			if (errno == ENXIO)	/* not a possible CPU */
+				continue;
+			fprintf(stderr, "%s: mmap of CPU %u's buffer: %s\n", h->prog, cpu,
+				strerror(errno));
+			return -1;
+		}
+		h->map[cpu] = p;
+	}
+	return 0;
+}
+
+int hb_get(struct hb *h, unsigned int cpu, struct vmscope_subbuf_req *req,
+	   const unsigned char **sb)
+{
+	memset(req, 0, sizeof(*req));
+	req->cpu = cpu;
+	if (ioctl(h->fd, VMSCOPE_IOC_GET_SUBBUF, req) < 0) {
+		if (errno == EAGAIN)
+			return 0;
+		fprintf(stderr, "%s: GET_SUBBUF cpu %u: %s\n", h->prog, cpu, strerror(errno));
+		return -1;
+	}
+	*sb = h->map[cpu] + req->offset;
+	return 1;
+}
+
+int hb_put(struct hb *h, unsigned int cpu)
+{
+	if (ioctl(h->fd, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
+		fprintf(stderr, "%s: PUT_SUBBUF cpu %u: %s\n", h->prog, cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int hb_probes(struct hb *h, const struct vmscope_probe_ctl *ctl)
+{
+	if (ioctl(h->fd, VMSCOPE_IOC_PROBE_CTL, ctl) < 0) {
+		fprintf(stderr, "%s: %s probing: %s\n", h->prog,
+			ctl->flags & VMSCOPE_CTL_ENABLE ? "enabling" : "disabling",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int hb_stop(struct hb *h)
+{
+	struct vmscope_probe_ctl off = { 0 };
+	int r = hb_probes(h, &off);
+
+	if (ioctl(h->fd, VMSCOPE_IOC_SESSION_STOP) < 0) {
+		fprintf(stderr, "%s: SESSION_STOP: %s\n", h->prog, strerror(errno));
+		r = -1;
+	}
+	return r;
+}
+
+void hb_losses(const struct hb *h, unsigned int cpu, struct hb_losses *l)
+{
+	const struct vmscope_rb_ctrl *c = (const void *)h->map[cpu];
+
+	memset(l, 0, sizeof(*l));
+	if (!c)
+		return;
+	l->full = __atomic_load_n(&c->lost_full, __ATOMIC_RELAXED);
+	l->too_big = __atomic_load_n(&c->lost_too_big, __ATOMIC_RELAXED);
+	l->overwritten = __atomic_load_n(&c->lost_overwritten, __ATOMIC_RELAXED);
+}
+
+void hb_close(struct hb *h)
+{
+	for (unsigned int cpu = 0; cpu < h->ncpu; cpu++)
+		if (h->map[cpu])
+			munmap((void *)h->map[cpu], h->cfg.cpu_bytes);
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+}

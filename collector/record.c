@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One host recording: see record.h for the threads and the bounds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu/wfcqueue.h>
+
+#include <vmscope/version.h>
+
+#include "reader_desc.h"
+#include "file.pb-c.h"
+#include "record.h"
+#include "stream.pb-c.h"
+#include "tracefmt.h"
+
+/* One sub-buffer's records, copied out of the ring so it can go back. */
+struct node {
+	struct cds_wfcq_node qn;
+	uint32_t cpu, nr_records, len;
+	uint64_t seq, begin_ts, end_ts, lost_before;
+	uint8_t data[];
+};
+
+/* Write side of one host CPU's stream file (writer thread only). */
+struct stream_w {
+	struct tf_writer *w;
+	bool used;
+	uint64_t chunks, records, bytes, first_ts, last_ts;
+	uint64_t last_lost, next_seq, gap_subbufs;
+	uint64_t writer_lost;		/* events not written after an error */
+	/* FileIndex columns; indexing stops at IDX_MAX chunks (optional) */
+	uint64_t *idx_off, *idx_b, *idx_e;
+	size_t nidx, capidx;
+};
+
+#define IDX_MAX (1u << 20)
+
+struct rthread {
+	struct rec *r;
+	unsigned int cpu;
+	pthread_t t;
+};
+
+struct rec {
+	struct hb *h;
+	const struct rec_opts *o;
+	int dirfd, efd;
+	uint8_t session_id[16];
+	struct cds_wfcq_head qh;
+	struct cds_wfcq_tail qt;
+	uint64_t queued, qcap;		/* atomic */
+	int draining, readers_left;	/* atomic */
+	int write_err, read_err;	/* atomic: first errno */
+	uint64_t events, bytes, stalls;	/* atomic, for the status line */
+	struct stream_w *sw;		/* [ncpu] */
+	struct rthread *rt;		/* [nrt] */
+	unsigned int nrt;
+	pthread_t wt;
+	bool have_wt;
+	struct tf_writer *meta;
+	uint64_t start_rt, stop_rt;
+};
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void set_err(int *slot, int err)
+{
+	int zero = 0;
+
+	__atomic_compare_exchange_n(slot, &zero, err, false, __ATOMIC_SEQ_CST,
+				    __ATOMIC_SEQ_CST);
+}
+
+/* ---- reader threads ---- */
+
+/* Copy one taken sub-buffer into a queue node. NULL when out of memory. */
+static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned char *sb)
+{
+	size_t sb_size = (size_t)1 << r->h->cfg.subbuf_shift;
+	struct vmscope_rb_subbuf_hdr hdr;
+	struct node *n;
+	size_t len;
+
+	memcpy(&hdr, sb, sizeof(hdr));
+	/* the module wrote it, but a bad size must not make us read past */
+	len = hdr.data_size >= VMSCOPE_RB_SB_HDR_SIZE && hdr.data_size <= sb_size ?
+	      hdr.data_size - VMSCOPE_RB_SB_HDR_SIZE : 0;
+	n = malloc(sizeof(*n) + len);
+	if (!n)
+		return NULL;
+	cds_wfcq_node_init(&n->qn);
+	n->cpu = cpu;
+	n->nr_records = len ? hdr.records : 0;
+	n->len = (uint32_t)len;
+	n->seq = hdr.seq;
+	n->begin_ts = hdr.begin_ts;
+	n->end_ts = hdr.end_ts;
+	n->lost_before = hdr.lost_before;
+	memcpy(n->data, sb + VMSCOPE_RB_SB_HDR_SIZE, len);
+	return n;
+}
+
+static void wake_writer(struct rec *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		set_err(&r->read_err, errno);
+}
+
+/* Take what CPU @cpu has delivered. Returns sub-buffers taken, -1 on error. */
+static int drain(struct rec *r, unsigned int cpu, bool final)
+{
+	size_t sb_size = (size_t)1 << r->h->cfg.subbuf_shift;
+	struct vmscope_subbuf_req req;
+	const unsigned char *sb;
+	int taken = 0, got;
+
+	for (;;) {
+		if (__atomic_load_n(&r->queued, __ATOMIC_RELAXED) + sb_size > r->qcap) {
+			/* the writer is behind: leave it in the ring (its mode
+			 * decides); at the end, wait for the writer instead */
+			__atomic_add_fetch(&r->stalls, 1, __ATOMIC_RELAXED);
+			if (!final)
+				return taken;
+			usleep(1000);
+			continue;
+		}
+		got = hb_get(r->h, cpu, &req, &sb);
+		if (got <= 0)
+			return got < 0 ? -1 : taken;
+		struct node *n = copy_subbuf(r, cpu, sb);
+
+		if (hb_put(r->h, cpu)) {
+			free(n);
+			return -1;
+		}
+		if (!n) {
+			set_err(&r->read_err, ENOMEM);
+			return -1;
+		}
+		__atomic_add_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		cds_wfcq_enqueue(&r->qh, &r->qt, &n->qn);
+		wake_writer(r);
+		taken++;
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct rthread *t = arg;
+	struct rec *r = t->r;
+	struct pollfd p = { .fd = r->h->fd, .events = POLLIN };
+
+	for (;;) {
+		if (__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE)) {
+			/* the session is stopped and flushed: take the rest */
+			if (drain(r, t->cpu, true) < 0)
+				set_err(&r->read_err, EIO);
+			break;
+		}
+		int ready = poll(&p, 1, 100);
+		int taken = drain(r, t->cpu, false);
+
+		if (taken < 0) {
+			set_err(&r->read_err, EIO);
+			break;
+		}
+		/* poll() says "some CPU has data": when it is not ours, do
+		 * not spin on another CPU's sub-buffers */
+		if (ready > 0 && taken == 0)
+			usleep(2000);
+	}
+	__atomic_sub_fetch(&r->readers_left, 1, __ATOMIC_RELEASE);
+	wake_writer(r);
+	return NULL;
+}
+
+/* ---- writer thread ---- */
+
+static void index_chunk(struct stream_w *s, uint64_t off, uint64_t b, uint64_t e)
+{
+	if (s->nidx == s->capidx) {
+		size_t nc = s->capidx ? 2 * s->capidx : 256;
+		uint64_t *o, *bb, *ee;
+
+		if (nc > IDX_MAX)
+			return;
+		o = realloc(s->idx_off, nc * sizeof(*o));
+		if (o)
+			s->idx_off = o;
+		bb = realloc(s->idx_b, nc * sizeof(*bb));
+		if (bb)
+			s->idx_b = bb;
+		ee = realloc(s->idx_e, nc * sizeof(*ee));
+		if (ee)
+			s->idx_e = ee;
+		if (!o || !bb || !ee)
+			return;
+		s->capidx = nc;
+	}
+	s->idx_off[s->nidx] = off;
+	s->idx_b[s->nidx] = b;
+	s->idx_e[s->nidx] = e;
+	s->nidx++;
+}
+
+static void write_chunk(struct rec *r, struct node *n)
+{
+	struct stream_w *s = &r->sw[n->cpu];
+	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+	struct tf_writer_stats st;
+	int e;
+
+	if (n->seq > s->next_seq)
+		s->gap_subbufs += n->seq - s->next_seq;
+	s->next_seq = n->seq + 1;
+	if (__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) || !s->w) {
+		s->writer_lost += n->nr_records;
+		return;
+	}
+	o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	o.cpu = n->cpu;
+	c.origin = &o;
+	c.seq = n->seq;
+	c.begin_ts = n->begin_ts;
+	c.end_ts = n->end_ts;
+	c.lost_before = n->lost_before;
+	c.nr_records = n->nr_records;
+	c.records.data = n->data;
+	c.records.len = n->len;
+	tf_writer_get_stats(s->w, &st);
+	e = tf_writer_append_msg(s->w, TF_FRAME_CHUNK, &c.base);
+	if (e) {
+		set_err(&r->write_err, -e);
+		s->writer_lost += n->nr_records;
+		return;
+	}
+	index_chunk(s, st.offset, n->begin_ts, n->end_ts);
+	if (!s->chunks)
+		s->first_ts = n->begin_ts;
+	s->last_ts = n->end_ts;
+	s->last_lost = n->lost_before;
+	s->chunks++;
+	s->records += n->nr_records;
+	s->bytes += n->len;
+	__atomic_add_fetch(&r->events, n->nr_records, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->bytes, n->len, __ATOMIC_RELAXED);
+}
+
+/*
+ * The queue is empty: hand what the writers buffered to the kernel (no
+ * fsync), so a killed recorder loses only what was still queued, not up
+ * to a writer buffer per CPU. Costs a write per chunk at low rates only.
+ */
+static void flush_idle(struct rec *r)
+{
+	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+		int e;
+
+		if (!r->sw[cpu].w)
+			continue;
+		e = tf_writer_flush(r->sw[cpu].w);
+		if (e)
+			set_err(&r->write_err, -e);
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct rec *r = arg;
+	struct pollfd p = { .fd = r->efd, .events = POLLIN };
+
+	for (;;) {
+		struct cds_wfcq_node *qn = __cds_wfcq_dequeue_blocking(&r->qh, &r->qt);
+
+		if (!qn) {
+			uint64_t v;
+
+			if (!__atomic_load_n(&r->readers_left, __ATOMIC_ACQUIRE)) {
+				/* readers are gone: what is queued is all */
+				qn = __cds_wfcq_dequeue_blocking(&r->qh, &r->qt);
+				if (!qn)
+					break;
+			} else {
+				flush_idle(r);
+				if (poll(&p, 1, 100) > 0 && read(r->efd, &v, sizeof(v)) < 0)
+					(void)0;	/* EAGAIN: another wake consumed it */
+				continue;
+			}
+		}
+		struct node *n = caa_container_of(qn, struct node, qn);
+
+		write_chunk(r, n);
+		__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		free(n);
+	}
+	return NULL;
+}
+
+/* ---- metadata ---- */
+
+static char *slurp_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/* The session as known now (stop = 0 while recording). */
+static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
+			 uint64_t last_ts)
+{
+	static struct vr_pb_events ev;
+	static char hostname[256], machine_id[64];
+	static struct utsname u;
+	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__HostInfo hi = VMSCOPE__TRACE__HOST_INFO__INIT;
+	Vmscope__Trace__KernelInfo ki = VMSCOPE__TRACE__KERNEL_INFO__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__Options opt = VMSCOPE__TRACE__OPTIONS__INIT;
+	const struct rec_opts *o = r->o;
+	Vmscope__Trace__VmInfo *vi = calloc(o->nvms + 1, sizeof(*vi));
+	Vmscope__Trace__VmInfo **vip = calloc(o->nvms + 1, sizeof(*vip));
+	Vmscope__Trace__VcpuThread *vt = NULL, **vtp = NULL;
+	size_t nvt = 0, k = 0;
+	int e = -ENOMEM;
+
+	for (unsigned int i = 0; i < o->nvms; i++)
+		nvt += o->vms[i].nvcpus;
+	vt = calloc(nvt + 1, sizeof(*vt));
+	vtp = calloc(nvt + 1, sizeof(*vtp));
+	if (!vi || !vip || !vt || !vtp)
+		goto out;
+	uname(&u);
+	if (gethostname(hostname, sizeof(hostname) - 1))
+		hostname[0] = 0;
+	slurp_line("/etc/machine-id", machine_id, sizeof(machine_id));
+	ki.sysname = u.sysname;
+	ki.release = u.release;
+	ki.version = u.version;
+	ki.machine = u.machine;
+	ki.nr_cpus = r->h->cfg.nr_cpu_ids;
+	hi.hostname = hostname;
+	hi.machine_id = machine_id;
+	hi.kernel = &ki;
+	hi.vmscope_version = VMSCOPE_VERSION_STRING;
+	/* trace_clock_local(): ns, monotonic per CPU only */
+	clk.name = "trace_clock_local";
+	clk.unit = "ns";
+	clk.ns_mul = clk.ns_div = 1;
+	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
+	clk.ts_bits = 64;
+	vr_events_to_pb(&ev, r->h->descs, r->h->nev, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0,
+			o->module_version);
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		const struct vm_desc *v = &o->vms[i];
+
+		vmscope__trace__vm_info__init(&vi[i]);
+		vi[i].name = (char *)v->name;
+		vi[i].qemu_pid = v->pid;
+		vi[i].vsock_cid = v->cid;
+		vi[i].vcpus = &vtp[k];
+		vi[i].n_vcpus = v->nvcpus;
+		for (unsigned int c = 0; c < v->nvcpus; c++, k++) {
+			vmscope__trace__vcpu_thread__init(&vt[k]);
+			vt[k].vcpu = v->vcpu[c];
+			vt[k].tid = v->tid[c];
+			vtp[k] = &vt[k];
+		}
+		vip[i] = &vi[i];
+	}
+	opt.buffer_mode = r->h->cfg.mode;
+	opt.subbuf_size = 1ull << r->h->cfg.subbuf_shift;
+	opt.nr_subbufs = 1u << r->h->cfg.nr_subbuf_shift;
+	opt.duration_ns = (uint64_t)(o->duration_s * 1e9);
+	opt.argv = o->argv;
+	opt.n_argv = (size_t)o->argc;
+	s.format_version = 1;
+	s.session_id.data = r->session_id;
+	s.session_id.len = sizeof(r->session_id);
+	s.host = &hi;
+	s.host_clock = &clk;
+	s.host_events = &ev.table;
+	s.vms = vip;
+	s.n_vms = o->nvms;
+	s.start_realtime_ns = r->start_rt;
+	s.start_ts = first_ts;
+	s.stop_realtime_ns = stop_rt;
+	s.stop_ts = last_ts;
+	s.options = &opt;
+	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
+out:
+	free(vi);
+	free(vip);
+	free(vt);
+	free(vtp);
+	return e;
+}
+
+static int write_header(struct rec *r, struct tf_writer *w, int role, int cpu)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+
+	fh.format_version = 1;
+	fh.session_id.data = r->session_id;
+	fh.session_id.len = sizeof(r->session_id);
+	fh.role = role;
+	fh.created_realtime_ns = realtime_ns();
+	fh.writer = "vmscope record " VMSCOPE_VERSION_STRING;
+	if (cpu >= 0) {
+		o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+		o.cpu = (uint32_t)cpu;
+		fh.origin = &o;
+	}
+	return tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base);
+}
+
+/* What the ring lost after the last sub-buffer we got, and what we could
+ * not write, as LossRecords; then the index. Returns the first error. */
+static int finish_stream(struct rec *r, unsigned int cpu, uint64_t *lost_total)
+{
+	struct stream_w *s = &r->sw[cpu];
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+	struct hb_losses l;
+	uint64_t total;
+	int e = 0;
+
+	hb_losses(r->h, cpu, &l);
+	total = l.full + l.too_big + l.overwritten;
+	*lost_total += total + s->writer_lost;
+	o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	o.cpu = cpu;
+	if (total > s->last_lost) {
+		Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+
+		lr.origin = &o;
+		lr.kind = r->h->cfg.mode == VMSCOPE_RB_MODE_FLIGHT ?
+			  VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_OVERWRITE :
+			  VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD;
+		lr.events = total - s->last_lost;
+		lr.begin_ts = s->last_ts;
+		lr.detail = "ring buffer, after the last sub-buffer recorded";
+		e = tf_writer_append_msg(s->w, TF_FRAME_LOSS, &lr.base);
+	}
+	if (s->writer_lost && !e) {	/* unlikely to get through, but try */
+		Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+
+		lr.origin = &o;
+		lr.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_WRITER;
+		lr.events = s->writer_lost;
+		lr.detail = "not written after a write error";
+		e = tf_writer_append_msg(s->w, TF_FRAME_LOSS, &lr.base);
+	}
+	if (!e) {
+		Vmscope__Trace__FileIndex fi = VMSCOPE__TRACE__FILE_INDEX__INIT;
+		struct tf_writer_stats st;
+
+		tf_writer_get_stats(s->w, &st);
+		fi.chunk_offset = s->idx_off;
+		fi.chunk_begin_ts = s->idx_b;
+		fi.chunk_end_ts = s->idx_e;
+		fi.n_chunk_offset = fi.n_chunk_begin_ts = fi.n_chunk_end_ts = s->nidx;
+		fi.frames = st.frames;
+		fi.bytes = st.offset;
+		e = tf_writer_append_msg(s->w, TF_FRAME_INDEX, &fi.base);
+	}
+	return e;
+}
+
+/* Statistics and Summary at the end of the metadata file. */
+static int write_final(struct rec *r, const bool *closed, const uint64_t *frames,
+		       const uint64_t *bytes, uint64_t first_ts, uint64_t last_ts)
+{
+	unsigned int n = r->h->ncpu, k = 0;
+	Vmscope__Trace__StreamStats *ss = calloc(n + 1, sizeof(*ss)), **ssp = calloc(n + 1, sizeof(*ssp));
+	Vmscope__Trace__FileSummary *fs = calloc(n + 1, sizeof(*fs)), **fsp = calloc(n + 1, sizeof(*fsp));
+	Vmscope__Trace__Origin *o = calloc(n + 1, sizeof(*o));
+	char (*names)[32] = calloc(n + 1, sizeof(*names));
+	Vmscope__Trace__Statistics st = VMSCOPE__TRACE__STATISTICS__INIT;
+	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
+	int e = -ENOMEM;
+
+	if (!ss || !ssp || !fs || !fsp || !o || !names)
+		goto out;
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		struct stream_w *s = &r->sw[cpu];
+		struct hb_losses l;
+
+		if (!s->used)
+			continue;
+		hb_losses(r->h, cpu, &l);
+		vmscope__trace__origin__init(&o[k]);
+		o[k].side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+		o[k].cpu = cpu;
+		vmscope__trace__stream_stats__init(&ss[k]);
+		ss[k].origin = &o[k];
+		ss[k].chunks = s->chunks;
+		ss[k].records = s->records;
+		ss[k].bytes = s->bytes;
+		ss[k].lost_events = l.full + l.too_big + l.overwritten + s->writer_lost;
+		ss[k].lost_subbufs = s->gap_subbufs;
+		ss[k].first_ts = s->first_ts;
+		ss[k].last_ts = s->last_ts;
+		ssp[k] = &ss[k];
+		vmscope__trace__file_summary__init(&fs[k]);
+		tf_trace_host_name(names[k], sizeof(names[k]), cpu);
+		fs[k].name = names[k];
+		fs[k].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+		fs[k].origin = &o[k];
+		fs[k].frames = frames[cpu];
+		fs[k].bytes = bytes[cpu];
+		fs[k].closed_cleanly = closed[cpu];
+		fsp[k] = &fs[k];
+		k++;
+	}
+	st.realtime_ns = r->stop_rt;
+	st.streams = ssp;
+	st.n_streams = k;
+	st.write_errors = r->write_err ? 1 : 0;
+	st.bytes_written = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+	e = tf_writer_append_msg(r->meta, TF_FRAME_STATS, &st.base);
+	if (e)
+		goto out;
+	sum.stop_realtime_ns = r->stop_rt;
+	sum.stop_ts = last_ts;
+	sum.final_stats = &st;
+	sum.files = fsp;
+	sum.n_files = k;
+	(void)first_ts;
+	e = tf_writer_append_msg(r->meta, TF_FRAME_SUMMARY, &sum.base);
+out:
+	free(ss);
+	free(ssp);
+	free(fs);
+	free(fsp);
+	free(o);
+	free(names);
+	return e;
+}
+
+/* ---- the run ---- */
+
+static void status_line(struct rec *r, double t0, uint64_t *prev_ev, double *prev_t)
+{
+	double now = mono_s();
+	uint64_t ev = __atomic_load_n(&r->events, __ATOMIC_RELAXED);
+	uint64_t by = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+	uint64_t lost = 0;
+
+	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+		struct hb_losses l;
+
+		hb_losses(r->h, cpu, &l);
+		lost += l.full + l.too_big + l.overwritten;
+	}
+	fprintf(stderr, "\rvmscope record: %.0f s, %.0f events/s, %" PRIu64 " events, "
+		"%.1f MiB, lost %" PRIu64 ", guests 0   ", now - t0,
+		(double)(ev - *prev_ev) / (now - *prev_t), ev, (double)by / 1048576.0, lost);
+	*prev_ev = ev;
+	*prev_t = now;
+}
+
+static int open_streams(struct rec *r)
+{
+	char name[64];
+	int e;
+
+	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+		if (!r->h->map[cpu])
+			continue;
+		tf_trace_host_name(name, sizeof(name), cpu);
+		e = tf_writer_create(&r->sw[cpu].w, r->dirfd, name, NULL);
+		if (!e)
+			e = write_header(r, r->sw[cpu].w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM,
+					 (int)cpu);
+		if (!e)
+			e = tf_writer_flush(r->sw[cpu].w);
+		if (e) {
+			fprintf(stderr, "vmscope record: %s/%s: %s\n", r->o->path, name,
+				strerror(-e));
+			return -1;
+		}
+		r->sw[cpu].used = true;
+	}
+	return 0;
+}
+
+static int start_threads(struct rec *r)
+{
+	sigset_t all, old;
+	pthread_t wt;
+	int e = 0;
+
+	/* signals go to the main thread only */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r->rt = calloc(r->h->ncpu ? r->h->ncpu : 1, sizeof(*r->rt));
+	if (!r->rt) {
+		e = ENOMEM;
+		goto out;
+	}
+	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+		if (!r->h->map[cpu])
+			continue;
+		r->rt[r->nrt].r = r;
+		r->rt[r->nrt].cpu = cpu;
+		__atomic_add_fetch(&r->readers_left, 1, __ATOMIC_RELAXED);
+		e = pthread_create(&r->rt[r->nrt].t, NULL, reader_main, &r->rt[r->nrt]);
+		if (e) {
+			__atomic_sub_fetch(&r->readers_left, 1, __ATOMIC_RELAXED);
+			goto out;
+		}
+		r->nrt++;
+	}
+	e = pthread_create(&wt, NULL, writer_main, r);
+	if (!e)
+		r->wt = wt, r->have_wt = true;
+out:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		fprintf(stderr, "vmscope record: starting threads: %s\n", strerror(e));
+	return e ? -1 : 0;
+}
+
+static void stop_threads(struct rec *r)
+{
+	__atomic_store_n(&r->draining, 1, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < r->nrt; i++)
+		pthread_join(r->rt[i].t, NULL);
+	if (r->have_wt) {
+		wake_writer(r);
+		pthread_join(r->wt, NULL);
+	}
+}
+
+int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
+{
+	static struct rec rs;
+	struct rec *r = &rs;
+	uint64_t first_ts = UINT64_MAX, last_ts = 0, lost = 0, prev_ev = 0;
+	uint64_t *frames = NULL, *bytes = NULL;
+	bool *closed = NULL, started = false;
+	double t0, prev_t, last_status = 0;
+	int e, rc = 1;
+	struct vmscope_probe_ctl ctl = o->ctl;
+
+	memset(r, 0, sizeof(*r));
+	r->h = h;
+	r->o = o;
+	r->dirfd = r->efd = -1;
+	cds_wfcq_init(&r->qh, &r->qt);
+	e = tf_trace_create(o->path, &r->dirfd);
+	if (e) {
+		fprintf(stderr, "vmscope record: %s: %s%s\n", o->path, strerror(-e),
+			e == -EEXIST ? " (a trace is never overwritten: choose another -o)" : "");
+		return 1;
+	}
+	if (getrandom(r->session_id, sizeof(r->session_id), 0) != sizeof(r->session_id))
+		memset(r->session_id, 0x5a, sizeof(r->session_id));
+	if (hb_start(h))
+		goto out_rmdir;
+	started = true;
+	r->qcap = o->max_queue ? o->max_queue :
+		  (uint64_t)h->cfg.cpu_bytes * (h->ncpu ? h->ncpu : 1);
+	if (r->qcap < (2ull << h->cfg.subbuf_shift))
+		r->qcap = 2ull << h->cfg.subbuf_shift;
+	r->sw = calloc(h->ncpu ? h->ncpu : 1, sizeof(*r->sw));
+	r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!r->sw || r->efd < 0) {
+		fprintf(stderr, "vmscope record: out of memory or eventfd failed\n");
+		goto out;
+	}
+	r->start_rt = realtime_ns();
+	e = tf_writer_create(&r->meta, r->dirfd, TF_TRACE_METADATA, NULL);
+	if (!e)
+		e = write_header(r, r->meta, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, -1);
+	if (!e)
+		e = write_session(r, 0, 0, 0);
+	if (!e)		/* a killed recorder leaves readable metadata */
+		e = tf_writer_sync(r->meta);
+	if (e) {
+		fprintf(stderr, "vmscope record: %s/%s: %s\n", o->path, TF_TRACE_METADATA,
+			strerror(-e));
+		goto out;
+	}
+	if (open_streams(r) || start_threads(r))
+		goto out;
+	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET;
+	if (hb_probes(h, &ctl))
+		goto out;
+	fprintf(stderr, "vmscope record: recording to %s: %u CPUs, %u x %u KiB sub-buffers, %s%s\n",
+		o->path, h->cfg.nr_cpu_ids, 1u << h->cfg.nr_subbuf_shift,
+		(1u << h->cfg.subbuf_shift) / 1024,
+		h->cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard",
+		o->status ? "; Ctrl-C stops" : "");
+	t0 = prev_t = mono_s();
+	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&
+	       (o->duration_s <= 0 || mono_s() - t0 < o->duration_s)) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
+		if (o->status && mono_s() - last_status >= 1.0) {
+			status_line(r, t0, &prev_ev, &prev_t);
+			last_status = mono_s();
+		}
+	}
+	if (o->status)
+		fprintf(stderr, "\n");
+	rc = 0;
+out:
+	/* probes off and the session stopped (flushing every CPU), then the
+	 * readers take the rest and the writer writes it */
+	if (started && hb_stop(h))
+		rc = 1;
+	stop_threads(r);
+	r->stop_rt = realtime_ns();
+	if (r->write_err) {
+		fprintf(stderr, "vmscope record: writing the trace: %s; recording stopped, "
+			"what was written stays readable\n", strerror(r->write_err));
+		rc = 1;
+	}
+	if (r->read_err) {
+		fprintf(stderr, "vmscope record: reading the ring buffers failed: %s\n",
+			strerror(r->read_err));
+		rc = 1;
+	}
+	frames = calloc(h->ncpu + 1, sizeof(*frames));
+	bytes = calloc(h->ncpu + 1, sizeof(*bytes));
+	closed = calloc(h->ncpu + 1, sizeof(*closed));
+	for (unsigned int cpu = 0; r->sw && cpu < h->ncpu; cpu++) {
+		struct stream_w *s = &r->sw[cpu];
+		struct tf_writer_stats st;
+
+		if (!s->w)
+			continue;
+		e = finish_stream(r, cpu, &lost);
+		tf_writer_get_stats(s->w, &st);
+		if (frames && bytes && closed) {
+			frames[cpu] = st.frames;
+			bytes[cpu] = st.offset;
+			closed[cpu] = !e;
+		}
+		if (s->chunks && s->first_ts < first_ts)
+			first_ts = s->first_ts;
+		if (s->last_ts > last_ts)
+			last_ts = s->last_ts;
+		e = tf_writer_close(s->w) ? : e;
+		s->w = NULL;
+		if (e && !r->write_err) {
+			fprintf(stderr, "vmscope record: closing host-cpu%u: %s\n", cpu, strerror(-e));
+			rc = 1;
+		}
+		free(s->idx_off);
+		free(s->idx_b);
+		free(s->idx_e);
+	}
+	if (r->meta) {
+		e = write_session(r, r->stop_rt, first_ts == UINT64_MAX ? 0 : first_ts, last_ts);
+		if (!e && frames && bytes && closed)
+			e = write_final(r, closed, frames, bytes, first_ts, last_ts);
+		e = tf_writer_close(r->meta) ? : e;
+		if (e) {
+			fprintf(stderr, "vmscope record: %s/%s: %s\n", o->path,
+				TF_TRACE_METADATA, strerror(-e));
+			rc = 1;
+		}
+	}
+	if (started)
+		fprintf(stderr, "vmscope record: %" PRIu64 " events, %.1f MiB, lost %" PRIu64
+			", collector stalls %" PRIu64 ", %.1f s -> %s\n",
+			r->events, (double)r->bytes / 1048576.0, lost, r->stalls,
+			(double)(r->stop_rt - r->start_rt) / 1e9, o->path);
+	free(frames);
+	free(bytes);
+	free(closed);
+	free(r->sw);
+	free(r->rt);
+	if (r->efd >= 0)
+		close(r->efd);
+	close(r->dirfd);
+	return rc;
+out_rmdir:
+	/* nothing recorded: do not leave an empty trace behind */
+	close(r->dirfd);
+	rmdir(o->path);
+	return 1;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One host recording into a trace folder (`vmscope record`):
+ *
+ *   reader thread per CPU ──(copy of one sub-buffer's records)──┐
+ *     poll + GET_SUBBUF, copy, PUT_SUBBUF                        │ liburcu
+ *                                                                ▼ wfcqueue
+ *   writer thread: StreamChunk frames into TRACE/host-cpuN.vtf, one
+ *   tf_writer per file; metadata.vtf by the main thread (start, stop).
+ *
+ * Memory is bounded: the queue holds at most max_queue bytes of copies;
+ * a reader that finds it full stops taking sub-buffers, so the module's
+ * ring buffer fills and its mode decides (discard counts the drops,
+ * flight overwrites the oldest): the collector never grows without bound
+ * when the disk is slower than the events.
+ */
+#ifndef VMSCOPE_COLLECTOR_RECORD_H
+#define VMSCOPE_COLLECTOR_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "host_bufs.h"
+#include "vms.h"
+
+struct rec_opts {
+	const char *path;		/* trace folder; must not exist */
+	struct vmscope_probe_ctl ctl;	/* which processes (nr_pids 0: all) */
+	unsigned int nvms;
+	const struct vm_desc *vms;
+	double duration_s;		/* 0: until *stop */
+	uint64_t max_queue;		/* bytes; 0: the size of the ring buffers */
+	int status;			/* live one-line status on stderr */
+	int argc;
+	char **argv;
+	const char *module_version;
+};
+
+/*
+ * Record until *stop becomes non-zero or the duration passes. @h is
+ * initialised (hb_init) with h->cfg holding the wished geometry and mode;
+ * this starts the session. Returns 0, or 1 after printing why (trace
+ * exists, session refused, write error such as a full disk: what was
+ * written stays readable).
+ */
+int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop);
+
+#endif
