@@ -36,6 +36,13 @@ int hb_init(struct hb *h, int fd, const char *prog)
 	return 0;
 }
 
+int hb_recording(struct hb *h)
+{
+	struct vmscope_rb_stats st = { .cpu = 0 };
+
+	return ioctl(h->fd, VMSCOPE_IOC_GET_RB_STATS, &st) == 0 && st.active;
+}
+
 int hb_start(struct hb *h)
 {
 	if (ioctl(h->fd, VMSCOPE_IOC_SESSION_START, &h->cfg) < 0) {

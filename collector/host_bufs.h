@@ -34,6 +34,9 @@ struct hb {
  * 0, or -1 after printing why. */
 int hb_init(struct hb *h, int fd, const char *prog);
 
+/* 1 when some file of the module has a session recording, else 0. */
+int hb_recording(struct hb *h);
+
 /* Start a session with h->cfg and map every possible CPU's buffer. */
 int hb_start(struct hb *h);
 

@@ -404,6 +404,15 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 		}
 		vip[i] = &vi[i];
 	}
+	/* the selected events by name (Options.events: empty = all) */
+	const char *sel[VMSCOPE_MAX_EVENTS];
+	size_t nsel = 0;
+
+	for (unsigned int i = 0; (o->ctl.flags & VMSCOPE_CTL_EVENTS) && i < r->h->nev; i++)
+		if (r->h->descs[i].id < 64 && (o->ctl.events >> r->h->descs[i].id & 1))
+			sel[nsel++] = r->h->descs[i].name;
+	opt.events = (char **)sel;
+	opt.n_events = nsel;
 	opt.buffer_mode = r->h->cfg.mode;
 	opt.subbuf_size = 1ull << r->h->cfg.subbuf_shift;
 	opt.nr_subbufs = 1u << r->h->cfg.nr_subbuf_shift;
@@ -693,7 +702,18 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	}
 	if (getrandom(r->session_id, sizeof(r->session_id), 0) != sizeof(r->session_id))
 		memset(r->session_id, 0x5a, sizeof(r->session_id));
-	if (hb_start(h))
+	/* Probing is module-wide and outlives a killed recorder: switch it
+	 * off before the session exists, so nothing recorded before our
+	 * filter and event selection apply (measured: 2 sched_switch records
+	 * of a previous --all selection leaked into an --events kvm trace). */
+	struct vmscope_probe_ctl off = { 0 };
+
+	if (hb_recording(h)) {	/* never switch off another recorder's probes */
+		fprintf(stderr, "vmscope record: cannot start a session: another one is "
+			"recording\n");
+		goto out_rmdir;
+	}
+	if (hb_probes(h, &off) || hb_start(h))
 		goto out_rmdir;
 	started = true;
 	r->qcap = o->max_queue ? o->max_queue :

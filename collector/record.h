@@ -25,7 +25,9 @@
 
 struct rec_opts {
 	const char *path;		/* trace folder; must not exist */
-	struct vmscope_probe_ctl ctl;	/* which processes (nr_pids 0: all) */
+	struct vmscope_probe_ctl ctl;	/* which processes (nr_pids 0: all)
+					 * and events (VMSCOPE_CTL_EVENTS) */
+	const char *events;		/* the --events list as given, or NULL */
 	unsigned int nvms;
 	const struct vm_desc *vms;
 	double duration_s;		/* 0: until *stop */

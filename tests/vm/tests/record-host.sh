@@ -7,7 +7,8 @@
 # when record enabled probing) minus the losses the trace reports; every
 # stream file ends cleanly with its index, the metadata with a summary;
 # the VM's vCPU threads and name are in the metadata; a second record to
-# the same folder is refused and leaves the trace as it was.
+# the same folder is refused and leaves the trace as it was; a second
+# recorder while one runs is refused without disturbing it.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
@@ -41,6 +42,12 @@ host_main() {
 		sleep 0.2
 	done
 	grep -q '^vmscope record: recording to' /vmtest/record.err || fail "record did not start"
+	# a second recorder is refused without touching the first one's probes
+	# (the count check below would catch probing switched off)
+	"$VMSCOPE" record --all -o /tmp/other 2>/vmtest/busy.err &&
+		fail "a second record ran beside the first"
+	grep -q 'another one is recording' /vmtest/busy.err || fail "busy: $(cat /vmtest/busy.err)"
+	[ ! -e /tmp/other ] || fail "the refused record left /tmp/other"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 	# QEMU stopped: no kvm_exit of this VM between the stats and the stop

@@ -7,7 +7,10 @@
 # is released (a new record starts at once). Then damage on purpose: a
 # stream cut mid-frame reads to a torn tail with one frame less; a byte
 # flipped in the middle of a stream stops it as corrupt at that frame, with
-# only the frames before it read.
+# only the frames before it read. And a disk that fills (a 512 KiB tmpfs):
+# record stops and exits 1 saying so; the trace reads without corruption.
+# The record after the kill selects --events kvm: no sched events in it;
+# a misspelt event name is refused before anything is created.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 T1=/tmp/trace-killed
@@ -47,7 +50,26 @@ host_main() {
 	kill -9 "$rec"
 	wait "$rec" 2>/dev/null
 	log "killed: $(cat /vmtest/record.err)"
-	check "a new record after the kill" "$VMSCOPE" record --pid "$qpid" --duration 1 -o "$T2"
+	check "a new record after the kill" "$VMSCOPE" record --pid "$qpid" --duration 2 \
+		--events kvm -o "$T2"
+	"$VMSCOPE" record --pid "$qpid" --events kvm_exot -o /tmp/never 2>/vmtest/typo.err &&
+		fail "record with --events kvm_exot ran"
+	[ ! -e /tmp/never ] || fail "a refused record left /tmp/never behind"
+
+	# a full disk: recording stops with an error, what is there reads
+	mkdir -p /tmp/small
+	check "a 512 KiB tmpfs" mount -t tmpfs -o size=512k tmpfs /tmp/small
+	"$VMSCOPE" record --pid "$qpid" --duration 120 -o /tmp/small/t 2>/vmtest/full.err &&
+		fail "record on a full disk exited 0"
+	log "full disk: $(cat /vmtest/full.err)"
+	grep -q 'No space left on device' /vmtest/full.err || fail "no ENOSPC message"
+	"$VMSCOPE" dump --summary /tmp/small/t >/vmtest/full.txt ||
+		fail "dump of the full-disk trace failed: $(tail -n 5 /vmtest/full.txt)"
+	grep -q ' 0 corrupt, 0 unreadable' /vmtest/full.txt || fail "full-disk trace corrupt"
+	nfull=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/full.txt)
+	[ "${nfull:-0}" -gt 0 ] || fail "nothing decodable in the full-disk trace"
+	log "full disk: $(grep '^total' /vmtest/full.txt)"
+	umount /tmp/small
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
 
@@ -94,5 +116,8 @@ EOF2
 
 	"$VMSCOPE" dump --summary "$T2" >/vmtest/after.txt || fail "dump of the second trace failed"
 	grep -q '^-- no summary frame' /vmtest/after.txt && fail "second trace has no summary"
+	# --events kvm: kvm events only
+	grep -q '^events host kvm_' /vmtest/after.txt || fail "--events kvm recorded no kvm event"
+	grep '^events host sched_' /vmtest/after.txt && fail "--events kvm recorded sched events"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
