@@ -112,10 +112,11 @@ EOJ
 }
 
 # guest_wait NAME [TIMEOUT_S]: wait for the guest to power off (kill it after
-# TIMEOUT_S, default 120), copy its results to $VMTEST_OUT/guests/NAME, show
+# TIMEOUT_S, default 240: a loaded 2-core machine makes nested guests
+# slow), copy its results to $VMTEST_OUT/guests/NAME, show
 # its output, and return its test status.
 guest_wait() {
-	_name=$1 _timeout=${2:-120}
+	_name=$1 _timeout=${2:-240}
 	_dir=$VMTEST_GUESTS/$_name
 	_pid=$(cat "$_dir/qemu.pid")
 	_waited=0

@@ -1,4 +1,4 @@
-# vmtest-timeout: 300
+# vmtest-timeout: 600
 # The periodic sync emitter of vmscope_guest.ko: on a 2-vCPU guest it issues
 # one hypercall per CPU per period from a pinned hrtimer, with consecutive
 # per-CPU sequence numbers and t4 >= t1; a CPU that goes offline stops its
