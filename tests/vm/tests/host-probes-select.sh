@@ -1,3 +1,4 @@
+# vmtest-timeout: 600
 # Per-session event selection (`vmscope stats --start --events LIST`): the
 # events left out are never counted as matched (nor recorded), the chosen
 # ones are; kvm_exit's perf counters exist only while kvm_exit is selected;
