@@ -160,17 +160,8 @@ static void forged(const struct synth *s, unsigned int vm, unsigned int v, uint6
 
 /* ---- a stream file ---- */
 
-struct sw {
-	struct tf_writer *w;
-	Vmscope__Trace__Origin o;
-	uint8_t recs[64 << 10];
-	size_t len;
-	uint32_t n;
-	uint64_t begin, prev, seq;
-	int err;
-};
 
-static void sw_flush(struct sw *w)
+static void sw_flush(struct synth_stream *w)
 {
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
 	int e;
@@ -191,7 +182,8 @@ static void sw_flush(struct sw *w)
 	w->len = 0;
 }
 
-static void sw_rec(struct sw *w, uint64_t ts, unsigned int id, const void *p, uint16_t size)
+void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, const void *p,
+		      uint16_t size)
 {
 	if (w->len + 24 + size > sizeof(w->recs))
 		sw_flush(w);
@@ -202,7 +194,7 @@ static void sw_rec(struct sw *w, uint64_t ts, unsigned int id, const void *p, ui
 	w->n++;
 }
 
-static int sw_open(struct sw *w, int dfd, const char *name, int side, uint32_t vm,
+int synth_stream_open(struct synth_stream *w, int dfd, const char *name, int side, uint32_t vm,
 		   uint32_t cpu)
 {
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
@@ -214,7 +206,11 @@ static int sw_open(struct sw *w, int dfd, const char *name, int side, uint32_t v
 	w->o.side = side;
 	w->o.vm = vm;
 	w->o.cpu = cpu;
-	e = tf_writer_create(&w->w, dfd, name, NULL);
+	/* a chunk frame fits; the default 1 MiB would cost the fuzz target
+	 * most of its time in page faults */
+	struct tf_writer_opts wo = { .buf_size = 128 << 10 };
+
+	e = tf_writer_create(&w->w, dfd, name, &wo);
 	if (e)
 		return e;
 	fh.format_version = 1;
@@ -225,7 +221,7 @@ static int sw_open(struct sw *w, int dfd, const char *name, int side, uint32_t v
 	return tf_writer_append_msg(w->w, TF_FRAME_FILE_HEADER, &fh.base);
 }
 
-static int sw_close(struct sw *w)
+int synth_stream_close(struct synth_stream *w)
 {
 	int e;
 
@@ -236,19 +232,6 @@ static int sw_close(struct sw *w)
 
 /* ---- the guest event table (ids unlike the host's, to test renumbering) ---- */
 
-#define GID_SWITCH	20
-#define GID_TICK	21
-#define GID_SYNC	22
-
-struct g_sync {
-	uint64_t t1, t4, token, seq;
-	int64_t ret;
-	uint32_t cpu, missed;
-};
-
-struct g_switch {
-	int32_t prev_pid, next_pid;
-};
 
 static Vmscope__Trace__FieldDesc gf[9];
 static Vmscope__Trace__FieldDesc *gfp[9];
@@ -296,9 +279,9 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 	gfield(6, "seq", U64, 24, 8);
 	gfield(7, "ret", S64, 32, 8);
 	gfield(8, "cpu", U32, 40, 4);
-	gevent(0, GID_SWITCH, "sched_switch", "prev %d next %d", 8, 0, 2);
-	gevent(1, GID_TICK, SYNTH_GUEST_TICK, "n %u", 4, 2, 1);
-	gevent(2, GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu ret %lld cpu %u",
+	gevent(0, SYNTH_GID_SWITCH, "sched_switch", "prev %d next %d", 8, 0, 2);
+	gevent(1, SYNTH_GID_TICK, SYNTH_GUEST_TICK, "n %u", 4, 2, 1);
+	gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu ret %lld cpu %u",
 	       44, 3, 6);
 	vmscope__trace__event_table__init(t);
 	t->origin = o;
@@ -307,7 +290,7 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 	t->events = gevp;
 }
 
-static int write_meta(struct synth *s, int dfd)
+int synth_write_meta(struct synth *s, int dfd)
 {
 	static struct vr_pb_events hostev;
 	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
@@ -397,12 +380,12 @@ static void hq_fill(struct synth *s, struct hq *q)
 	q->k++;
 }
 
-static void host_switch(struct synth *s, struct sw *w, uint64_t ts, int32_t tid)
+static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, int32_t tid)
 {
 	struct vmscope_ev_sched_switch e = { .prev_pid = 1, .next_pid = tid,
 					     .next_tgid = tid - tid % 1000 };
 
-	sw_rec(w, ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
+	synth_stream_rec(w, ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
 	s->n_host_events++;
 }
 
@@ -417,7 +400,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	uint64_t nfill = 0;
 	bool tsc_done = !(s->step && h == 0);
 	char name[64];
-	struct sw w;
+	struct synth_stream w;
 	int e;
 
 	for (unsigned int vm = 0; vm < s->n_vms; vm++)
@@ -430,7 +413,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 				nq++;
 			}
 	tf_trace_host_name(name, sizeof(name), h);
-	e = sw_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
+	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
 	if (e)
 		return e;
 	for (;;) {
@@ -447,7 +430,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			tw.vcpu_id = 0;
 			if (s->host_switch)
 				host_switch(s, &w, s->H0 + s->tau_step, 1001);
-			sw_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
+			synth_stream_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
 			       &tw, sizeof(tw));
 			s->n_host_events++;
 			continue;
@@ -457,10 +440,10 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		if (bi < 0) {
 			if (nfill++ & 1) {
 				en.vcpu_id = (uint32_t)(nfill % 4);
-				sw_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
+				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
 			} else {
 				ex.vcpu_id = (uint32_t)(nfill % 4);
-				sw_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
+				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
 			}
 			fill += s->host_gap_ns;
 		} else {
@@ -472,7 +455,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 				struct vmscope_ev_sync_t3 r3 = {
 					.t2 = x->t2, .t3 = x->t3, .token = x->token,
 					.seq = x->seq, .tid = tid, .vcpu_id = p->v };
-				sw_rec(&w, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
+				synth_stream_rec(&w, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
 				if (x->kind)
 					s->n_forged[x->kind]++;
 				else
@@ -484,14 +467,14 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 					.t2 = x->t2, .token = x->token, .seq = x->seq,
 					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
 					.vcpu_id = p->v };
-				sw_rec(&w, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
+				synth_stream_rec(&w, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
 			}
 			if (++p->i == p->n)
 				hq_fill(s, p);
 		}
 		s->n_host_events++;
 	}
-	return sw_close(&w);
+	return synth_stream_close(&w);
 }
 
 /* ---- guest stream of VM vm, CPU v ---- */
@@ -502,11 +485,11 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 	struct xch xs[2];
 	unsigned int nx = 0, ix = 0;
 	char name[64];
-	struct sw w;
+	struct synth_stream w;
 	int e;
 
 	tf_trace_guest_name(name, sizeof(name), vm, v);
-	e = sw_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_GUEST, vm, v);
+	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_GUEST, vm, v);
 	if (e)
 		return e;
 	for (;;) {
@@ -528,26 +511,26 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 			if (nfill++ & 1) {
 				uint32_t n = (uint32_t)nfill;
 
-				sw_rec(&w, gf, GID_TICK, &n, sizeof(n));
+				synth_stream_rec(&w, gf, SYNTH_GID_TICK, &n, sizeof(n));
 			} else {
-				struct g_switch sw = { .prev_pid = (int32_t)(100 + nfill % 4),
+				struct synth_gswitch sw = { .prev_pid = (int32_t)(100 + nfill % 4),
 						       .next_pid = (int32_t)(100 + (nfill + 2) % 4) };
 
-				sw_rec(&w, gf, GID_SWITCH, &sw, sizeof(sw));
+				synth_stream_rec(&w, gf, SYNTH_GID_SWITCH, &sw, sizeof(sw));
 			}
 			ftau += s->guest_gap_ns;
 		} else {
 			const struct xch *x = &xs[ix++];
-			struct g_sync r = { .t1 = x->t1, .t4 = x->t4, .token = x->token,
+			struct synth_gsync r = { .t1 = x->t1, .t4 = x->t4, .token = x->token,
 					    .seq = x->seq, .ret = -1000, .cpu = v };
 
 			if (tau_of(s, vm, v, k - 1) >= end)
 				continue;
-			sw_rec(&w, x->grec_ts, GID_SYNC, &r, 44);
+			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, &r, 44);
 		}
 		s->n_guest_events++;
 	}
-	return sw_close(&w);
+	return synth_stream_close(&w);
 }
 
 void synth_defaults(struct synth *s, uint64_t seed)
@@ -586,7 +569,7 @@ int synth_write(struct synth *s, const char *path)
 	e = tf_trace_create(path, &dfd);
 	if (e)
 		return e;
-	e = write_meta(s, dfd);
+	e = synth_write_meta(s, dfd);
 	for (unsigned int h = 0; h < s->host_cpus && !e; h++)
 		e = write_host(s, dfd, h);
 	for (unsigned int vm = 0; vm < s->n_vms && !e; vm++)

@@ -17,6 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common.pb-c.h"
+#include "tracefmt.h"
+
 enum synth_forge {
 	SF_NONE = 0,
 	SF_TOKEN,	/* an unprivileged process: wrong token, no guest record */
@@ -60,5 +63,43 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g);
 
 /* The guest event names the synthetic guest table uses. */
 #define SYNTH_GUEST_TICK	"tick"
+
+/* ---- building blocks, for hand-made traces (the fuzz target) ---- */
+
+/* The synthetic guest table's ids and payloads. */
+#define SYNTH_GID_SWITCH	20
+#define SYNTH_GID_TICK		21
+#define SYNTH_GID_SYNC		22
+
+struct synth_gsync {		/* 44 bytes stored */
+	uint64_t t1, t4, token, seq;
+	int64_t ret;
+	uint32_t cpu, missed;
+};
+
+struct synth_gswitch {
+	int32_t prev_pid, next_pid;
+};
+
+/* metadata.vtf for @s (its n_vms, vcpus, no_tid_map; H0 as start). */
+int synth_write_meta(struct synth *s, int dfd);
+
+/* A stream file written as the collector does: header, then chunks of
+ * up to 64 KiB of records (timestamps must not decrease). */
+struct synth_stream {
+	struct tf_writer *w;
+	Vmscope__Trace__Origin o;
+	uint8_t recs[64 << 10];
+	size_t len;
+	uint32_t n;
+	uint64_t begin, prev, seq;
+	int err;
+};
+
+int synth_stream_open(struct synth_stream *w, int dfd, const char *name, int side,
+		      uint32_t vm, uint32_t cpu);
+void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, const void *p,
+		      uint16_t size);
+int synth_stream_close(struct synth_stream *w);
 
 #endif

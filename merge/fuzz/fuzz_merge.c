@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: `vmscope merge` end to end on hostile streams. The
+ * input becomes a trace folder (in /dev/shm): the synthetic session (1-2
+ * VMs of 2 vCPUs, with or without the vCPU thread map), two host CPU
+ * streams and each VM's two CPU streams. The records follow a guest clock
+ * (drift and steps from the input): exchanges whose three records mostly
+ * tell the truth (delays, seq, token, a missing guest record from the
+ * input, so that they are accepted, contradict, replay), and hostile
+ * records — sync_t2, sync_t3, kvm_write_tsc_offset, sched_switch,
+ * kvm_exit on the host; sync_guest, sched_switch, tick in the guests —
+ * with fields from small sets near the bases, or raw. Both passes run; the
+ * merged trace is read back. Asserts, beyond no crash/leak/UB: every host
+ * event and every converted guest event is in the merged trace exactly
+ * once, in non-decreasing time, each with its origin; the merged stream
+ * ends clean and indexed; the counts of the report add up.
+ */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "merge.h"
+#include "out.h"
+#include "../tests/synth.h"
+#include "vmscope_events.h"
+
+#define ASSERT(c) do { if (!(c)) abort(); } while (0)
+
+struct in {
+	const uint8_t *p;
+	size_t n;
+};
+
+static uint64_t take(struct in *in, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++) {
+		v <<= 8;
+		if (in->n) {
+			v |= *in->p++;
+			in->n--;
+		}
+	}
+	return v;
+}
+
+static uint64_t val(struct in *in, uint64_t base, uint64_t spread)
+{
+	uint8_t b = (uint8_t)take(in, 1);
+
+	if (b == 0xff)
+		return take(in, 8);
+	return base + (b % 16) * spread;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+#define HB	1000000000000ull	/* host time base */
+#define GB	5000000000000ull	/* guest time base */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct synth_stream w[6];
+	struct in in = { data, size };
+	struct synth s;
+	char dir[64] = "/dev/shm/merge-fuzz-XXXXXX", in_path[96], out_path[96], err[256];
+	uint64_t ts[6] = { HB, HB, GB, GB, GB, GB };
+	uint64_t host = 0, guest = 0;
+	struct mg_opts o = { 0 };
+	struct mg_result r;
+	struct vr_trace *t;
+	int dfd, ns;
+
+	synth_defaults(&s, 1);
+	s.n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
+	s.no_tid_map = take(&in, 1) & 1;
+	s.H0 = HB;
+	ns = 2 + 2 * (int)s.n_vms;
+	if (!mkdtemp(dir))
+		return 0;
+	snprintf(in_path, sizeof(in_path), "%s/in", dir);
+	snprintf(out_path, sizeof(out_path), "%s/out", dir);
+	ASSERT(tf_trace_create(in_path, &dfd) == 0);
+	ASSERT(synth_write_meta(&s, dfd) == 0);
+	for (int i = 0; i < ns; i++) {
+		char name[64];
+
+		if (i < 2)
+			tf_trace_host_name(name, sizeof(name), (uint32_t)i);
+		else
+			tf_trace_guest_name(name, sizeof(name), (uint32_t)(i - 2) / 2,
+					    (uint32_t)(i - 2) % 2);
+		ASSERT(synth_stream_open(&w[i], dfd, name, i < 2 ? VMSCOPE__TRACE__SIDE__SIDE_HOST :
+					 VMSCOPE__TRACE__SIDE__SIDE_GUEST, (uint32_t)(i - 2) / 2,
+					 i < 2 ? (uint32_t)i : (uint32_t)(i - 2) % 2) == 0);
+	}
+	/* a guest clock the exchanges mostly tell the truth about */
+	int64_t ppm = (int64_t)(take(&in, 1) % 201) - 100, goff = 0;
+	uint64_t T = HB, seq[2][2] = { { 0 } };
+
+	for (int op = 0; op < 2000 && in.n; op++) {
+		uint8_t k = (uint8_t)take(&in, 1);
+		int i = (int)(take(&in, 1) % (uint64_t)ns);
+
+		T += k & 0x80 ? take(&in, 4) : (uint64_t)(k & 0x70) * 100;
+		if (k % 8 == 0 && i >= 2) {	/* an exchange of vCPU (vm, c) */
+			uint32_t vm = (uint32_t)(i - 2) / 2, c = (uint32_t)(i - 2) % 2;
+			int h = (int)(take(&in, 1) & 1);
+			uint64_t t2 = T > ts[h] ? T : ts[h], t3 = t2 + 300 + take(&in, 1) * 10;
+			int64_t d1 = (int64_t)take(&in, 1) * 4 - 64, d2 = (int64_t)take(&in, 1) * 4 - 64;
+			uint64_t g1 = GB + (t2 - HB) + (uint64_t)((int64_t)(t2 - HB) / 1000000 * ppm) +
+				      (uint64_t)goff - (uint64_t)d1;
+			uint64_t g4 = g1 + (t3 - t2) + (uint64_t)d1 + (uint64_t)d2;
+			uint64_t sq = take(&in, 1) % 16 ? ++seq[vm][c] : take(&in, 1);
+			uint64_t tok = take(&in, 1) % 16 ? 7 : 8;
+			int32_t tid = (int32_t)(1000 * (vm + 1) + 1 + c);
+			struct vmscope_ev_sync_t2 e2 = { .t2 = t2, .token = tok, .seq = sq, .t1 = g1,
+							 .guest_cpu = c, .tid = tid, .vcpu_id = c };
+			struct vmscope_ev_sync_t3 e3 = { .t2 = t2, .t3 = t3, .token = tok, .seq = sq,
+							 .tid = tid, .vcpu_id = c };
+			struct synth_gsync eg = { .t1 = g1, .t4 = g4, .token = tok, .seq = sq, .cpu = c };
+
+			synth_stream_rec(&w[h], t2, VMSCOPE_EV_sync_t2, &e2, sizeof(e2));
+			synth_stream_rec(&w[h], t3, VMSCOPE_EV_sync_t3, &e3, sizeof(e3));
+			ts[h] = t3;
+			host += 2;
+			if (take(&in, 1) % 16) {
+				ts[i] = g4 > ts[i] ? g4 : ts[i];
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, &eg, 44);
+				guest++;
+			}
+			continue;
+		}
+		if (k % 8 == 1) {	/* the guest clock steps */
+			goff += (int64_t)take(&in, 3) - (1 << 23);
+			continue;
+		}
+		if (i < 2) {
+			int32_t tid = (int32_t)(1000 * (1 + take(&in, 1) % 2) + 1 + take(&in, 1) % 2);
+
+			ts[i] = T > ts[i] ? T : ts[i];
+			switch (k % 5) {
+			case 0: {
+				struct vmscope_ev_sync_t2 e = {
+					.t2 = ts[i], .token = val(&in, 7, 1), .seq = val(&in, 2, 2),
+					.t1 = val(&in, GB, 500), .guest_cpu = take(&in, 1) % 3,
+					.tid = tid, .vcpu_id = (uint32_t)take(&in, 1) % 3 };
+				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t2, &e, sizeof(e));
+				break;
+			}
+			case 1: {
+				struct vmscope_ev_sync_t3 e = {
+					.t2 = ts[i] - val(&in, 0, 300), .t3 = ts[i],
+					.token = val(&in, 7, 1), .seq = val(&in, 2, 2), .tid = tid,
+					.vcpu_id = (uint32_t)take(&in, 1) % 3 };
+				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t3, &e, sizeof(e));
+				break;
+			}
+			case 2: {
+				struct vmscope_ev_kvm_write_tsc_offset e = { .vcpu_id = 0 };
+				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_write_tsc_offset, &e,
+						 sizeof(e));
+				break;
+			}
+			case 3: {
+				struct vmscope_ev_sched_switch e = { .next_pid = tid };
+				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sched_switch, &e, sizeof(e));
+				break;
+			}
+			default: {
+				struct vmscope_ev_kvm_exit e = { .vcpu_id = 1 };
+				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_exit, &e, sizeof(e));
+			}
+			}
+			host++;
+		} else {
+			uint64_t g = GB + (T - HB) + (uint64_t)goff;
+
+			ts[i] = g > ts[i] ? g : ts[i];
+			switch (k % 3) {
+			case 0: {
+				struct synth_gsync e = {
+					.t1 = val(&in, GB, 500), .token = val(&in, 7, 1),
+					.seq = val(&in, 2, 2), .cpu = take(&in, 1) % 8 ?
+					(uint32_t)(i - 2) % 2 : (uint32_t)take(&in, 1) };
+				e.t4 = e.t1 + val(&in, 0, 200);
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, &e, 44);
+				break;
+			}
+			case 1: {
+				struct synth_gswitch e = { .next_pid = (int32_t)take(&in, 1) };
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SWITCH, &e, sizeof(e));
+				break;
+			}
+			default: {
+				uint32_t n = 1;
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_TICK, &n, sizeof(n));
+			}
+			}
+			guest++;
+		}
+	}
+	for (int i = 0; i < ns; i++)
+		ASSERT(synth_stream_close(&w[i]) == 0);
+	close(dfd);
+
+	ASSERT(vr_trace_open(&t, in_path, err, sizeof(err)) == 0);
+	ASSERT(mg_sync(t, &o, &r, err, sizeof(err)) == 0);
+	ASSERT(mg_merge(t, out_path, &r, err, sizeof(err)) == 0);
+	if (getenv("FUZZ_MERGE_REPORT"))	/* to see what an input does */
+		mg_report(stderr, t, &r);
+	ASSERT(r.n.host_events == host);
+	ASSERT(r.n.guest_events + r.n.unconverted == guest);
+	ASSERT(r.n.out_events == r.n.host_events + r.n.guest_events);
+	ASSERT(r.n.bad == 0);
+	ASSERT(r.c.exchanges + r.c.not_accepted <= guest);
+	ASSERT(r.pair->st.host_pairs == r.pair->st.by_thread + r.pair->st.by_token +
+	       r.pair->st.no_vm);
+
+	struct mr *m;
+	struct vr_item it;
+	struct mo_origin og;
+	bool has;
+	uint64_t n = 0, prev = 0;
+
+	ASSERT(mr_open(&m, out_path, err, sizeof(err)) == 0);
+	while (mr_next(m, &it, &og, &has) == 1) {
+		ASSERT(it.kind == VR_EVENT);
+		ASSERT(has);
+		ASSERT(it.ts >= prev);
+		ASSERT(og.origin <= s.n_vms);
+		if (!og.origin)
+			ASSERT(og.orig_ts == it.ts);
+		prev = it.ts;
+		n++;
+	}
+	ASSERT(n == r.n.out_events);
+	ASSERT(mr_stats(m)->end.kind == TF_END_CLEAN && mr_stats(m)->has_index);
+	mr_close(m);
+	mg_result_free(&r);
+	vr_trace_close(t);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
