@@ -1,4 +1,3 @@
-# vmtest-quarantine: runs vmscope_host's probes with kvm_exit perf counters, like host-capture.sh: the TCG test host intermittently hangs or resets with them (issue 3). Run with tests/vm/run.sh NAME or --all --with-quarantined
 # vmtest-timeout: 900
 # `vmscope record --pid QEMU` while a guest runs port I/O and CPUID loops,
 # then `vmscope dump`: the trace holds the host events, decoded through
