@@ -4,9 +4,10 @@
 # deterministic check), and with it creating and destroying VMs while both
 # test-host CPUs context-switch hard and vmscope_host probes must not hang
 # the test host. The second part is a probabilistic detector only: without
-# the hold, 300-VM loops hung in 5 of 5 runs (3 at the first VM), but this
-# 60-VM loop once passed without it (load 10). It also exercises the probes
-# while KVM creates and destroys VMs.
+# the hold, 300-VM loops (VMs without vCPUs then) hung in 5 of 5 runs (3 at
+# the first VM), but a 60-VM loop once passed without it (load 10). Each VM
+# here also gets an irqchip and a vCPU, so the APIC keys would flip too.
+# It also exercises the probes while KVM creates and destroys VMs.
 N=60
 
 host_main() {

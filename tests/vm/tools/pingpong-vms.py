@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Create and destroy N empty KVM VMs while two pipe ping-pong pairs keep
-the CPUs context-switching; prints progress and 'done N SECONDS'. Used by
-tests/vm/tests/harness-kvm-hold.sh."""
+"""Create and destroy N KVM VMs (each with an in-kernel irqchip and one
+vCPU, so that the preempt-notifier and APIC static keys would flip) while
+two pipe ping-pong pairs keep the CPUs context-switching; prints progress
+and 'done N SECONDS'. Used by tests/vm/tests/harness-kvm-hold.sh."""
 import fcntl
 import os
 import signal
@@ -9,6 +10,8 @@ import sys
 import time
 
 KVM_CREATE_VM = 0xAE01
+KVM_CREATE_IRQCHIP = 0xAE60
+KVM_CREATE_VCPU = 0xAE41
 
 
 def pingpong():
@@ -36,7 +39,11 @@ def main():
     try:
         kvm = os.open("/dev/kvm", os.O_RDWR)
         for i in range(n):
-            os.close(fcntl.ioctl(kvm, KVM_CREATE_VM, 0))
+            vm = fcntl.ioctl(kvm, KVM_CREATE_VM, 0)
+            fcntl.ioctl(vm, KVM_CREATE_IRQCHIP, 0)
+            vcpu = fcntl.ioctl(vm, KVM_CREATE_VCPU, 0)
+            os.close(vcpu)
+            os.close(vm)
             if i % 20 == 0:
                 print("vm", i, round(time.time() - start, 1), flush=True)
         print("done", n, round(time.time() - start, 1), flush=True)
