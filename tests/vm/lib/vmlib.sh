@@ -101,7 +101,7 @@ EOJ
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
 		-kernel "/boot/vmlinuz-$VMTEST_KVER" -initrd "$VMTEST_INITRD" \
-		-append "console=ttyS0 panic=-1" \
+		-append "console=ttyS0 panic=-1 no_timer_check" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \

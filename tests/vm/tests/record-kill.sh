@@ -1,4 +1,3 @@
-# vmtest-quarantine: runs vmscope_host's probes with kvm_exit perf counters, like host-capture.sh: the TCG test host intermittently hangs or resets with them (issue 3). Run with tests/vm/run.sh NAME or --all --with-quarantined
 # vmtest-timeout: 900
 # `kill -9` of `vmscope record` mid-recording, while a guest keeps exiting:
 # `vmscope dump` reads every complete frame (exit 0), says the recording
