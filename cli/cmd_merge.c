@@ -16,7 +16,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope merge [--sync-report] [-o MERGED] [--ppm N]\n"
-		"                     [--max-segment SECONDS] TRACE\n\n"
+		"                     [--max-segment SECONDS] [--tsc-breaks MODE] TRACE\n\n"
 		"Align every guest clock to the host clock from the trace's clock-sync\n"
 		"exchanges (convex hull: a guaranteed error bound; forged or wrong samples\n"
 		"are identified and dropped) and merge all host and guest streams into one\n"
@@ -28,7 +28,11 @@ static void usage(FILE *out)
 		"  --sync-report         only the clock alignment report; nothing written\n"
 		"  -o, --output MERGED   the merged trace folder\n"
 		"  --ppm N               drift prior, parts per million (default 1000)\n"
-		"  --max-segment SECONDS start a new segment after this much host time\n\n"
+		"  --max-segment SECONDS start a new segment after this much host time\n"
+		"  --tsc-breaks MODE     which kvm_write_tsc_offset end a VM's segment: auto\n"
+		"                        (default: one 1 s or more after the previous one of\n"
+		"                        its VM; an unstable host TSC rewrites offsets at\n"
+		"                        every vCPU load), all, none (change detection only)\n\n"
 		"Exit status: 0; 1 when something failed or a causality check was\n"
 		"violated; 2 on a usage error.\n");
 }
@@ -40,6 +44,7 @@ int cmd_merge(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "ppm", required_argument, NULL, 'p' },
 		{ "max-segment", required_argument, NULL, 'm' },
+		{ "tsc-breaks", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -74,6 +79,18 @@ int cmd_merge(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.sync.max_segment_ns = (uint64_t)(sec * 1e9);
+			break;
+		case 't':
+			if (!strcmp(optarg, "auto"))
+				o.tsc_breaks = MG_TSC_AUTO;
+			else if (!strcmp(optarg, "all"))
+				o.tsc_breaks = MG_TSC_ALL;
+			else if (!strcmp(optarg, "none"))
+				o.tsc_breaks = MG_TSC_NONE;
+			else {
+				fprintf(stderr, "vmscope merge: --tsc-breaks: auto, all or none\n");
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);

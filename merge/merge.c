@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "merge.h"
+#include "heap.h"
 #include "out.h"
 #include "roles.h"
 
@@ -50,7 +51,7 @@ struct ctx {
 	struct mg_roles host, *vms;
 	struct src *src;
 	size_t n;
-	size_t *heap, nheap;
+	struct mh heap;
 	uint64_t last_out;
 };
 
@@ -169,31 +170,6 @@ static void peek(struct ctx *c, struct src *s)
 	}
 }
 
-static bool less(const struct ctx *c, size_t a, size_t b)
-{
-	const struct src *x = &c->src[a], *y = &c->src[b];
-
-	return x->key != y->key ? x->key < y->key : a < b;
-}
-
-static void sift_down(struct ctx *c, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < c->nheap && less(c, c->heap[l], c->heap[m]))
-			m = l;
-		if (l + 1 < c->nheap && less(c, c->heap[l + 1], c->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		size_t tmp = c->heap[i];
-		c->heap[i] = c->heap[m];
-		c->heap[m] = tmp;
-		i = m;
-	}
-}
-
 /* Causality at a guest item about to be written at host time @out. */
 static void causality(struct ctx *c, struct src *s, uint64_t out)
 {
@@ -299,21 +275,18 @@ static int run(struct ctx *c)
 
 	for (size_t i = 0; i < c->n; i++) {
 		peek(c, &c->src[i]);
-		if (!c->src[i].done)
-			c->heap[c->nheap++] = i;
+		if (!c->src[i].done) {
+			c->heap.e[c->heap.n].key = c->src[i].key;
+			c->heap.e[c->heap.n++].idx = i;
+		}
 	}
-	for (size_t i = c->nheap; i-- > 0;)
-		sift_down(c, i);
-	while (c->nheap && !e) {
-		size_t top = c->heap[0];
-		struct src *s = &c->src[top];
+	mh_build(&c->heap);
+	while (c->heap.n && !e) {
+		struct src *s = &c->src[c->heap.e[0].idx];
 
-		e = emit(c, top);
+		e = emit(c, c->heap.e[0].idx);
 		peek(c, s);
-		if (s->done)
-			c->heap[0] = c->heap[--c->nheap];
-		if (c->nheap)
-			sift_down(c, 0);
+		mh_next(&c->heap, s->key, s->done);
 	}
 	return e;
 }
@@ -329,9 +302,9 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 		err[0] = 0;
 	c.n = vr_trace_nr_streams(t);
 	c.src = calloc(c.n ? c.n : 1, sizeof(*c.src));
-	c.heap = calloc(c.n ? c.n : 1, sizeof(*c.heap));
+	c.heap.e = calloc(c.n ? c.n : 1, sizeof(*c.heap.e));
 	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
-	if (!c.src || !c.heap || !c.vms) {
+	if (!c.src || !c.heap.e || !c.vms) {
 		e = -ENOMEM;
 		goto out;
 	}
@@ -365,7 +338,7 @@ out:
 	for (size_t i = 0; c.src && i < c.n; i++)
 		vr_stream_close(c.src[i].s);
 	free(c.src);
-	free(c.heap);
+	free(c.heap.e);
 	free(c.vms);
 	return e;
 }

@@ -143,6 +143,16 @@ out:
 	return e;
 }
 
+static void mo_free(struct mo *m)
+{
+	if (m->dirfd >= 0)
+		close(m->dirfd);
+	free(m->base);
+	free(m->count);
+	free(m->side);
+	free(m);
+}
+
 int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 	      char *err, size_t errlen)
 {
@@ -183,12 +193,7 @@ int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 	*out = m;
 	return 0;
 fail:
-	if (m->dirfd >= 0)
-		close(m->dirfd);
-	free(m->base);
-	free(m->count);
-	free(m->side);
-	free(m);
+	mo_free(m);
 	return e;
 }
 
@@ -356,11 +361,7 @@ int mo_close(struct mo *m, uint64_t *chunks)
 		e = e2;
 	if (chunks)
 		*chunks = m->chunks;
-	close(m->dirfd);
-	free(m->base);
-	free(m->count);
-	free(m->side);
-	free(m);
+	mo_free(m);
 	return e;
 }
 

@@ -74,8 +74,11 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 		p->t2, p->t3, p->guest, p->host_pairs, p->t2_alone, p->t3_alone,
 		p->host_inconsistent, p->threads_full, p->by_thread, p->by_token, p->no_vm,
 		p->paired, p->host_only, p->guest_only, p->guest_dup, p->guest_wrong_cpu);
-	fprintf(f, "\ntsc offset writes: %" PRIu64 " (%" PRIu64 " on a known vCPU thread; "
-		"the others break every VM)\n", r->n.tsc_breaks, r->n.tsc_by_thread);
+	fprintf(f, "\ntsc offset writes: %" PRIu64 " (%" PRIu64 " on a known vCPU thread, the "
+		"others count for every VM); %" PRIu64 " ended segments, the others came "
+		"within %.1f s of the previous one (an unstable host TSC?) or were not asked to\n",
+		r->n.tsc_writes, r->n.tsc_by_thread, r->n.tsc_breaks,
+		(double)MG_TSC_QUIET_NS * 1e-9);
 	for (uint32_t v = 0; v < r->n_vms; v++)
 		report_vm(f, r, v, s && s->vms[v]->name ? s->vms[v]->name : "?");
 	if (!r->merged)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "heap.h"
 #include "merge.h"
 #include "roles.h"
 
@@ -32,7 +33,10 @@ struct scan {
 	struct ssrc *src;
 	size_t n;
 	uint32_t **gsrc;	/* [vm][cpu]: 1 + index of that guest stream */
-	size_t *heap, nheap;
+	struct mh heap;		/* the host streams by time */
+	enum mg_tsc_breaks tsc_mode;
+	uint64_t *tsc_last;	/* [n_vms + 1]: last write per VM, [n_vms]: unknown VM */
+	bool *tsc_seen;
 };
 
 /* The next item of @s; false at its end. */
@@ -105,31 +109,6 @@ static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t
 	r->n.acc_records++;
 }
 
-static bool less(const struct scan *c, size_t a, size_t b)
-{
-	uint64_t x = c->src[a].it.ts, y = c->src[b].it.ts;
-
-	return x != y ? x < y : a < b;
-}
-
-static void sift_down(struct scan *c, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i, tmp;
-
-		if (l < c->nheap && less(c, c->heap[l], c->heap[m]))
-			m = l;
-		if (l + 1 < c->nheap && less(c, c->heap[l + 1], c->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		tmp = c->heap[i];
-		c->heap[i] = c->heap[m];
-		c->heap[m] = tmp;
-		i = m;
-	}
-}
-
 static void host_item(struct scan *c, struct ssrc *s)
 {
 	const struct mg_roles *ro = &c->host;
@@ -167,12 +146,22 @@ static void host_item(struct scan *c, struct ssrc *s)
 		 * only splits a segment, it cannot make a bound wrong). */
 		uint32_t vm = s->tid >= 0 ? mp_thread_vm(r->pair, s->tid, NULL) : MP_NO_VM;
 
+		uint32_t k;
+
 		if (vm != MP_NO_VM)
 			r->n.tsc_by_thread++;
 		else if (r->n_vms == 1)
 			vm = 0;
-		mt_break(&r->mt, it->ts, vm);
-		r->n.tsc_breaks++;
+		r->n.tsc_writes++;
+		k = vm == MP_NO_VM ? r->n_vms : vm;
+		if (c->tsc_mode == MG_TSC_ALL ||
+		    (c->tsc_mode == MG_TSC_AUTO &&
+		     (!c->tsc_seen[k] || it->ts - c->tsc_last[k] >= MG_TSC_QUIET_NS))) {
+			mt_break(&r->mt, it->ts, vm);
+			r->n.tsc_breaks++;
+		}
+		c->tsc_seen[k] = true;
+		c->tsc_last[k] = it->ts;
 	} else if (it->desc == ro->sw) {
 		s->tid = (int32_t)mg_get(&ro->f_sw_next, p);
 	}
@@ -184,9 +173,9 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 
 	c->n = vr_trace_nr_streams(c->t);
 	c->src = calloc(c->n ? c->n : 1, sizeof(*c->src));
-	c->heap = calloc(c->n ? c->n : 1, sizeof(*c->heap));
+	c->heap.e = calloc(c->n ? c->n : 1, sizeof(*c->heap.e));
 	c->gsrc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c->gsrc));
-	if (!c->src || !c->heap || !c->gsrc)
+	if (!c->src || !c->heap.e || !c->gsrc)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n; i++) {
 		struct ssrc *s = &c->src[i];
@@ -206,7 +195,8 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 		s->cpu = st->origin.cpu;
 		s->vm = st->origin.vm;
 		if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_HOST) {
-			c->heap[c->nheap++] = i;
+			c->heap.e[c->heap.n].key = s->it.ts;
+			c->heap.e[c->heap.n++].idx = i;
 		} else if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST &&
 			   s->vm < r->n_vms && s->cpu < MP_MAX_CPUS) {
 			s->guest = true;
@@ -228,8 +218,10 @@ static void scan_free(struct scan *c)
 		free(c->gsrc[v]);
 	free(c->gsrc);
 	free(c->src);
-	free(c->heap);
+	free(c->heap.e);
 	free(c->vms);
+	free(c->tsc_last);
+	free(c->tsc_seen);
 }
 
 int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
@@ -249,7 +241,11 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	r->vm_exchanges = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm_exchanges));
 	r->vm_paired = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm_paired));
 	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
-	e = !r->pair || !r->acc || !r->vm_exchanges || !r->vm_paired || !c.vms ? -ENOMEM : 0;
+	c.tsc_mode = o->tsc_breaks;
+	c.tsc_last = calloc(r->n_vms + 1, sizeof(*c.tsc_last));
+	c.tsc_seen = calloc(r->n_vms + 1, sizeof(*c.tsc_seen));
+	e = !r->pair || !r->acc || !r->vm_exchanges || !r->vm_paired || !c.vms ||
+	    !c.tsc_last || !c.tsc_seen ? -ENOMEM : 0;
 	if (!e && mp_init(r->pair, r->n_vms, pull, emit, &c)) {
 		free(r->pair);
 		r->pair = NULL;
@@ -270,16 +266,12 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		e = open_all(&c, err, errlen);
 	}
 	if (!e) {
-		for (size_t i = c.nheap; i-- > 0;)
-			sift_down(&c, i);
-		while (c.nheap && !r->err && !r->pair->err) {
-			struct ssrc *h = &c.src[c.heap[0]];
+		mh_build(&c.heap);
+		while (c.heap.n && !r->err && !r->pair->err) {
+			struct ssrc *h = &c.src[c.heap.e[0].idx];
 
 			host_item(&c, h);
-			if (!advance(h))
-				c.heap[0] = c.heap[--c.nheap];
-			if (c.nheap)
-				sift_down(&c, 0);
+			mh_next(&c.heap, h->it.ts, !advance(h));
 		}
 		mp_finish(r->pair);
 		e = mt_finish(&r->mt);

@@ -28,6 +28,9 @@ expect() {	# expect STATUS PATTERN -- ARGS...
 expect 0 'usage: vmscope merge' -- merge --help
 expect 2 'usage: vmscope merge' -- merge
 expect 2 'ppm' -- merge --ppm 0 "$dir/t"
+expect 2 'tsc-breaks' -- merge --tsc-breaks sometimes "$dir/t"
+expect 0 'tsc offset writes: 1 .* 1 ended segments' -- merge --sync-report --tsc-breaks all "$dir/t"
+expect 0 'tsc offset writes: 1 .* 0 ended segments' -- merge --sync-report --tsc-breaks none "$dir/t"
 expect 1 'nothere' -- merge "$dir/nothere"
 expect 0 'vm0 synth0: .* dropped [0-9]+ unpaired=[0-9]+ mismatch=[0-9]+ replay=[0-9]+ outlier=' -- merge --sync-report "$dir/t"
 expect 0 'segment 1: accurate, .* bound [0-9]+ ns' -- merge --sync-report "$dir/t"

@@ -21,40 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
 #include "merge.h"
 #include "out.h"
 #include "../tests/synth.h"
 #include "vmscope_events.h"
 
-#define ASSERT(c) do { if (!(c)) abort(); } while (0)
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes; i++) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
-
-static uint64_t val(struct in *in, uint64_t base, uint64_t spread)
-{
-	uint8_t b = (uint8_t)take(in, 1);
-
-	if (b == 0xff)
-		return take(in, 8);
-	return base + (b % 16) * spread;
-}
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {

@@ -22,42 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_input.h"
 #include "pair.h"
 #include "transform.h"
 
-#define ASSERT(c) do { if (!(c)) abort(); } while (0)
 #define MAX_OPS 300
 #define NV 3
 #define NC 3
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes; i++) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
-
-/* A value from a small set near a base (collisions), or raw. */
-static uint64_t val(struct in *in, uint64_t base, uint64_t spread)
-{
-	uint8_t b = (uint8_t)take(in, 1);
-
-	if (b == 0xff)
-		return take(in, 8);
-	return base + (b % 16) * spread;
-}
 
 struct acc {
 	uint32_t vm;

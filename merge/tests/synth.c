@@ -399,6 +399,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	uint64_t end = s->H0 + s->duration_ns, fill = s->H0 + s->period_ns / 3 + h * 7;
 	uint64_t nfill = 0;
 	bool tsc_done = !(s->step && h == 0);
+	uint64_t storm = s->tsc_storm && h == 1 && s->n_vms > 1 ? s->H0 + s->period_ns / 3 : UINT64_MAX;
 	char name[64];
 	struct synth_stream w;
 	int e;
@@ -433,6 +434,14 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			synth_stream_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
 			       &tw, sizeof(tw));
 			s->n_host_events++;
+			continue;
+		}
+		if (storm <= best && storm < end) {
+			host_switch(s, &w, storm, 2001);
+			tw.vcpu_id = 0;
+			synth_stream_rec(&w, storm, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
+			s->n_host_events++;
+			storm += 100000;
 			continue;
 		}
 		if (best >= end)

@@ -43,6 +43,9 @@ struct synth {
 	bool no_tid_map;	/* session without vCPU threads */
 	bool host_switch;	/* host sched_switch to the vCPU thread before
 				 * its sync records and the tsc offset write */
+	bool tsc_storm;		/* host CPU 1: VM 1's vCPU 0 thread rewrites
+				 * its TSC offset every 100 us without a
+				 * clock change (a host with an unstable TSC) */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4];
 	double drift[4];	/* a - 1 per VM */
