@@ -11,11 +11,14 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/smp.h>
+#include <linux/tracepoint.h>
 #include <asm/kvm_para.h>
 #include <vmscope/kernel/version_ioctl.h>
 #include <vmscope/sync_abi.h>
 #include "../kmod-session/session.h"
+#include "../kvm-probes/kmod/desc_ioctl.h"
 #include "clock.h"
+#include "probes.h"
 #include "record.h"
 #include "sync_emitter.h"
 
@@ -23,9 +26,25 @@ static bool vmscope_on_kvm;
 
 struct vmscope_rb_chan *vmscope_guest_rec_chan;
 
+/* The probes are attached only while a session records (probes.c). */
 const struct vmscope_session_ops vmscope_session_ops = {
 	.rec_chan = &vmscope_guest_rec_chan,
+	.start = vmscope_guest_probes_attach,
+	.stop = vmscope_guest_probes_detach,
 };
+
+static long vmscope_guest_events(void __user *arg)
+{
+	u64 mask;
+	int ret;
+
+	if (get_user(mask, (u64 __user *)arg))
+		return -EFAULT;
+	ret = vmscope_guest_events_select(&mask);
+	if (ret)
+		return ret;
+	return put_user(mask, (u64 __user *)arg);
+}
 
 static long vmscope_guest_sync_once(void __user *arg)
 {
@@ -67,6 +86,14 @@ static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 						 VMSCOPE_SIDE_GUEST);
 	case VMSCOPE_IOC_SYNC_ONCE:
 		return vmscope_guest_sync_once((void __user *)arg);
+	case VMSCOPE_IOC_GET_EVENT_DESC:
+		return vmscope_ioctl_get_event_desc((void __user *)arg);
+	case VMSCOPE_IOC_GUEST_EVENTS:
+		return vmscope_guest_events((void __user *)arg);
+	case VMSCOPE_IOC_GUEST_TASKS:
+		return vmscope_guest_dump_tasks((void __user *)arg);
+	case VMSCOPE_IOC_GUEST_IRQS:
+		return vmscope_guest_dump_irqs((void __user *)arg);
 	default:
 		return vmscope_sync_emitter_ioctl(cmd, (void __user *)arg);
 	}
@@ -108,6 +135,7 @@ static int __init vmscope_guest_init(void)
 	int ret;
 
 	vmscope_on_kvm = kvm_para_available();
+	vmscope_guest_probes_init();
 	ret = vmscope_sync_emitter_init(vmscope_on_kvm);
 	if (ret) {
 		pr_err("vmscope_guest: cannot set up the sync emitter: %d\n",
@@ -132,6 +160,8 @@ static void __exit vmscope_guest_exit(void)
 {
 	misc_deregister(&vmscope_guest_dev);
 	vmscope_sync_emitter_exit();
+	/* no probe of ours may still run when our text goes away */
+	tracepoint_synchronize_unregister();
 	pr_info("vmscope_guest: unloaded\n");
 }
 

@@ -24,7 +24,9 @@
 #include <asm/kvm_para.h>
 #include <vmscope/ioctl.h>
 #include <vmscope/sync_abi.h>
+#include "../kvm-probes/vmscope_events.h"
 #include "clock.h"
+#include "record.h"
 #include "sync_emitter.h"
 
 #define VMSCOPE_SYNC_TIMER_MODE HRTIMER_MODE_REL_PINNED_HARD
@@ -53,6 +55,28 @@ static bool vmscope_sync_enabled;
 static u64 vmscope_sync_token;
 static u64 vmscope_sync_period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
 
+/*
+ * Into the recording session's buffer, if any (hardirq context: the
+ * session's grace period after unpublishing covers us).
+ */
+static void vmscope_sync_record(const struct vmscope_sync_sample *s,
+				unsigned int cpu, u64 missed)
+{
+	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_guest_rec_chan);
+	struct vmscope_ev_sync_guest e;
+
+	if (!chan)
+		return;
+	e.t1 = s->t1;
+	e.t4 = s->t4;
+	e.token = vmscope_sync_token;
+	e.seq = s->seq;
+	e.ret = s->ret;
+	e.cpu = cpu;
+	e.missed = min_t(u64, missed, U32_MAX);
+	vmscope_rb_chan_write(chan, VMSCOPE_EV_sync_guest, &e, sizeof(e));
+}
+
 static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 {
 	struct vmscope_sync_sample *s = &sc->samples[sc->head];
@@ -71,6 +95,7 @@ static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 	s->ret = ret;
 	sc->head = (sc->head + 1) % VMSCOPE_SYNC_SAMPLES;
 	sc->issued++;
+	vmscope_sync_record(s, cpu, sc->missed);
 }
 
 static enum hrtimer_restart vmscope_sync_tick(struct hrtimer *timer)

@@ -9,20 +9,8 @@
 #include <linux/uaccess.h>
 #include <vmscope/ioctl.h>
 #include "../kvm-probes/kmod/core.h"
+#include "../kvm-probes/kmod/desc_ioctl.h"
 #include "probe_ioctl.h"
-
-static long get_event_desc(void __user *arg)
-{
-	struct vmscope_event_desc_req req;
-
-	if (copy_from_user(&req, arg, sizeof(req)))
-		return -EFAULT;
-	req.nr_events = VMSCOPE_NR_EVENTS;
-	if (req.index >= VMSCOPE_NR_EVENTS)
-		return -ENOENT;
-	req.desc = vmscope_event_descs[req.index];
-	return copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
-}
 
 /* Both sizes of the struct (the command encodes it); the tail stays zero. */
 static long probe_ctl(unsigned int cmd, void __user *arg)
@@ -127,7 +115,7 @@ long vmscope_probe_ioctl(unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
 	case VMSCOPE_IOC_GET_EVENT_DESC:
-		return get_event_desc(arg);
+		return vmscope_ioctl_get_event_desc(arg);
 	case VMSCOPE_IOC_PROBE_CTL:
 	case VMSCOPE_IOC_PROBE_CTL_V1:
 		return probe_ctl(cmd, arg);

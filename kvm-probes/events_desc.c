@@ -11,7 +11,7 @@
 #include "vmscope_events.h"
 
 /* Per event: its field descriptors. */
-#define VMSCOPE_EVENT(ev_, sys_, tp_, fmt_) \
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) \
 	static const struct vmscope_field_desc vmscope_fields_##ev_[] = {
 #define VMSCOPE_FIELD(ev_, ty_, f_) \
 	{ .name = #f_, .type = VMSCOPE_FT_##ty_, \
@@ -32,11 +32,12 @@
  * the fields are spelled again inline; the arrays above only give their
  * count. More than VMSCOPE_MAX_FIELDS fields is an "excess elements" error.
  */
-#define VMSCOPE_EVENT(ev_, sys_, tp_, fmt_) \
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) \
 	[VMSCOPE_EV_##ev_] = { .id = VMSCOPE_EV_##ev_, \
 		.payload_size = sizeof(struct vmscope_ev_##ev_), \
 		.nr_fields = sizeof(vmscope_fields_##ev_) / \
 			     sizeof(vmscope_fields_##ev_[0]), \
+		.sides = VMSCOPE_SIDES_##sides_, \
 		.name = #ev_, .system = sys_, .tracepoint = tp_, .format = fmt_, \
 		.fields = {
 #define VMSCOPE_FIELD(ev_, ty_, f_) \

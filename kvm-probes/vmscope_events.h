@@ -11,7 +11,7 @@
 
 
 /* Event ids: VMSCOPE_EV_<name>, in table order. */
-#define VMSCOPE_EVENT(ev_, sys_, tp_, fmt_) VMSCOPE_EV_##ev_,
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) VMSCOPE_EV_##ev_,
 #define VMSCOPE_FIELD(ev_, ty_, f_)
 #define VMSCOPE_STR(ev_, f_, len_)
 #define VMSCOPE_EVENT_END(ev_)
@@ -28,7 +28,7 @@ _Static_assert(VMSCOPE_NR_EVENTS <= VMSCOPE_MAX_EVENTS,
 		      "raise VMSCOPE_MAX_EVENTS (an ABI change)");
 
 /* Payloads: struct vmscope_ev_<name>. */
-#define VMSCOPE_EVENT(ev_, sys_, tp_, fmt_) struct vmscope_ev_##ev_ {
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) struct vmscope_ev_##ev_ {
 #define VMSCOPE_FIELD(ev_, ty_, f_) __##ty_ f_;
 #define VMSCOPE_STR(ev_, f_, len_) char f_[len_];
 #define VMSCOPE_EVENT_END(ev_) };
@@ -44,7 +44,7 @@ _Static_assert(VMSCOPE_NR_EVENTS <= VMSCOPE_MAX_EVENTS,
  * most tail padding.
  * Also: it fits the fixed-size slots of the ABI.
  */
-#define VMSCOPE_EVENT(ev_, sys_, tp_, fmt_) _Static_assert(((0
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) _Static_assert(((0
 #define VMSCOPE_FIELD(ev_, ty_, f_) + sizeof(__##ty_)
 #define VMSCOPE_STR(ev_, f_, len_) + (len_)
 #define VMSCOPE_EVENT_END(ev_) ) + _Alignof(struct vmscope_ev_##ev_) - 1) / \

@@ -14,6 +14,7 @@
 
 #include "common.pb-c.h"
 #include "file.pb-c.h"
+#include "guest.pb-c.h"
 #include "session.pb-c.h"
 #include "stream.pb-c.h"
 
@@ -176,6 +177,28 @@ static int check_index(struct ctx *c, const Vmscope__Trace__FileIndex *x)
 	return 0;
 }
 
+/* Whatever a host indexes by in a guest's hello is bounded here. */
+#define TF_GUEST_MAX_CPUS 4096
+static int check_guest_hello(struct ctx *c, const Vmscope__Trace__GuestHello *h)
+{
+	uint32_t ncpu = h->state ? h->state->nr_cpu_ids : 0;
+
+	if (check_clock(c, h->clock) || check_events(c, h->events))
+		return -EINVAL;
+	if (ncpu == 0 || ncpu > TF_GUEST_MAX_CPUS)
+		return bad(c, "guest hello: nr_cpu_ids %u (1..%u)", ncpu,
+			   TF_GUEST_MAX_CPUS);
+	if (h->n_cursors > ncpu)
+		return bad(c, "guest hello: %zu cursors for %u CPUs",
+			   h->n_cursors, ncpu);
+	for (size_t i = 0; i < h->n_cursors; i++)
+		if (h->cursors[i]->cpu >= ncpu)
+			return bad(c, "guest hello: cursor of cpu %u", h->cursors[i]->cpu);
+	if (h->subbuf_size < 512 || h->subbuf_size > (1u << 22))
+		return bad(c, "guest hello: sub-buffer size %u", h->subbuf_size);
+	return 0;
+}
+
 static int check_stats(struct ctx *c, const Vmscope__Trace__Statistics *s)
 {
 	for (size_t i = 0; i < s->n_streams; i++)
@@ -260,6 +283,8 @@ int tf_msg_check(uint16_t type, const ProtobufCMessage *m, char *err, size_t err
 	}
 	case TF_FRAME_STATS:
 		return check_stats(&c, (const void *)m);
+	case TF_FRAME_GUEST_HELLO:
+		return check_guest_hello(&c, (const void *)m);
 	case TF_FRAME_INDEX:
 		return check_index(&c, (const void *)m);
 	case TF_FRAME_SUMMARY: {

@@ -34,7 +34,8 @@ enum tf_frame_type {
 	TF_FRAME_STATS		= 6,	/* vmscope.trace.Statistics */
 	TF_FRAME_INDEX		= 7,	/* vmscope.trace.FileIndex */
 	TF_FRAME_SUMMARY	= 8,	/* vmscope.trace.Summary */
-	TF_FRAME_MSG_LAST	= TF_FRAME_SUMMARY,
+	TF_FRAME_GUEST_HELLO	= 9,	/* vmscope.trace.GuestHello (guest stream) */
+	TF_FRAME_MSG_LAST	= TF_FRAME_GUEST_HELLO,
 	/* >= TF_FRAME_RAW: opaque bytes; readers skip types they do not know */
 	TF_FRAME_RAW		= 0x8000,
 };

@@ -9,9 +9,11 @@
 
 #include "common.pb-c.h"
 #include "file.pb-c.h"
+#include "guest.pb-c.h"
 #include "session.pb-c.h"
 #include "stream.pb-c.h"
 
+#include "crc32c.h"
 #include "frame.h"
 #include "msg.h"
 
@@ -26,6 +28,7 @@ const ProtobufCMessageDescriptor *tf_msg_descriptor(uint16_t type)
 	case TF_FRAME_STATS:		return &vmscope__trace__statistics__descriptor;
 	case TF_FRAME_INDEX:		return &vmscope__trace__file_index__descriptor;
 	case TF_FRAME_SUMMARY:		return &vmscope__trace__summary__descriptor;
+	case TF_FRAME_GUEST_HELLO:	return &vmscope__trace__guest_hello__descriptor;
 	}
 	return NULL;
 }
@@ -45,6 +48,29 @@ int tf_writer_append_msg(struct tf_writer *w, uint16_t type, const ProtobufCMess
 		return err;
 	protobuf_c_message_pack(m, p);
 	return tf_writer_commit(w, type);
+}
+
+size_t tf_msg_frame_size(const ProtobufCMessage *m)
+{
+	return TF_FRAME_HDR_SIZE + protobuf_c_message_get_packed_size(m);
+}
+
+size_t tf_msg_frame_encode(uint16_t type, uint32_t seq, const ProtobufCMessage *m,
+			   uint8_t *out)
+{
+	const ProtobufCMessageDescriptor *d = tf_msg_descriptor(type);
+	struct tf_frame_hdr h = { .type = type, .seq = seq };
+	size_t len;
+
+	if (!d || m->descriptor != d)
+		return 0;
+	len = protobuf_c_message_pack(m, out + TF_FRAME_HDR_SIZE);
+	if (len > TF_FRAME_MAX_PAYLOAD)
+		return 0;
+	h.length = (uint32_t)len;
+	h.payload_crc = tf_crc32c(0, out + TF_FRAME_HDR_SIZE, len);
+	tf_frame_hdr_encode(&h, out);
+	return TF_FRAME_HDR_SIZE + len;
 }
 
 /* ---- budgeted allocator ---- */

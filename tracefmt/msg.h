@@ -33,6 +33,16 @@ int tf_writer_append_msg(struct tf_writer *w, uint16_t type, const ProtobufCMess
 int tf_msg_decode(uint16_t type, const uint8_t *data, size_t len, size_t budget,
 		  ProtobufCMessage **out, char *err, size_t errlen);
 
+/*
+ * A whole frame (header + packed m) in memory, for streams: the guest
+ * agent's socket, tests. tf_msg_frame_size() is the bytes it needs;
+ * tf_msg_frame_encode() fills out[0..size) and returns the size, or 0 if m
+ * is not the type's message or too long for a frame.
+ */
+size_t tf_msg_frame_size(const ProtobufCMessage *m);
+size_t tf_msg_frame_encode(uint16_t type, uint32_t seq, const ProtobufCMessage *m,
+			   uint8_t *out);
+
 /* Free a message from tf_msg_decode(). */
 void tf_msg_free(ProtobufCMessage *m);
 

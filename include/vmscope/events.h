@@ -37,11 +37,16 @@ struct vmscope_field_desc {
 	__u16 reserved;
 };
 
+/* Which module records an event (bits: enum vmscope_side of ioctl.h). */
+#define VMSCOPE_SIDES_HOST	1u
+#define VMSCOPE_SIDES_GUEST	2u
+#define VMSCOPE_SIDES_BOTH	3u
+
 struct vmscope_event_desc {
 	__u32 id;		/* event id, index in the table */
 	__u32 payload_size;	/* bytes */
 	__u32 nr_fields;
-	__u32 reserved;
+	__u32 sides;		/* VMSCOPE_SIDES_*: which module records it */
 	char name[VMSCOPE_NAME_LEN];
 	char system[VMSCOPE_NAME_LEN];		/* source: "kvm", "sched", "vmscope" */
 	char tracepoint[VMSCOPE_NAME_LEN];	/* source tracepoint */

@@ -177,4 +177,54 @@ struct vmscope_rb_stats {
 #define VMSCOPE_IOC_FLUSH		_IOW(VMSCOPE_IOC_MAGIC, 0x25, __u32)
 #define VMSCOPE_IOC_GET_RB_STATS	_IOWR(VMSCOPE_IOC_MAGIC, 0x26, struct vmscope_rb_stats)
 
+/*
+ * Guest module only. GUEST_EVENTS chooses the events a guest session
+ * records (a bit per event id of the guest side; 0 = the default, every
+ * guest event but sys_enter/sys_exit); -EBUSY while a session records,
+ * -EINVAL for an id the guest does not record. It takes effect at the
+ * next SESSION_START. out: the mask in effect.
+ *
+ * GUEST_TASKS and GUEST_IRQS are the state dump: call them after
+ * SESSION_START (the fork/exec/exit probes then cover whatever the dump
+ * misses). Each answers at most VMSCOPE_GUEST_DUMP_MAX entries from @start
+ * on and sets @next to where to continue (0: done).
+ */
+#define VMSCOPE_GUEST_DUMP_MAX	64
+#define VMSCOPE_GUEST_IRQ_NAME_LEN	24
+
+struct vmscope_guest_task {
+	__s32 pid;		/* thread id */
+	__s32 tgid;		/* process id */
+	__s32 ppid;		/* parent's tgid */
+	__u32 flags;		/* VMSCOPE_GUEST_TASK_* */
+	char comm[16];
+};
+#define VMSCOPE_GUEST_TASK_KTHREAD	(1u << 0)
+
+struct vmscope_guest_tasks_req {
+	__u32 start;		/* in: first pid to look at */
+	__u32 next;		/* out: continue from here; 0 = done */
+	__u32 nr;		/* out: valid entries */
+	__u32 reserved;
+	struct vmscope_guest_task tasks[VMSCOPE_GUEST_DUMP_MAX];
+};
+
+struct vmscope_guest_irq {
+	__s32 irq;
+	__u32 nr_actions;	/* handlers sharing it; name is the first's */
+	char name[VMSCOPE_GUEST_IRQ_NAME_LEN];
+};
+
+struct vmscope_guest_irqs_req {
+	__u32 start;		/* in: first irq number to look at */
+	__u32 next;		/* out: continue from here; 0 = done */
+	__u32 nr;		/* out: valid entries (irqs with a handler) */
+	__u32 nr_cpus;		/* out: online CPUs */
+	struct vmscope_guest_irq irqs[VMSCOPE_GUEST_DUMP_MAX];
+};
+
+#define VMSCOPE_IOC_GUEST_EVENTS	_IOWR(VMSCOPE_IOC_MAGIC, 0x50, __u64)
+#define VMSCOPE_IOC_GUEST_TASKS		_IOWR(VMSCOPE_IOC_MAGIC, 0x51, struct vmscope_guest_tasks_req)
+#define VMSCOPE_IOC_GUEST_IRQS		_IOWR(VMSCOPE_IOC_MAGIC, 0x52, struct vmscope_guest_irqs_req)
+
 #endif /* VMSCOPE_IOCTL_H */

@@ -97,9 +97,10 @@ static __always_inline bool vmscope_probe_begin(unsigned int id, pid_t tgid_a,
 
 /*
  * The recording session's per-CPU buffers, or NULL. Set by the session
- * code (host-kmod/session.c) before it starts and cleared, followed by
- * synchronize_rcu(), before it flushes and frees: probes run with
- * preemption disabled, so the grace period covers every writer.
+ * code (kmod-session/session.c, through host-kmod's vmscope_session_ops)
+ * before it starts and cleared, followed by synchronize_rcu(), before it
+ * flushes and frees: probes run with preemption disabled, so the grace
+ * period covers every writer.
  */
 extern struct vmscope_rb_chan *vmscope_rec_chan;
 

@@ -16,6 +16,7 @@
 #include <trace/events/sched.h>
 #include <vmscope/sync_abi.h>
 #include "core.h"
+#include "fill_sched.h"
 #include "protos.h"
 
 /*
@@ -253,8 +254,6 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 	VMSCOPE_EMIT(kvm_userspace_exit, e, trace_clock_local());
 }
 
-static_assert(sizeof(((struct vmscope_ev_sched_switch *)0)->prev_comm) == TASK_COMM_LEN);
-
 /* Both sides of a switch: who preempted a vCPU thread, and whom it preempted. */
 static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *prev,
@@ -265,19 +264,10 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 
 	if (!vmscope_probe_begin(VMSCOPE_EV_sched_switch, prev->tgid, next->tgid))
 		return;
-	memset(&e, 0, sizeof(e));
-	e.prev_pid = prev->pid;
-	e.prev_tgid = prev->tgid;
-	e.prev_state = prev_state;
-	e.preempt = preempt;
-	e.next_pid = next->pid;
-	e.next_tgid = next->tgid;
-	memcpy(e.prev_comm, prev->comm, TASK_COMM_LEN);
-	memcpy(e.next_comm, next->comm, TASK_COMM_LEN);
+	vmscope_fill_sched_switch(&e, preempt, prev, next, prev_state);
 	VMSCOPE_EMIT(sched_switch, e, trace_clock_local());
 }
 
-/* sched_waking and sched_wakeup share the payload layout, not the id. */
 #define VMSCOPE_WAKE_PROBE(ev) \
 static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 { \
@@ -285,11 +275,7 @@ static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 	\
 	if (!vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid, 0)) \
 		return; \
-	memset(&e, 0, sizeof(e)); \
-	e.pid = p->pid; \
-	e.tgid = p->tgid; \
-	e.target_cpu = task_cpu(p); \
-	memcpy(e.comm, p->comm, TASK_COMM_LEN); \
+	vmscope_fill_sched_wake((struct vmscope_ev_sched_waking *)&e, p); \
 	VMSCOPE_EMIT(ev, e, trace_clock_local()); \
 }
 VMSCOPE_WAKE_PROBE(sched_waking)
@@ -302,12 +288,7 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 
 	if (!vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0))
 		return;
-	memset(&e, 0, sizeof(e));
-	e.pid = p->pid;
-	e.tgid = p->tgid;
-	e.orig_cpu = task_cpu(p);
-	e.dest_cpu = dest_cpu;
-	memcpy(e.comm, p->comm, TASK_COMM_LEN);
+	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);
 	VMSCOPE_EMIT(sched_migrate_task, e, trace_clock_local());
 }
 

@@ -17,6 +17,7 @@
 #define VMSCOPE_KVM_PROBES_PROTOS_H
 
 #include <linux/version.h>
+#include "protos_vmlinux.h"
 
 /*
  * Checked against linux-source-6.1 6.1.192 (Debian 6.1.0-57): that stable
@@ -45,24 +46,5 @@
 /* include/trace/events/kvm.h: also checked against the header */
 #define VMSCOPE_TP_kvm_mmio		int, int, u64, void *
 #define VMSCOPE_TP_kvm_userspace_exit	__u32, int
-
-/* include/trace/events/sched.h: also checked against the header */
-#define VMSCOPE_TP_sched_switch		bool, struct task_struct *, \
-	struct task_struct *, unsigned int
-#define VMSCOPE_TP_sched_waking		struct task_struct *
-#define VMSCOPE_TP_sched_wakeup		struct task_struct *
-#define VMSCOPE_TP_sched_migrate_task	struct task_struct *, int
-
-/* The probe vmscope_probe_<tp> has the type the tracepoint will call. */
-#define VMSCOPE_CHECK_PROBE(tp) \
-	static_assert(__same_type(&vmscope_probe_##tp, \
-				  (void (*)(void *, VMSCOPE_TP_##tp))NULL), \
-		      "probe for " #tp " does not match its TP_PROTO")
-
-/* Our prototype is the one in the kernel's header (trace_<tp>()). */
-#define VMSCOPE_CHECK_HEADER(tp) \
-	static_assert(__same_type(&trace_##tp, \
-				  (void (*)(VMSCOPE_TP_##tp))NULL), \
-		      "TP_PROTO of " #tp " changed in this kernel")
 
 #endif /* VMSCOPE_KVM_PROBES_PROTOS_H */

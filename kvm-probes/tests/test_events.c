@@ -69,12 +69,12 @@ static void test_decode_signed_and_strings(void)
 
 	memset(&s, 0, sizeof(s));
 	s.prev_pid = 10; s.prev_tgid = 9; s.prev_state = 1; s.preempt = 0;
-	s.next_pid = -1; s.next_tgid = 0;
+	s.next_pid = -1; s.next_tgid = 0; s.prev_prio = 120; s.next_prio = -1;
 	memcpy(s.prev_comm, "CPU 0/KVM", 9);
 	memset(s.next_comm, 'x', sizeof(s.next_comm));	/* unterminated */
 	vmscope_format_event(&vmscope_event_descs[VMSCOPE_EV_sched_switch], &s,
 			     sizeof(s), buf, sizeof(buf));
-	EXPECT(!strcmp(buf, "prev 10/9 state 0x1 preempt 0 next -1/0 prev_comm CPU 0/KVM "
+	EXPECT(!strcmp(buf, "prev 10/9 state 0x1 preempt 0 next -1/0 prio 120->-1 prev_comm CPU 0/KVM "
 		       "next_comm xxxxxxxxxxxxxxxx"), "got '%s'", buf);
 }
 

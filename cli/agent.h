@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `vmscope agent` (inside a guest): its state, shared by cmd_agent.c (the
+ * session and the poll loop), agent_hello.c (the handshake) and
+ * agent_link.c (the connection and the frames).
+ */
+#ifndef VMSCOPE_CLI_AGENT_H
+#define VMSCOPE_CLI_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vmscope/ioctl.h>
+
+#include "guest.pb-c.h"
+
+struct agent_cpu {
+	const uint8_t *map;		/* the CPU's buffer, read-only; NULL: none */
+	int holding;			/* a taken sub-buffer not yet sent */
+	struct vmscope_subbuf_req req;	/* ... which one */
+	uint64_t next_seq;		/* the seq after the last one sent */
+	uint64_t chunks_sent;		/* handed to earlier connections */
+	uint64_t records_sent;
+	uint64_t conn_chunks;		/* ... and to the current one */
+	uint64_t conn_records;
+	uint64_t lost_total;		/* the ring buffer's, last seen */
+	uint64_t lost_before;		/* ... as the last chunk sent said */
+};
+
+struct agent {
+	int dev;
+	struct vmscope_session_cfg cfg;
+	struct agent_cpu *cpus;		/* cfg.nr_cpu_ids of them */
+	uint32_t cid, port;
+	int sock;			/* -1 while disconnected */
+	uint32_t frame_seq;		/* next frame's seq on this connection */
+	uint32_t connection;		/* connections made so far */
+	uint8_t *frame;			/* one frame at a time, frame_cap bytes */
+	size_t frame_cap;
+	Vmscope__Trace__GuestHello *hello;	/* built once, cursors per connection */
+	int verbose;
+	/* totals, printed at the end */
+	uint64_t chunks, records, bytes, send_failures;
+};
+
+/* agent_hello.c: descriptors, state dump, kernel and clock. 0 or -errno. */
+int agent_hello_build(struct agent *a, uint64_t token, int sync_available,
+		      uint64_t period_ns);
+void agent_hello_free(struct agent *a);
+
+/*
+ * agent_link.c. agent_connect(): a new connection, FileHeader and hello
+ * sent; 0, or -errno with the socket closed. agent_send_chunk(): one
+ * taken sub-buffer as a StreamChunk; 0, or -errno after which the
+ * connection is closed (the sub-buffer stays taken, to be sent on the
+ * next connection).
+ */
+int agent_connect(struct agent *a);
+int agent_send_chunk(struct agent *a, uint32_t cpu);
+/* At the end: ring buffer drops no chunk reported (after the last one began). */
+int agent_send_tail_loss(struct agent *a, uint32_t cpu);
+void agent_disconnect(struct agent *a);
+
+#endif

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `vmscope agent` (inside a guest): records the guest with vmscope_guest.ko
+ * and streams it to the host collector over AF_VSOCK.
+ *
+ * Start: open /dev/vmscope-guest, choose the events (syscalls only with
+ * --syscalls), SESSION_START (the module attaches its probes), enable the
+ * sync emitter (its token goes into the hello; not on KVM: no sync, said
+ * so), read the state dump, map every CPU's buffer read-only.
+ *
+ * Loop, poll()-driven (the module wakes readers once per batch of
+ * delivered sub-buffers, and its flush timer delivers partial ones):
+ * connected, take every delivered sub-buffer, send it as a StreamChunk,
+ * give it back. Disconnected (host collector not there, or restarted):
+ * leave the data in the ring buffers (which drop and count once full),
+ * retry the connection every --retry-ms, and start the next connection
+ * with a fresh FileHeader + hello. SIGINT/SIGTERM: stop the session
+ * (which flushes every CPU), send what is left, exit.
+ *
+ * Memory: the maps, one frame buffer of a sub-buffer plus framing, the
+ * hello; nothing grows while running.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/vm_sockets.h>
+
+#include <vmscope/ioctl.h>
+
+#include "agent.h"
+#include "commands.h"
+#include "device.h"
+#include "guest_link.h"
+#include "tracefmt.h"
+#include "vmscope_events.h"
+
+static int sig_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(sig_pipe[1], "x", 1) < 0) {
+		/* full pipe: a stop is already pending */
+	}
+	errno = saved;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope agent [--cid CID] [--port PORT] [--syscalls]\n"
+		"                     [--subbuf-shift K] [--subbufs-shift K] [--flush-ms MS]\n"
+		"                     [--sync-period MS] [--retry-ms MS] [--duration S] [-v]\n\n"
+		"Inside a guest: record it with vmscope_guest.ko and stream the trace to\n"
+		"the host collector over AF_VSOCK (host CID 2, port %d). Reconnects when\n"
+		"the collector restarts; SIGINT/SIGTERM stop, flush and exit.\n\n"
+		"  --cid CID          collector's CID (default 2, the host)\n"
+		"  --port PORT        collector's vsock port (default %d)\n"
+		"  --syscalls         also record sys_enter/sys_exit (high rate)\n"
+		"  --subbuf-shift K   sub-buffers of 2^K bytes (default module's)\n"
+		"  --subbufs-shift K  2^K sub-buffers per CPU (default module's)\n"
+		"  --flush-ms MS      deliver partly filled sub-buffers every MS ms\n"
+		"  --sync-period MS   clock-sync hypercall period, 1..1000 (default 10)\n"
+		"  --retry-ms MS      reconnect attempts every MS ms (default 200)\n"
+		"  --duration S       stop after S seconds\n"
+		"  -v                 say what happens to the connection\n",
+		VMSCOPE_AGENT_PORT, VMSCOPE_AGENT_PORT);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int map_buffers(struct agent *a)
+{
+	a->cpus = calloc(a->cfg.nr_cpu_ids, sizeof(*a->cpus));
+	if (!a->cpus)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < a->cfg.nr_cpu_ids; c++) {
+		void *p = mmap(NULL, a->cfg.cpu_stride, PROT_READ, MAP_SHARED,
+			       a->dev, (off_t)(c * a->cfg.cpu_stride));
+
+		if (p == MAP_FAILED) {
+			if (errno == ENXIO)	/* not a possible CPU */
+				continue;
+			return -errno;
+		}
+		a->cpus[c].map = p;
+	}
+	return 0;
+}
+
+/*
+ * Sends every delivered sub-buffer of every CPU while connected. Returns
+ * 0, or -1 on an ioctl error (fatal); a broken connection is not an error
+ * here (agent_send_chunk() closed it; the caller reconnects).
+ */
+static int drain(struct agent *a)
+{
+	for (uint32_t cpu = 0; cpu < a->cfg.nr_cpu_ids; cpu++) {
+		struct agent_cpu *c = &a->cpus[cpu];
+
+		if (!c->map)
+			continue;
+		while (a->sock >= 0) {
+			if (!c->holding) {
+				memset(&c->req, 0, sizeof(c->req));
+				c->req.cpu = cpu;
+				if (ioctl(a->dev, VMSCOPE_IOC_GET_SUBBUF, &c->req) < 0) {
+					if (errno == EAGAIN)
+						break;
+					perror("vmscope agent: GET_SUBBUF");
+					return -1;
+				}
+				c->holding = 1;
+				c->lost_total = c->req.lost_total;
+			}
+			if (agent_send_chunk(a, cpu))
+				break;	/* disconnected; still holding it */
+			c->holding = 0;
+			if (ioctl(a->dev, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
+				perror("vmscope agent: PUT_SUBBUF");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void try_connect(struct agent *a)
+{
+	int e = agent_connect(a);
+
+	if (a->verbose) {
+		if (e)
+			fprintf(stderr, "vmscope agent: connect to %u:%u: %s\n",
+				a->cid, a->port, strerror(-e));
+		else
+			fprintf(stderr, "vmscope agent: connected to %u:%u "
+				"(connection %u)\n", a->cid, a->port,
+				a->connection - 1);
+	}
+}
+
+struct agent_opts {
+	struct vmscope_session_cfg cfg;
+	uint32_t sync_ms, retry_ms, duration_s;
+	int syscalls;
+};
+
+static int setup(struct agent *a, const struct agent_opts *o)
+{
+	struct vmscope_sync_emitter_ctl sc = { .period_ns = (uint64_t)o->sync_ms * 1000000 };
+	struct vmscope_version v;
+	uint64_t mask = 0;
+	int sync_ok, e;
+
+	a->dev = vmscope_device_open(VMSCOPE_GUEST_DEVICE, 0);
+	if (a->dev < 0)
+		return -1;
+	if (vmscope_device_version(a->dev, VMSCOPE_GUEST_DEVICE, &v))
+		return -1;
+	if (o->syscalls) {
+		if (ioctl(a->dev, VMSCOPE_IOC_GUEST_EVENTS, &mask) < 0)
+			goto ioctl_err;
+		mask |= 1ull << VMSCOPE_EV_sys_enter | 1ull << VMSCOPE_EV_sys_exit;
+	}
+	if (ioctl(a->dev, VMSCOPE_IOC_GUEST_EVENTS, &mask) < 0)
+		goto ioctl_err;
+	a->cfg = o->cfg;
+	if (ioctl(a->dev, VMSCOPE_IOC_SESSION_START, &a->cfg) < 0) {
+		fprintf(stderr, "vmscope agent: cannot start a session: %s%s\n",
+			strerror(errno), errno == EBUSY ?
+			" (another reader records already)" : "");
+		return -1;
+	}
+	sync_ok = ioctl(a->dev, VMSCOPE_IOC_SYNC_EMITTER_ENABLE, &sc) == 0;
+	if (!sync_ok) {
+		if (errno == EOPNOTSUPP)
+			fprintf(stderr, "vmscope agent: not running on KVM: no clock "
+				"sync with the host is possible; tracing anyway\n");
+		else
+			fprintf(stderr, "vmscope agent: sync emitter: %s; tracing "
+				"without clock sync\n", strerror(errno));
+	}
+	e = map_buffers(a);
+	if (!e)
+		e = agent_hello_build(a, sc.token, sync_ok, sc.period_ns);
+	if (e) {
+		fprintf(stderr, "vmscope agent: setup: %s\n", strerror(-e));
+		return -1;
+	}
+	a->frame_cap = ((size_t)1 << a->cfg.subbuf_shift) + 4096;
+	if (tf_msg_frame_size(&a->hello->base) > a->frame_cap)
+		a->frame_cap = tf_msg_frame_size(&a->hello->base) + 4096;
+	a->frame = malloc(a->frame_cap);
+	if (!a->frame)
+		return -1;
+	fprintf(stderr, "vmscope agent: recording %u CPUs, %u x %u KiB each, "
+		"%zu tasks, %zu irqs, sync %s\n", a->hello->state->nr_cpus,
+		1u << a->cfg.nr_subbuf_shift, (1u << a->cfg.subbuf_shift) / 1024,
+		a->hello->state->n_tasks, a->hello->state->n_irqs,
+		sync_ok ? "on" : "off");
+	return 0;
+ioctl_err:
+	fprintf(stderr, "vmscope agent: event selection: %s\n", strerror(errno));
+	return -1;
+}
+
+static int run(struct agent *a, const struct agent_opts *o)
+{
+	uint64_t next_try = 0, deadline = o->duration_s ?
+		now_ms() + (uint64_t)o->duration_s * 1000 : 0;
+	uint64_t failures_said = 0;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sig_pipe[0], .events = POLLIN },
+			{ .fd = a->dev, .events = POLLIN },
+		};
+		uint64_t t = now_ms();
+		int timeout = -1, n;
+
+		if (deadline && t >= deadline)
+			return 0;
+		if (a->sock < 0 && t >= next_try) {
+			try_connect(a);
+			next_try = t + o->retry_ms;
+		}
+		if (a->sock >= 0 && drain(a))
+			return -1;
+		if (a->sock < 0) {
+			if (a->send_failures != failures_said) {
+				failures_said = a->send_failures;
+				fprintf(stderr, "vmscope agent: connection lost; "
+					"retrying every %u ms\n", o->retry_ms);
+			}
+			timeout = (int)o->retry_ms;
+		}
+		if (deadline) {
+			uint64_t left = deadline > now_ms() ? deadline - now_ms() : 0;
+
+			if (timeout < 0 || left < (uint64_t)timeout)
+				timeout = (int)left;
+		}
+		/* disconnected: the buffers wait, so do not poll them (busy) */
+		n = poll(p, a->sock >= 0 ? 2 : 1, timeout);
+		if (n < 0 && errno != EINTR) {
+			perror("vmscope agent: poll");
+			return -1;
+		}
+		if (n > 0 && (p[0].revents & POLLIN))
+			return 0;
+		if (a->sock >= 0 && (p[1].revents & (POLLERR | POLLHUP)))
+			return -1;
+	}
+}
+
+/* Stop recording (flushes every CPU), send the rest, once more if need be. */
+static void finish(struct agent *a)
+{
+	ioctl(a->dev, VMSCOPE_IOC_SYNC_EMITTER_DISABLE);
+	if (ioctl(a->dev, VMSCOPE_IOC_SESSION_STOP) < 0)
+		perror("vmscope agent: SESSION_STOP");
+	if (a->sock < 0)
+		try_connect(a);
+	if (a->sock >= 0)
+		drain(a);
+	for (uint32_t c = 0; c < a->cfg.nr_cpu_ids && a->sock >= 0; c++)
+		if (a->cpus[c].map && agent_send_tail_loss(a, c))
+			agent_disconnect(a);
+	if (a->sock < 0)
+		fprintf(stderr, "vmscope agent: final flush not delivered: "
+			"no connection\n");
+	else
+		shutdown(a->sock, SHUT_WR);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cid", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "syscalls", no_argument, NULL, 'S' },
+		{ "subbuf-shift", required_argument, NULL, 's' },
+		{ "subbufs-shift", required_argument, NULL, 'n' },
+		{ "flush-ms", required_argument, NULL, 'f' },
+		{ "sync-period", required_argument, NULL, 'y' },
+		{ "retry-ms", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_opts o = { .sync_ms = 10, .retry_ms = 200 };
+	struct agent a = { .dev = -1, .sock = -1, .cid = VMADDR_CID_HOST,
+			   .port = VMSCOPE_AGENT_PORT };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int opt, bad = 0, ret;
+
+	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': bad |= parse_u32(optarg, 2, UINT32_MAX - 1, &a.cid); break;
+		case 'p': bad |= parse_u32(optarg, 1, UINT32_MAX - 1, &a.port); break;
+		case 'S': o.syscalls = 1; break;
+		case 's': bad |= parse_u32(optarg, VMSCOPE_SESSION_SUBBUF_SHIFT_MIN,
+					  VMSCOPE_SESSION_SUBBUF_SHIFT_MAX,
+					  &o.cfg.subbuf_shift); break;
+		case 'n': bad |= parse_u32(optarg, VMSCOPE_SESSION_NR_SHIFT_MIN,
+					  VMSCOPE_SESSION_NR_SHIFT_MAX,
+					  &o.cfg.nr_subbuf_shift); break;
+		case 'f': bad |= parse_u32(optarg, VMSCOPE_SESSION_FLUSH_MS_MIN,
+					  VMSCOPE_SESSION_FLUSH_MS_MAX,
+					  &o.cfg.flush_ms); break;
+		case 'y': bad |= parse_u32(optarg, 1, 1000, &o.sync_ms); break;
+		case 'r': bad |= parse_u32(optarg, 10, 60000, &o.retry_ms); break;
+		case 'd': bad |= parse_u32(optarg, 1, 86400 * 365, &o.duration_s); break;
+		case 'v': a.verbose = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+		if (bad) {
+			fprintf(stderr, "vmscope agent: bad value '%s'\n", optarg);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		perror("vmscope agent: pipe");
+		return EXIT_FAILURE_RUNTIME;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	ret = setup(&a, &o) ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+	if (ret == EXIT_OK) {
+		if (run(&a, &o))
+			ret = EXIT_FAILURE_RUNTIME;
+		finish(&a);
+		fprintf(stderr, "vmscope agent: sent %llu chunks, %llu records, "
+			"%llu bytes over %u connections; %llu send failures\n",
+			(unsigned long long)a.chunks, (unsigned long long)a.records,
+			(unsigned long long)a.bytes, a.connection,
+			(unsigned long long)a.send_failures);
+		for (uint32_t c = 0; c < a.cfg.nr_cpu_ids; c++)
+			if (a.cpus[c].map && a.cpus[c].lost_total)
+				fprintf(stderr, "vmscope agent: cpu %u: the ring "
+					"buffer dropped %llu events (counted in "
+					"the chunks' lost_before)\n", c,
+					(unsigned long long)a.cpus[c].lost_total);
+	}
+	if (a.sock >= 0)
+		close(a.sock);
+	if (a.cpus)
+		for (uint32_t c = 0; c < a.cfg.nr_cpu_ids; c++)
+			if (a.cpus[c].map)
+				munmap((void *)a.cpus[c].map, a.cfg.cpu_stride);
+	agent_hello_free(&a);
+	free(a.cpus);
+	free(a.frame);
+	if (a.dev >= 0)
+		close(a.dev);
+	return ret;
+}
