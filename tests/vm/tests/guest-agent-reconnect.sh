@@ -14,14 +14,7 @@ PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 guest_main() {
 	guest_prepare_vsock
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
-	"$VMSCOPE" agent --port "$PORT" --flush-ms 20 --retry-ms 100 -v \
-		2>/vmtest/agent.err &
-	agent=$!
-	for _ in $(seq 600); do
-		grep -q "connected to" /vmtest/agent.err && break
-		sleep 0.2
-	done
-	grep -q "connected to" /vmtest/agent.err || fail "agent did not connect: $(cat /vmtest/agent.err)"
+	guest_agent_start "$PORT" --flush-ms 20 --retry-ms 100
 	# a steady stream of scheduler events until the host says stop
 	"$PINGPONG" 1000000000 0 >/dev/null &
 	load=$!

@@ -17,14 +17,7 @@ PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 guest_main() {
 	guest_prepare_vsock
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
-	"$VMSCOPE" agent --port "$PORT" --flush-ms 50 -v 2>/vmtest/agent.err &
-	agent=$!
-	# connected (the hello went out) before the tasks exist
-	for _ in $(seq 600); do
-		grep -q "connected to" /vmtest/agent.err && break
-		sleep 0.2
-	done
-	grep -q "connected to" /vmtest/agent.err || fail "agent did not connect: $(cat /vmtest/agent.err)"
+	guest_agent_start "$PORT" --flush-ms 50
 	check "pingpong $ROUNDS rounds on cpu 1" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
 	cp /run/pp.txt /vmtest/pp.txt
 	sleep 0.5
