@@ -68,8 +68,10 @@ struct vmscope_sync_once {
 #define VMSCOPE_SYNC_PERIOD_MIN_NS	1000000ULL	/* 1 ms */
 #define VMSCOPE_SYNC_PERIOD_MAX_NS	1000000000ULL	/* 1 s */
 #define VMSCOPE_SYNC_PERIOD_DEFAULT_NS	10000000ULL	/* 10 ms */
-/* Recent samples each CPU keeps for SYNC_EMITTER_STATE (the recording
- * session, if any, gets every exchange as a sync_guest record). */
+/*
+ * Recent samples each CPU keeps for SYNC_EMITTER_STATE (the recording
+ * session, if any, gets every exchange as a sync_guest record).
+ */
 #define VMSCOPE_SYNC_SAMPLES		64
 
 struct vmscope_sync_emitter_ctl {
