@@ -7,6 +7,7 @@
  * from one connection to the next.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ struct hello_mem {
 	char (*irq_names)[VMSCOPE_GUEST_IRQ_NAME_LEN + 1];
 	Vmscope__Trace__GuestCpuCursor *cursors;
 	Vmscope__Trace__GuestCpuCursor **cursorp;
+	size_t tasks_cap, comms_cap, irqs_cap, names_cap;	/* while loading */
 };
 
 /* The module's descriptors, checked, then the one ABI -> stored mapping. */
@@ -71,108 +73,134 @@ static int load_events(struct agent *a, struct hello_mem *m)
 	return 0;
 }
 
-/* Paged GUEST_TASKS until done; grows the arrays as it goes. */
-static int load_tasks(struct agent *a, struct hello_mem *m)
-{
-	struct vmscope_guest_tasks_req *r = calloc(1, sizeof(*r));
-	size_t n = 0, cap = 0;
-	uint32_t start = 1;
+/*
+ * GUEST_TASKS and GUEST_IRQS answer in pages that begin alike (start, next,
+ * nr): ask until next is 0, handing each page to take(), which appends its
+ * entries at *n.
+ */
+struct dump_page {
+	uint32_t start, next, nr, reserved;
+};
+_Static_assert(offsetof(struct vmscope_guest_tasks_req, nr) ==
+	       offsetof(struct dump_page, nr) &&
+	       offsetof(struct vmscope_guest_irqs_req, nr) ==
+	       offsetof(struct dump_page, nr), "dump pages begin alike");
 
-	if (!r)
+static int load_paged(struct agent *a, unsigned long cmd, size_t size,
+		      uint32_t first, struct hello_mem *m, size_t *n,
+		      int (*take)(struct hello_mem *m, const void *page, size_t *n))
+{
+	struct dump_page *pg = calloc(1, size);
+	uint32_t start = first;
+	int e = 0;
+
+	if (!pg)
 		return -ENOMEM;
 	do {
-		r->start = start;
-		if (ioctl(a->dev, VMSCOPE_IOC_GUEST_TASKS, r) < 0) {
-			free(r);
-			return -errno;
+		pg->start = start;
+		if (ioctl(a->dev, cmd, pg) < 0) {
+			e = -errno;
+			break;
 		}
-		if (n + r->nr > cap) {
-			cap = (n + r->nr) * 2;
-			m->tasks = realloc(m->tasks, cap * sizeof(*m->tasks));
-			m->comms = realloc(m->comms, cap * sizeof(*m->comms));
-			if (!m->tasks || !m->comms) {
-				free(r);
-				return -ENOMEM;
-			}
+		if (pg->nr > VMSCOPE_GUEST_DUMP_MAX) {
+			e = -EPROTO;
+			break;
 		}
-		for (uint32_t i = 0; i < r->nr && i < VMSCOPE_GUEST_DUMP_MAX; i++, n++) {
-			Vmscope__Trace__GuestTask *t = &m->tasks[n];
-
-			vmscope__trace__guest_task__init(t);
-			t->pid = r->tasks[i].pid;
-			t->tgid = r->tasks[i].tgid;
-			t->ppid = r->tasks[i].ppid;
-			t->kthread = !!(r->tasks[i].flags & VMSCOPE_GUEST_TASK_KTHREAD);
-			memcpy(m->comms[n], r->tasks[i].comm, 16);
-			m->comms[n][16] = 0;
-		}
+		e = take(m, pg, n);
 		/* the kernel promises progress; a stuck cursor is a bug, not a loop */
-		if (r->next && r->next <= start) {
-			free(r);
-			return -EPROTO;
-		}
-		start = r->next;
-	} while (start);
-	free(r);
-	m->taskp = calloc(n + 1, sizeof(*m->taskp));
-	if (!m->taskp)
+		if (!e && pg->next && pg->next <= start)
+			e = -EPROTO;
+		start = pg->next;
+	} while (!e && start);
+	free(pg);
+	return e;
+}
+
+/* Room for @need elements of @size in *p (capacity *cap), keeping *p on failure. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	np = realloc(*p, need * 2 * size);
+	if (!np)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		m->tasks[i].comm = m->comms[i];	/* after the last realloc */
-		m->taskp[i] = &m->tasks[i];
-	}
-	m->state.tasks = m->taskp;
-	m->state.n_tasks = n;
+	*p = np;
+	*cap = need * 2;
 	return 0;
 }
 
-static int load_irqs(struct agent *a, struct hello_mem *m)
+static int take_tasks(struct hello_mem *m, const void *page, size_t *n)
 {
-	struct vmscope_guest_irqs_req *r = calloc(1, sizeof(*r));
-	size_t n = 0, cap = 0;
-	uint32_t start = 0;
+	const struct vmscope_guest_tasks_req *r = page;
 
-	if (!r)
+	if (grow((void **)&m->tasks, &m->tasks_cap, *n + r->nr, sizeof(*m->tasks)) ||
+	    grow((void **)&m->comms, &m->comms_cap, *n + r->nr, sizeof(*m->comms)))
 		return -ENOMEM;
-	do {
-		r->start = start;
-		if (ioctl(a->dev, VMSCOPE_IOC_GUEST_IRQS, r) < 0) {
-			free(r);
-			return -errno;
-		}
-		m->state.nr_cpus = r->nr_cpus;
-		if (n + r->nr > cap) {
-			cap = (n + r->nr) * 2;
-			m->irqs = realloc(m->irqs, cap * sizeof(*m->irqs));
-			m->irq_names = realloc(m->irq_names, cap * sizeof(*m->irq_names));
-			if (!m->irqs || !m->irq_names) {
-				free(r);
-				return -ENOMEM;
-			}
-		}
-		for (uint32_t i = 0; i < r->nr && i < VMSCOPE_GUEST_DUMP_MAX; i++, n++) {
-			vmscope__trace__guest_irq__init(&m->irqs[n]);
-			m->irqs[n].irq = r->irqs[i].irq;
-			m->irqs[n].nr_actions = r->irqs[i].nr_actions;
-			memcpy(m->irq_names[n], r->irqs[i].name, VMSCOPE_GUEST_IRQ_NAME_LEN);
-			m->irq_names[n][VMSCOPE_GUEST_IRQ_NAME_LEN] = 0;
-		}
-		if (r->next && r->next <= start) {
-			free(r);
-			return -EPROTO;
-		}
-		start = r->next;
-	} while (start);
-	free(r);
-	m->irqp = calloc(n + 1, sizeof(*m->irqp));
-	if (!m->irqp)
+	for (uint32_t i = 0; i < r->nr; i++, (*n)++) {
+		Vmscope__Trace__GuestTask *t = &m->tasks[*n];
+
+		vmscope__trace__guest_task__init(t);
+		t->pid = r->tasks[i].pid;
+		t->tgid = r->tasks[i].tgid;
+		t->ppid = r->tasks[i].ppid;
+		t->kthread = !!(r->tasks[i].flags & VMSCOPE_GUEST_TASK_KTHREAD);
+		memcpy(m->comms[*n], r->tasks[i].comm, 16);
+		m->comms[*n][16] = 0;
+	}
+	return 0;
+}
+
+static int take_irqs(struct hello_mem *m, const void *page, size_t *n)
+{
+	const struct vmscope_guest_irqs_req *r = page;
+
+	m->state.nr_cpus = r->nr_cpus;
+	if (grow((void **)&m->irqs, &m->irqs_cap, *n + r->nr, sizeof(*m->irqs)) ||
+	    grow((void **)&m->irq_names, &m->names_cap, *n + r->nr,
+		 sizeof(*m->irq_names)))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < r->nr; i++, (*n)++) {
+		vmscope__trace__guest_irq__init(&m->irqs[*n]);
+		m->irqs[*n].irq = r->irqs[i].irq;
+		m->irqs[*n].nr_actions = r->irqs[i].nr_actions;
+		memcpy(m->irq_names[*n], r->irqs[i].name, VMSCOPE_GUEST_IRQ_NAME_LEN);
+		m->irq_names[*n][VMSCOPE_GUEST_IRQ_NAME_LEN] = 0;
+	}
+	return 0;
+}
+
+/* The state dump into m->state; strings and pointers set after the last realloc. */
+static int load_state(struct agent *a, struct hello_mem *m)
+{
+	size_t nt = 0, ni = 0;
+	int e;
+
+	e = load_paged(a, VMSCOPE_IOC_GUEST_TASKS,
+		       sizeof(struct vmscope_guest_tasks_req), 1, m, &nt, take_tasks);
+	if (!e)
+		e = load_paged(a, VMSCOPE_IOC_GUEST_IRQS,
+			       sizeof(struct vmscope_guest_irqs_req), 0, m, &ni,
+			       take_irqs);
+	if (e)
+		return e;
+	m->taskp = calloc(nt + 1, sizeof(*m->taskp));
+	m->irqp = calloc(ni + 1, sizeof(*m->irqp));
+	if (!m->taskp || !m->irqp)
+		return -ENOMEM;
+	for (size_t i = 0; i < nt; i++) {
+		m->tasks[i].comm = m->comms[i];
+		m->taskp[i] = &m->tasks[i];
+	}
+	for (size_t i = 0; i < ni; i++) {
 		m->irqs[i].name = m->irq_names[i];
 		m->irqp[i] = &m->irqs[i];
 	}
+	m->state.tasks = m->taskp;
+	m->state.n_tasks = nt;
 	m->state.irqs = m->irqp;
-	m->state.n_irqs = n;
+	m->state.n_irqs = ni;
 	return 0;
 }
 
@@ -192,9 +220,7 @@ int agent_hello_build(struct agent *a, uint64_t token, int sync_available,
 
 	e = load_events(a, m);
 	if (!e)
-		e = load_tasks(a, m);
-	if (!e)
-		e = load_irqs(a, m);
+		e = load_state(a, m);
 	if (e)
 		return e;
 
