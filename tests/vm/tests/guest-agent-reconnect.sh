@@ -1,4 +1,4 @@
-# vmtest-timeout: 420
+# vmtest-timeout: 600
 # `vmscope agent` survives its receiver being killed (SIGKILL) mid-stream
 # and restarted: it notices, retries, reconnects with a fresh FileHeader +
 # hello whose cursors say what it sent before, resends the sub-buffer it

@@ -1,4 +1,4 @@
-# vmtest-timeout: 420
+# vmtest-timeout: 600
 # Guest capture end to end: in a 2-vCPU guest, `vmscope agent` records with
 # vmscope_guest.ko and streams to a receiver in the test host (guest-recv,
 # built on collector/guest_link) while two tasks pinned to CPU 1 ping-pong

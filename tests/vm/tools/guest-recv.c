@@ -68,7 +68,7 @@ static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 		fprintf(r->hello, "irq %u %s\n", s->irqs[i]->irq, s->irqs[i]->name);
 	for (size_t i = 0; i < h->n_cursors; i++) {
 		const Vmscope__Trace__GuestCpuCursor *c = h->cursors[i];
-		unsigned long long lc, lr;
+		long long lc, lr;
 
 		fprintf(r->hello, "cursor cpu %u next_seq %llu chunks_sent %llu "
 			"records_sent %llu\n", c->cpu,
@@ -77,10 +77,11 @@ static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 			(unsigned long long)c->records_sent);
 		if (!h->connection || c->cpu >= MAX_CPUS)
 			continue;
-		/* sent before this connection minus what we kept */
-		lc = c->chunks_sent - r->stored_chunks[c->cpu];
-		lr = c->records_sent - r->stored_records[c->cpu];
-		fprintf(r->gaps, "%u %u %llu %llu\n", r->conn, c->cpu, lc, lr);
+		/* sent before this connection minus what we kept (negative:
+		 * the agent's cursors are wrong, which the test catches) */
+		lc = (long long)(c->chunks_sent - r->stored_chunks[c->cpu]);
+		lr = (long long)(c->records_sent - r->stored_records[c->cpu]);
+		fprintf(r->gaps, "%u %u %lld %lld\n", r->conn, c->cpu, lc, lr);
 		fflush(r->gaps);
 	}
 	if (h->connection == 0)
