@@ -7,6 +7,8 @@
 # per CPU the sub-buffer seqs missing from what was kept == the chunks
 # counted lost.
 
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
+
 PORT=5644
 RECV=$VMTEST_BUILD/tests/vm/tools/guest-recv
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong

@@ -9,6 +9,8 @@
 # records of exactly those two tasks agree with the round-trip count and
 # with /proc/PID/status voluntary_ctxt_switches (within 2%).
 
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
+
 PORT=5643
 ROUNDS=2000
 RECV=$VMTEST_BUILD/tests/vm/tools/guest-recv
