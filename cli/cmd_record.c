@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "device.h"
 #include "event_select.h"
+#include "guest_link.h"
 #include "record.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -28,11 +29,14 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --all) [--duration T]\n"
 		"                      [--events LIST] [--mode discard|flight]\n"
-		"                      [--buffer-size S] -o TRACE\n\n"
+		"                      [--buffer-size S] [--cid CID...] [--guest-port P]\n"
+		"                      -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
-		"vsock CID and vCPU threads from /proc) and host-cpuN.vtf per host CPU.\n"
+		"vsock CID and vCPU threads from /proc) and host-cpuN.vtf per host CPU;\n"
+		"each VM's guest agent (`vmscope agent`) that connects over vsock from\n"
+		"that VM's CID streams into guestV-cpuN.vtf (V: the VM's index).\n"
 		"Stops on Ctrl-C/SIGTERM or after T; the files are fsynced and end with\n"
 		"an index and a summary. A live status line is shown on a terminal.\n"
 		"Read the trace with `vmscope dump TRACE`.\n\n"
@@ -46,9 +50,12 @@ static void usage(FILE *out)
 		"                     full, counted; flight: overwrite the oldest\n"
 		"  --buffer-size S    ring buffer per host CPU (bytes; suffix K, M;\n"
 		"                     default 2M; 64 KiB sub-buffers, fewer when small)\n"
+		"  --cid CID          the vsock CID of the VM of the same-numbered --pid\n"
+		"                     (default: guest-cid= of its QEMU command line)\n"
+		"  --guest-port P     vsock port the agents connect to (default %d)\n"
 		"  -o TRACE           the trace folder to create\n\n"
-		"Not yet: --domain NAME (libvirt) and guest streams (the guest agent).\n",
-		VMSCOPE_MAX_PIDS);
+		"Not yet: --domain NAME (libvirt).\n",
+		VMSCOPE_MAX_PIDS, VMSCOPE_AGENT_PORT);
 }
 
 static int parse_size(const char *s, unsigned long long *v)
@@ -116,7 +123,8 @@ static int geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg)
 	return 0;
 }
 
-enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN };
+enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
+       OPT_CID, OPT_GPORT };
 
 int cmd_record(int argc, char **argv)
 {
@@ -128,6 +136,8 @@ int cmd_record(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, OPT_BUF },
 		{ "events", required_argument, NULL, OPT_EVENTS },
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "cid", required_argument, NULL, OPT_CID },
+		{ "guest-port", required_argument, NULL, OPT_GPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,8 +147,11 @@ int cmd_record(int argc, char **argv)
 	struct rec_opts o = { 0 };
 	struct vmscope_version v;
 	unsigned long long ull;
+	static uint32_t cids[VMSCOPE_MAX_PIDS];
+	unsigned int ncids = 0;
 	int opt, all = 0, fd;
 
+	o.guest_port = VMSCOPE_AGENT_PORT;
 	if (geometry(2ull << 20, &cfg))
 		return EXIT_FAILURE_RUNTIME;
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -191,6 +204,29 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "vmscope record: --domain is not supported yet: use "
 				"--pid with the domain's QEMU pid\n");
 			return EXIT_USAGE;
+		case OPT_CID:
+		case OPT_GPORT: {
+			char *end;
+
+			errno = 0;
+			ull = strtoull(optarg, &end, 10);
+			/* CIDs 0-2 are the hypervisor's, the local and the host */
+			if (errno || *end || end == optarg || optarg[0] == '-' ||
+			    ull > 0xfffffffeull || (opt == OPT_CID && ull < 3)) {
+				fprintf(stderr, "vmscope record: bad %s '%s'\n",
+					opt == OPT_CID ? "--cid" : "--guest-port", optarg);
+				return EXIT_USAGE;
+			}
+			if (opt == OPT_GPORT) {
+				o.guest_port = (uint32_t)ull;
+			} else if (ncids == VMSCOPE_MAX_PIDS) {
+				fprintf(stderr, "vmscope record: at most %d --cid\n", VMSCOPE_MAX_PIDS);
+				return EXIT_USAGE;
+			} else {
+				cids[ncids++] = (uint32_t)ull;
+			}
+			break;
+		}
 		case 'o':
 			o.path = optarg;
 			break;
@@ -219,6 +255,12 @@ int cmd_record(int argc, char **argv)
 				e == -ESRCH ? "no such process" : strerror(-e));
 			return EXIT_FAILURE_RUNTIME;
 		}
+		if (i < ncids)
+			vms[i].cid = cids[i];
+	}
+	if (ncids > o.ctl.nr_pids) {
+		fprintf(stderr, "vmscope record: more --cid than --pid\n");
+		return EXIT_USAGE;
 	}
 	o.vms = vms;
 	o.nvms = o.ctl.nr_pids;

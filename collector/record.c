@@ -21,57 +21,13 @@
 
 #include "reader_desc.h"
 #include "file.pb-c.h"
+#include "rec_guests.h"
+#include "rec_int.h"
 #include "record.h"
 #include "stream.pb-c.h"
 #include "tracefmt.h"
 
-/* One sub-buffer's records, copied out of the ring so it can go back. */
-struct node {
-	struct cds_wfcq_node qn;
-	uint32_t cpu, nr_records, len;
-	uint64_t seq, begin_ts, end_ts, lost_before;
-	uint8_t data[];
-};
-
-/* Write side of one host CPU's stream file (writer thread only). */
-struct stream_w {
-	struct tf_writer *w;
-	bool used;
-	uint64_t chunks, records, bytes, first_ts, last_ts;
-	uint64_t last_lost, next_seq, gap_subbufs;
-	uint64_t writer_lost;		/* events not written after an error */
-	/* FileIndex columns; indexing stops at IDX_MAX chunks (optional) */
-	uint64_t *idx_off, *idx_b, *idx_e;
-	size_t nidx, capidx;
-};
-
 #define IDX_MAX (1u << 20)
-
-struct rthread {
-	struct rec *r;
-	unsigned int cpu;
-	pthread_t t;
-};
-
-struct rec {
-	struct hb *h;
-	const struct rec_opts *o;
-	int dirfd, efd;
-	uint8_t session_id[16];
-	struct cds_wfcq_head qh;
-	struct cds_wfcq_tail qt;
-	uint64_t queued, qcap;		/* atomic */
-	int draining, readers_left;	/* atomic */
-	int write_err, read_err;	/* atomic: first errno */
-	uint64_t events, bytes, stalls;	/* atomic, for the status line */
-	struct stream_w *sw;		/* [ncpu] */
-	struct rthread *rt;		/* [nrt] */
-	unsigned int nrt;
-	pthread_t wt;
-	bool have_wt;
-	struct tf_writer *meta;
-	uint64_t start_rt, stop_rt;
-};
 
 static uint64_t realtime_ns(void)
 {
@@ -89,7 +45,7 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void set_err(int *slot, int err)
+void rec_set_err(int *slot, int err)
 {
 	int zero = 0;
 
@@ -114,7 +70,9 @@ static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned 
 	n = malloc(sizeof(*n) + len);
 	if (!n)
 		return NULL;
+	memset(n, 0, sizeof(*n));
 	cds_wfcq_node_init(&n->qn);
+	n->kind = NODE_CHUNK;
 	n->cpu = cpu;
 	n->nr_records = len ? hdr.records : 0;
 	n->len = (uint32_t)len;
@@ -126,12 +84,18 @@ static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned 
 	return n;
 }
 
-static void wake_writer(struct rec *r)
+void rec_wake_writer(struct rec *r)
 {
 	uint64_t one = 1;
 
 	if (write(r->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		set_err(&r->read_err, errno);
+		rec_set_err(&r->read_err, errno);
+}
+
+void rec_enqueue(struct rec *r, struct node *n)
+{
+	cds_wfcq_enqueue(&r->qh, &r->qt, &n->qn);
+	rec_wake_writer(r);
 }
 
 /* Take what CPU @cpu has delivered. Returns sub-buffers taken, -1 on error. */
@@ -162,12 +126,11 @@ static int drain(struct rec *r, unsigned int cpu, bool final)
 			return -1;
 		}
 		if (!n) {
-			set_err(&r->read_err, ENOMEM);
+			rec_set_err(&r->read_err, ENOMEM);
 			return -1;
 		}
 		__atomic_add_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
-		cds_wfcq_enqueue(&r->qh, &r->qt, &n->qn);
-		wake_writer(r);
+		rec_enqueue(r, n);
 		taken++;
 	}
 }
@@ -182,14 +145,14 @@ static void *reader_main(void *arg)
 		if (__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE)) {
 			/* the session is stopped and flushed: take the rest */
 			if (drain(r, t->cpu, true) < 0)
-				set_err(&r->read_err, EIO);
+				rec_set_err(&r->read_err, EIO);
 			break;
 		}
 		int ready = poll(&p, 1, 100);
 		int taken = drain(r, t->cpu, false);
 
 		if (taken < 0) {
-			set_err(&r->read_err, EIO);
+			rec_set_err(&r->read_err, EIO);
 			break;
 		}
 		/* poll() says "some CPU has data": when it is not ours, do
@@ -198,7 +161,7 @@ static void *reader_main(void *arg)
 			usleep(2000);
 	}
 	__atomic_sub_fetch(&r->readers_left, 1, __ATOMIC_RELEASE);
-	wake_writer(r);
+	rec_wake_writer(r);
 	return NULL;
 }
 
@@ -231,14 +194,82 @@ static void index_chunk(struct stream_w *s, uint64_t off, uint64_t b, uint64_t e
 	s->nidx++;
 }
 
+static int write_header(struct rec *r, struct tf_writer *w, int role,
+			const struct stream_w *s);
+
+/*
+ * A guest CPU's stream, its file created at its first chunk or loss (a
+ * guest says how many CPUs it has; only those that send get a file).
+ * NULL when it cannot be created: the recording stops with the error.
+ */
+static struct stream_w *guest_stream(struct rec *r, uint32_t vm, uint32_t cpu)
+{
+	static const struct tf_writer_opts wo = { .buf_size = 256u << 10 };
+	struct stream_w *s = &r->gsw[vm][cpu];
+	char name[64];
+	int e;
+
+	if (s->used)
+		return s->w ? s : NULL;
+	s->used = s->guest = true;
+	s->vm = vm;
+	s->cpu = cpu;
+	tf_trace_guest_name(name, sizeof(name), vm, cpu);
+	e = tf_writer_create(&s->w, r->dirfd, name, &wo);
+	if (!e)
+		e = write_header(r, s->w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, s);
+	if (e) {
+		fprintf(stderr, "vmscope record: %s/%s: %s\n", r->o->path, name, strerror(-e));
+		rec_set_err(&r->write_err, -e);
+		if (s->w)
+			tf_writer_close(s->w);
+		s->w = NULL;
+		return NULL;
+	}
+	return s;
+}
+
+static void origin_of(const struct stream_w *s, Vmscope__Trace__Origin *o)
+{
+	o->side = s->guest ? VMSCOPE__TRACE__SIDE__SIDE_GUEST : VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	o->vm = s->vm;
+	o->cpu = s->cpu;
+}
+
+/* A loss a guest reported, or a broken guest connection's gap. */
+static void write_loss(struct rec *r, struct node *n)
+{
+	struct stream_w *s = guest_stream(r, n->vm, n->cpu);
+	Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+	int e;
+
+	if (!s || __atomic_load_n(&r->write_err, __ATOMIC_RELAXED))
+		return;
+	origin_of(s, &o);
+	lr.origin = &o;
+	lr.kind = n->loss_kind;
+	lr.events = n->loss_events;
+	lr.subbufs = n->loss_subbufs;
+	lr.begin_ts = s->last_ts;
+	lr.detail = (char *)n->loss_detail;
+	e = tf_writer_append_msg(s->w, TF_FRAME_LOSS, &lr.base);
+	if (e)
+		rec_set_err(&r->write_err, -e);
+	else
+		s->guest_lost += n->loss_events;
+}
+
 static void write_chunk(struct rec *r, struct node *n)
 {
-	struct stream_w *s = &r->sw[n->cpu];
+	struct stream_w *s = n->guest ? guest_stream(r, n->vm, n->cpu) : &r->sw[n->cpu];
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
 	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 	struct tf_writer_stats st;
 	int e;
 
+	if (!s)		/* a guest stream whose file failed: the error stops us */
+		return;
 	if (n->seq > s->next_seq)
 		s->gap_subbufs += n->seq - s->next_seq;
 	s->next_seq = n->seq + 1;
@@ -246,8 +277,7 @@ static void write_chunk(struct rec *r, struct node *n)
 		s->writer_lost += n->nr_records;
 		return;
 	}
-	o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
-	o.cpu = n->cpu;
+	origin_of(s, &o);
 	c.origin = &o;
 	c.seq = n->seq;
 	c.begin_ts = n->begin_ts;
@@ -259,7 +289,7 @@ static void write_chunk(struct rec *r, struct node *n)
 	tf_writer_get_stats(s->w, &st);
 	e = tf_writer_append_msg(s->w, TF_FRAME_CHUNK, &c.base);
 	if (e) {
-		set_err(&r->write_err, -e);
+		rec_set_err(&r->write_err, -e);
 		s->writer_lost += n->nr_records;
 		return;
 	}
@@ -289,8 +319,18 @@ static void flush_idle(struct rec *r)
 			continue;
 		e = tf_writer_flush(r->sw[cpu].w);
 		if (e)
-			set_err(&r->write_err, -e);
+			rec_set_err(&r->write_err, -e);
 	}
+	for (unsigned int vm = 0; r->gsw && vm < r->o->nvms; vm++)
+		for (unsigned int cpu = 0; cpu < REC_GUEST_CPUS; cpu++) {
+			int e;
+
+			if (!r->gsw[vm][cpu].w)
+				continue;
+			e = tf_writer_flush(r->gsw[vm][cpu].w);
+			if (e)
+				rec_set_err(&r->write_err, -e);
+		}
 }
 
 static void *writer_main(void *arg)
@@ -318,8 +358,12 @@ static void *writer_main(void *arg)
 		}
 		struct node *n = caa_container_of(qn, struct node, qn);
 
-		write_chunk(r, n);
-		__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		if (n->kind == NODE_LOSS) {
+			write_loss(r, n);
+		} else {
+			write_chunk(r, n);
+			__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		}
 		free(n);
 	}
 	return NULL;
@@ -357,6 +401,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	Vmscope__Trace__VmInfo *vi = calloc(o->nvms + 1, sizeof(*vi));
 	Vmscope__Trace__VmInfo **vip = calloc(o->nvms + 1, sizeof(*vip));
 	Vmscope__Trace__VcpuThread *vt = NULL, **vtp = NULL;
+	Vmscope__Trace__GuestHello **gh = calloc(o->nvms + 1, sizeof(*gh));
 	size_t nvt = 0, k = 0;
 	int e = -ENOMEM;
 
@@ -364,7 +409,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 		nvt += o->vms[i].nvcpus;
 	vt = calloc(nvt + 1, sizeof(*vt));
 	vtp = calloc(nvt + 1, sizeof(*vtp));
-	if (!vi || !vip || !vt || !vtp)
+	if (!vi || !vip || !vt || !vtp || !gh)
 		goto out;
 	uname(&u);
 	if (gethostname(hostname, sizeof(hostname) - 1))
@@ -394,6 +439,14 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 		vi[i].name = (char *)v->name;
 		vi[i].qemu_pid = v->pid;
 		vi[i].vsock_cid = v->cid;
+		/* the guest's own claims, from its last hello: for decoding */
+		gh[i] = rg_hello(r, i);
+		if (gh[i]) {
+			vi[i].agent_connected = true;
+			vi[i].guest_kernel = gh[i]->kernel;
+			vi[i].guest_clock = gh[i]->clock;
+			vi[i].guest_events = gh[i]->events;
+		}
 		vi[i].vcpus = &vtp[k];
 		vi[i].n_vcpus = v->nvcpus;
 		for (unsigned int c = 0; c < v->nvcpus; c++, k++) {
@@ -434,6 +487,10 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	s.options = &opt;
 	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
 out:
+	for (unsigned int i = 0; gh && i < o->nvms; i++)
+		if (gh[i])
+			vmscope__trace__guest_hello__free_unpacked(gh[i], NULL);
+	free(gh);
 	free(vi);
 	free(vip);
 	free(vt);
@@ -441,7 +498,8 @@ out:
 	return e;
 }
 
-static int write_header(struct rec *r, struct tf_writer *w, int role, int cpu)
+static int write_header(struct rec *r, struct tf_writer *w, int role,
+			const struct stream_w *s)
 {
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
 	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
@@ -452,9 +510,8 @@ static int write_header(struct rec *r, struct tf_writer *w, int role, int cpu)
 	fh.role = role;
 	fh.created_realtime_ns = realtime_ns();
 	fh.writer = "vmscope record " VMSCOPE_VERSION_STRING;
-	if (cpu >= 0) {
-		o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
-		o.cpu = (uint32_t)cpu;
+	if (s) {
+		origin_of(s, &o);
 		fh.origin = &o;
 	}
 	return tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base);
@@ -462,19 +519,26 @@ static int write_header(struct rec *r, struct tf_writer *w, int role, int cpu)
 
 /* What the ring lost after the last sub-buffer we got, and what we could
  * not write, as LossRecords; then the index. Returns the first error. */
-static int finish_stream(struct rec *r, unsigned int cpu, uint64_t *lost_total)
+/* Events a stream lost that the trace says so: the host ring's counters,
+ * or what the guest reported plus the gaps of broken connections. */
+static uint64_t stream_lost(struct rec *r, const struct stream_w *s)
 {
-	struct stream_w *s = &r->sw[cpu];
-	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 	struct hb_losses l;
-	uint64_t total;
+
+	if (s->guest)
+		return s->guest_lost + s->writer_lost;
+	hb_losses(r->h, s->cpu, &l);
+	return l.full + l.too_big + l.overwritten + s->writer_lost;
+}
+
+static int finish_stream(struct rec *r, struct stream_w *s, uint64_t *lost_total)
+{
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+	uint64_t total = s->guest ? 0 : stream_lost(r, s) - s->writer_lost;
 	int e = 0;
 
-	hb_losses(r->h, cpu, &l);
-	total = l.full + l.too_big + l.overwritten;
-	*lost_total += total + s->writer_lost;
-	o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
-	o.cpu = cpu;
+	*lost_total += stream_lost(r, s);
+	origin_of(s, &o);
 	if (total > s->last_lost) {
 		Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
 
@@ -512,51 +576,69 @@ static int finish_stream(struct rec *r, unsigned int cpu, uint64_t *lost_total)
 	return e;
 }
 
-/* Statistics and Summary at the end of the metadata file. */
-static int write_final(struct rec *r, const bool *closed, const uint64_t *frames,
-		       const uint64_t *bytes, uint64_t first_ts, uint64_t last_ts)
+/* Every stream of the recording, host CPUs first; returns how many. */
+static unsigned int all_streams(struct rec *r, struct stream_w **out)
 {
-	unsigned int n = r->h->ncpu, k = 0;
-	Vmscope__Trace__StreamStats *ss = calloc(n + 1, sizeof(*ss)), **ssp = calloc(n + 1, sizeof(*ssp));
-	Vmscope__Trace__FileSummary *fs = calloc(n + 1, sizeof(*fs)), **fsp = calloc(n + 1, sizeof(*fsp));
-	Vmscope__Trace__Origin *o = calloc(n + 1, sizeof(*o));
-	char (*names)[32] = calloc(n + 1, sizeof(*names));
+	unsigned int k = 0;
+
+	for (unsigned int cpu = 0; r->sw && cpu < r->h->ncpu; cpu++)
+		if (r->sw[cpu].used)
+			out[k++] = &r->sw[cpu];
+	for (unsigned int vm = 0; r->gsw && vm < r->o->nvms; vm++)
+		for (unsigned int cpu = 0; cpu < REC_GUEST_CPUS; cpu++)
+			if (r->gsw[vm][cpu].used)
+				out[k++] = &r->gsw[vm][cpu];
+	return k;
+}
+
+static unsigned int max_streams(struct rec *r)
+{
+	return r->h->ncpu + r->o->nvms * REC_GUEST_CPUS + 1;
+}
+
+/* Statistics and Summary at the end of the metadata file. */
+static int write_final(struct rec *r, uint64_t last_ts)
+{
+	unsigned int n = max_streams(r), k;
+	struct stream_w **sv = calloc(n, sizeof(*sv));
+	Vmscope__Trace__StreamStats *ss = calloc(n, sizeof(*ss)), **ssp = calloc(n, sizeof(*ssp));
+	Vmscope__Trace__FileSummary *fs = calloc(n, sizeof(*fs)), **fsp = calloc(n, sizeof(*fsp));
+	Vmscope__Trace__Origin *o = calloc(n, sizeof(*o));
+	char (*names)[32] = calloc(n, sizeof(*names));
 	Vmscope__Trace__Statistics st = VMSCOPE__TRACE__STATISTICS__INIT;
 	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
 	int e = -ENOMEM;
 
-	if (!ss || !ssp || !fs || !fsp || !o || !names)
+	if (!sv || !ss || !ssp || !fs || !fsp || !o || !names)
 		goto out;
-	for (unsigned int cpu = 0; cpu < n; cpu++) {
-		struct stream_w *s = &r->sw[cpu];
-		struct hb_losses l;
+	k = all_streams(r, sv);
+	for (unsigned int i = 0; i < k; i++) {
+		struct stream_w *s = sv[i];
 
-		if (!s->used)
-			continue;
-		hb_losses(r->h, cpu, &l);
-		vmscope__trace__origin__init(&o[k]);
-		o[k].side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
-		o[k].cpu = cpu;
-		vmscope__trace__stream_stats__init(&ss[k]);
-		ss[k].origin = &o[k];
-		ss[k].chunks = s->chunks;
-		ss[k].records = s->records;
-		ss[k].bytes = s->bytes;
-		ss[k].lost_events = l.full + l.too_big + l.overwritten + s->writer_lost;
-		ss[k].lost_subbufs = s->gap_subbufs;
-		ss[k].first_ts = s->first_ts;
-		ss[k].last_ts = s->last_ts;
-		ssp[k] = &ss[k];
-		vmscope__trace__file_summary__init(&fs[k]);
-		tf_trace_host_name(names[k], sizeof(names[k]), cpu);
-		fs[k].name = names[k];
-		fs[k].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
-		fs[k].origin = &o[k];
-		fs[k].frames = frames[cpu];
-		fs[k].bytes = bytes[cpu];
-		fs[k].closed_cleanly = closed[cpu];
-		fsp[k] = &fs[k];
-		k++;
+		vmscope__trace__origin__init(&o[i]);
+		origin_of(s, &o[i]);
+		vmscope__trace__stream_stats__init(&ss[i]);
+		ss[i].origin = &o[i];
+		ss[i].chunks = s->chunks;
+		ss[i].records = s->records;
+		ss[i].bytes = s->bytes;
+		ss[i].lost_events = stream_lost(r, s);
+		ss[i].lost_subbufs = s->gap_subbufs;
+		ss[i].first_ts = s->first_ts;
+		ss[i].last_ts = s->last_ts;
+		ssp[i] = &ss[i];
+		vmscope__trace__file_summary__init(&fs[i]);
+		if (s->guest)
+			tf_trace_guest_name(names[i], sizeof(names[i]), s->vm, s->cpu);
+		else
+			tf_trace_host_name(names[i], sizeof(names[i]), s->cpu);
+		fs[i].name = names[i];
+		fs[i].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+		fs[i].origin = &o[i];
+		fs[i].frames = s->frames_end;
+		fs[i].bytes = s->bytes_end;
+		fs[i].closed_cleanly = s->closed_ok;
+		fsp[i] = &fs[i];
 	}
 	st.realtime_ns = r->stop_rt;
 	st.streams = ssp;
@@ -571,9 +653,9 @@ static int write_final(struct rec *r, const bool *closed, const uint64_t *frames
 	sum.final_stats = &st;
 	sum.files = fsp;
 	sum.n_files = k;
-	(void)first_ts;
 	e = tf_writer_append_msg(r->meta, TF_FRAME_SUMMARY, &sum.base);
 out:
+	free(sv);
 	free(ss);
 	free(ssp);
 	free(fs);
@@ -599,8 +681,9 @@ static void status_line(struct rec *r, double t0, uint64_t *prev_ev, double *pre
 		lost += l.full + l.too_big + l.overwritten;
 	}
 	fprintf(stderr, "\rvmscope record: %.0f s, %.0f events/s, %" PRIu64 " events, "
-		"%.1f MiB, lost %" PRIu64 ", guests 0   ", now - t0,
-		(double)(ev - *prev_ev) / (now - *prev_t), ev, (double)by / 1048576.0, lost);
+		"%.1f MiB, lost %" PRIu64 ", guests %u   ", now - t0,
+		(double)(ev - *prev_ev) / (now - *prev_t), ev, (double)by / 1048576.0, lost,
+		rg_connected(r, -1));
 	*prev_ev = ev;
 	*prev_t = now;
 }
@@ -614,10 +697,11 @@ static int open_streams(struct rec *r)
 		if (!r->h->map[cpu])
 			continue;
 		tf_trace_host_name(name, sizeof(name), cpu);
+		r->sw[cpu].cpu = cpu;
 		e = tf_writer_create(&r->sw[cpu].w, r->dirfd, name, NULL);
 		if (!e)
 			e = write_header(r, r->sw[cpu].w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM,
-					 (int)cpu);
+					 &r->sw[cpu]);
 		if (!e)
 			e = tf_writer_flush(r->sw[cpu].w);
 		if (e) {
@@ -672,8 +756,9 @@ static void stop_threads(struct rec *r)
 	__atomic_store_n(&r->draining, 1, __ATOMIC_RELEASE);
 	for (unsigned int i = 0; i < r->nrt; i++)
 		pthread_join(r->rt[i].t, NULL);
+	rg_stop(r);
 	if (r->have_wt) {
-		wake_writer(r);
+		rec_wake_writer(r);
 		pthread_join(r->wt, NULL);
 	}
 }
@@ -683,8 +768,8 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	static struct rec rs;
 	struct rec *r = &rs;
 	uint64_t first_ts = UINT64_MAX, last_ts = 0, lost = 0, prev_ev = 0;
-	uint64_t *frames = NULL, *bytes = NULL;
-	bool *closed = NULL, started = false;
+	struct stream_w **sv = NULL;
+	bool started = false;
 	double t0, prev_t, last_status = 0;
 	int e, rc = 1;
 	struct vmscope_probe_ctl ctl = o->ctl;
@@ -721,15 +806,20 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	if (r->qcap < (2ull << h->cfg.subbuf_shift))
 		r->qcap = 2ull << h->cfg.subbuf_shift;
 	r->sw = calloc(h->ncpu ? h->ncpu : 1, sizeof(*r->sw));
+	r->gsw = calloc(o->nvms + 1, sizeof(*r->gsw));
+	for (unsigned int i = 0; r->gsw && i < o->nvms; i++)
+		if (!(r->gsw[i] = calloc(REC_GUEST_CPUS, sizeof(**r->gsw))))
+			goto out_oom;
 	r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!r->sw || r->efd < 0) {
+	if (!r->sw || !r->gsw || r->efd < 0) {
+out_oom:
 		fprintf(stderr, "vmscope record: out of memory or eventfd failed\n");
 		goto out;
 	}
 	r->start_rt = realtime_ns();
 	e = tf_writer_create(&r->meta, r->dirfd, TF_TRACE_METADATA, NULL);
 	if (!e)
-		e = write_header(r, r->meta, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, -1);
+		e = write_header(r, r->meta, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
 	if (!e)
 		e = write_session(r, 0, 0, 0);
 	if (!e)		/* a killed recorder leaves readable metadata */
@@ -739,7 +829,7 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 			strerror(-e));
 		goto out;
 	}
-	if (open_streams(r) || start_threads(r))
+	if (open_streams(r) || start_threads(r) || rg_start(r, o->guest_port))
 		goto out;
 	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET;
 	if (hb_probes(h, &ctl))
@@ -756,6 +846,15 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
+		/* a guest said hello: its kernel, clock and event table into
+		 * a new SessionMetadata (a reader takes the last whole one) */
+		if (__atomic_exchange_n(&r->meta_dirty, 0, __ATOMIC_ACQ_REL)) {
+			e = write_session(r, 0, 0, 0);
+			if (!e)
+				e = tf_writer_flush(r->meta);
+			if (e)
+				rec_set_err(&r->write_err, -e);
+		}
 		if (o->status && mono_s() - last_status >= 1.0) {
 			status_line(r, t0, &prev_ev, &prev_t);
 			last_status = mono_s();
@@ -781,30 +880,27 @@ out:
 			strerror(r->read_err));
 		rc = 1;
 	}
-	frames = calloc(h->ncpu + 1, sizeof(*frames));
-	bytes = calloc(h->ncpu + 1, sizeof(*bytes));
-	closed = calloc(h->ncpu + 1, sizeof(*closed));
-	for (unsigned int cpu = 0; r->sw && cpu < h->ncpu; cpu++) {
-		struct stream_w *s = &r->sw[cpu];
+	sv = r->sw ? calloc(max_streams(r), sizeof(*sv)) : NULL;
+	for (unsigned int i = 0, n = sv ? all_streams(r, sv) : 0; i < n; i++) {
+		struct stream_w *s = sv[i];
 		struct tf_writer_stats st;
 
 		if (!s->w)
 			continue;
-		e = finish_stream(r, cpu, &lost);
+		e = finish_stream(r, s, &lost);
 		tf_writer_get_stats(s->w, &st);
-		if (frames && bytes && closed) {
-			frames[cpu] = st.frames;
-			bytes[cpu] = st.offset;
-			closed[cpu] = !e;
-		}
-		if (s->chunks && s->first_ts < first_ts)
+		s->frames_end = st.frames;
+		s->bytes_end = st.offset;
+		s->closed_ok = !e;
+		if (s->chunks && s->first_ts < first_ts && !s->guest)
 			first_ts = s->first_ts;
-		if (s->last_ts > last_ts)
+		if (s->last_ts > last_ts && !s->guest)
 			last_ts = s->last_ts;
 		e = tf_writer_close(s->w) ? : e;
 		s->w = NULL;
 		if (e && !r->write_err) {
-			fprintf(stderr, "vmscope record: closing host-cpu%u: %s\n", cpu, strerror(-e));
+			fprintf(stderr, "vmscope record: closing a %s stream (cpu %u): %s\n",
+				s->guest ? "guest" : "host", s->cpu, strerror(-e));
 			rc = 1;
 		}
 		free(s->idx_off);
@@ -813,8 +909,8 @@ out:
 	}
 	if (r->meta) {
 		e = write_session(r, r->stop_rt, first_ts == UINT64_MAX ? 0 : first_ts, last_ts);
-		if (!e && frames && bytes && closed)
-			e = write_final(r, closed, frames, bytes, first_ts, last_ts);
+		if (!e)
+			e = write_final(r, last_ts);
 		e = tf_writer_close(r->meta) ? : e;
 		if (e) {
 			fprintf(stderr, "vmscope record: %s/%s: %s\n", o->path,
@@ -827,9 +923,11 @@ out:
 			", collector stalls %" PRIu64 ", %.1f s -> %s\n",
 			r->events, (double)r->bytes / 1048576.0, lost, r->stalls,
 			(double)(r->stop_rt - r->start_rt) / 1e9, o->path);
-	free(frames);
-	free(bytes);
-	free(closed);
+	free(sv);
+	for (unsigned int i = 0; r->gsw && i < o->nvms; i++)
+		free(r->gsw[i]);
+	free(r->gsw);
+	rg_free(r);
 	free(r->sw);
 	free(r->rt);
 	if (r->efd >= 0)

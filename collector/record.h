@@ -36,6 +36,7 @@ struct rec_opts {
 	int argc;
 	char **argv;
 	const char *module_version;
+	uint32_t guest_port;		/* vsock port for the guest agents */
 };
 
 /*

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What record.c (host readers, writer, metadata) and rec_guests.c (guest
+ * agent connections) share inside one recording: the queue's node, the
+ * per-stream write state and the recording itself. Not an API.
+ */
+#ifndef VMSCOPE_COLLECTOR_REC_INT_H
+#define VMSCOPE_COLLECTOR_REC_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu/wfcqueue.h>
+
+#include "record.h"
+#include "tracefmt.h"
+
+/* A guest CPU number at or above this ends its connection (each guest
+ * stream costs a file and a writer buffer: a guest must not make many). */
+#define REC_GUEST_CPUS	256
+
+enum node_kind { NODE_CHUNK, NODE_LOSS };
+
+/* One sub-buffer's records (copied out of the ring, or out of a guest
+ * frame), or a loss to record, on its way to the writer thread. */
+struct node {
+	struct cds_wfcq_node qn;
+	uint8_t kind;			/* enum node_kind */
+	bool guest;
+	uint32_t vm, cpu, nr_records, len;
+	uint64_t seq, begin_ts, end_ts, lost_before;
+	uint32_t loss_kind;		/* NODE_LOSS: LossKind */
+	uint64_t loss_events, loss_subbufs;
+	const char *loss_detail;	/* a string literal */
+	uint8_t data[];
+};
+
+/* Write side of one stream file (writer thread only). */
+struct stream_w {
+	struct tf_writer *w;
+	bool used, guest, closed_ok;
+	uint32_t vm, cpu;
+	uint64_t chunks, records, bytes, first_ts, last_ts;
+	uint64_t last_lost, next_seq, gap_subbufs;
+	uint64_t writer_lost;		/* events not written after an error */
+	uint64_t guest_lost;		/* events in guest LossRecords */
+	uint64_t frames_end, bytes_end;	/* at close */
+	/* FileIndex columns; indexing stops at IDX_MAX chunks (optional) */
+	uint64_t *idx_off, *idx_b, *idx_e;
+	size_t nidx, capidx;
+};
+
+struct rthread {
+	struct rec *r;
+	unsigned int cpu;
+	pthread_t t;
+};
+
+struct rec_guests;
+
+struct rec {
+	struct hb *h;
+	const struct rec_opts *o;
+	int dirfd, efd;
+	uint8_t session_id[16];
+	struct cds_wfcq_head qh;
+	struct cds_wfcq_tail qt;
+	uint64_t queued, qcap;		/* atomic */
+	int draining, readers_left;	/* atomic; readers_left counts guest
+					 * threads too: the writer ends after
+					 * every producer */
+	int write_err, read_err;	/* atomic: first errno */
+	uint64_t events, bytes, stalls;	/* atomic, for the status line */
+	struct stream_w *sw;		/* [ncpu] */
+	struct stream_w **gsw;		/* [nvms][REC_GUEST_CPUS], writer thread */
+	struct rthread *rt;		/* [nrt] */
+	unsigned int nrt;
+	pthread_t wt;
+	bool have_wt;
+	struct tf_writer *meta;
+	uint64_t start_rt, stop_rt;
+	struct rec_guests *g;
+	int meta_dirty;			/* atomic: a guest said hello */
+};
+
+void rec_set_err(int *slot, int err);
+void rec_wake_writer(struct rec *r);
+/* Hand a node to the writer (the queue bound is the caller's business). */
+void rec_enqueue(struct rec *r, struct node *n);
+
+#endif
