@@ -1,0 +1,114 @@
+# vmtest-timeout: 900
+# The end-to-end path: in the test host, `vmscope record --pid QEMU` while
+# the guest loads vmscope_guest.ko, runs `vmscope agent` (which connects to
+# the recorder over vsock from CID 3) and a pipe ping-pong. Then:
+#  - `vmscope dump` shows host kvm_* events and, in the guest0 streams,
+#    the guest's sched_switch and sync_guest events;
+#  - host kvm_exit records = what the module says it wrote minus losses;
+#  - every guest sync event's (token, seq) has a host sync_t2 record;
+#  - `vmscope merge` finds zero causality violations and a bound.
+
+PORT=5643
+ROUNDS=500
+PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
+TRACE=/tmp/trace-guest
+
+guest_main() {
+	guest_prepare_vsock
+	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	guest_agent_start "$PORT" --flush-ms 50
+	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
+	cp /run/pp.txt /vmtest/pp.txt
+	sleep 1
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+	check "rmmod vmscope_guest" rmmod vmscope_guest
+}
+
+host_main() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start g1 guest_main 2 3
+	gdir=$VMTEST_GUESTS/g1
+	qpid=$(cat "$gdir/qemu.pid")
+	wait_file "$gdir/ready"
+
+	"$VMSCOPE" record --pid "$qpid" --buffer-size 8M -o "$TRACE" \
+		>/vmtest/record.out 2>/vmtest/record.err &
+	rec=$!
+	for _ in $(seq 300); do
+		grep -q '^vmscope record: recording to' /vmtest/record.err && break
+		kill -0 "$rec" 2>/dev/null || fail "record died: $(cat /vmtest/record.err)"
+		sleep 0.2
+	done
+	grep -q '^vmscope record: recording to' /vmtest/record.err || fail "record did not start"
+	grep -q "waiting for guest agents on vsock port $PORT" /vmtest/record.err ||
+		fail "record does not listen: $(cat /vmtest/record.err)"
+	touch "$gdir/go"
+	wait_file "$gdir/done"
+	kill -STOP "$qpid"
+	sleep 1
+	kill -INT "$rec"
+	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
+	"$VMSCOPE" stats >/vmtest/stats.txt
+	kill -CONT "$qpid"
+	touch "$gdir/bye"
+	guest_wait g1 300 || fail "guest failed"
+	cat /vmtest/record.err
+	cp /vmtest/record.err "$VMTEST_OUT/" 2>/dev/null || true
+
+	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+	grep -q 'guest of VM 0 (cid 3): connection ended (closed by the guest)' /vmtest/record.err ||
+		fail "the guest connection did not end cleanly"
+	"$VMSCOPE" dump --summary "$TRACE" >/vmtest/summary.txt ||
+		fail "dump --summary failed: $(tail -n 5 /vmtest/summary.txt)"
+	"$VMSCOPE" dump "$TRACE" >/vmtest/dump.txt || fail "dump failed"
+	cat /vmtest/summary.txt
+	ls -l "$TRACE"
+	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' /vmtest/summary.txt ||
+		fail "not every stream ended cleanly"
+	ls "$TRACE"/guest0-cpu*.vtf >/dev/null 2>&1 || fail "no guest0-cpuN.vtf"
+
+	matched=$(awk '$1 == "kvm_exit" { print $4 }' /vmtest/stats.txt)
+	rec_n=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/summary.txt)
+	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' /vmtest/summary.txt)
+	log "kvm_exit: module wrote (matched) ${matched:-?}, trace has ${rec_n:-?}, trace reports lost ${lost:-?}"
+	[ -n "$matched" ] && [ -n "$rec_n" ] && [ -n "$lost" ] || fail "could not read the counts"
+	[ "$rec_n" -gt 0 ] || fail "no kvm_exit records"
+	[ "$rec_n" -le "$matched" ] && [ "$rec_n" -ge $((matched - lost)) ] ||
+		fail "kvm_exit records $rec_n outside [matched - lost, matched] = [$((matched - lost)), $matched]"
+
+	grep -Eq ' host cpu[0-9]+ kvm_exit: ' /vmtest/dump.txt || fail "no host kvm_exit line"
+	grep -Eq ' host cpu[0-9]+ kvm_entry: ' /vmtest/dump.txt || fail "no host kvm_entry line"
+	nsw=$(grep -Ec ' guest0 cpu[0-9]+ sched_switch: ' /vmtest/dump.txt)
+	log "guest sched_switch lines: $nsw"
+	[ "$nsw" -ge "$ROUNDS" ] || fail "only $nsw guest sched_switch lines for $ROUNDS round trips"
+
+	# the clock-sync pairing: every guest sync event has its host t2
+	grep -E ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/dump.txt |
+		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >/vmtest/gsync.txt
+	grep -E ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt |
+		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >/vmtest/hsync.txt
+	ng=$(wc -l </vmtest/gsync.txt)
+	nh=$(wc -l </vmtest/hsync.txt)
+	unpaired=$(comm -23 /vmtest/gsync.txt /vmtest/hsync.txt | wc -l)
+	log "sync: $ng guest (token, seq), $nh host sync_t2, $unpaired guest ones without a host t2"
+	[ "$ng" -gt 10 ] || fail "only $ng guest sync events"
+	[ "$unpaired" -eq 0 ] || fail "$unpaired guest sync events without a host sync_t2: $(comm -23 /vmtest/gsync.txt /vmtest/hsync.txt | head -3)"
+
+	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
+		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
+	cat /vmtest/merge.out
+	[ -f /tmp/merged/report.txt ] && cat /tmp/merged/report.txt
+	cat /vmtest/merge.out /tmp/merged/report.txt 2>/dev/null >/vmtest/merge.all
+	grep -Eq 'causality [a-z]+: 0 violations' /vmtest/merge.all ||
+		fail "causality: $(grep -m2 causality /vmtest/merge.all)"
+	bound=$(grep -Eo 'bound [0-9]+ ns' /vmtest/merge.all | head -1)
+	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment /vmtest/merge.all)"
+	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' /vmtest/merge.all | head -1)"
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
