@@ -6,17 +6,21 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "decode.h"
 #include "merge.h"
+#include "out.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope merge [--sync-report] [-o MERGED] [--ppm N]\n"
-		"                     [--max-segment SECONDS] [--tsc-breaks MODE] TRACE\n\n"
+		"                     [--max-segment SECONDS] [--tsc-breaks MODE] TRACE\n"
+		"       vmscope merge --show MERGED\n\n"
 		"Align every guest clock to the host clock from the trace's clock-sync\n"
 		"exchanges (convex hull: a guaranteed error bound; forged or wrong samples\n"
 		"are identified and dropped) and merge all host and guest streams into one\n"
@@ -26,6 +30,8 @@ static void usage(FILE *out)
 		"the transform's segments with their bound, the samples used and dropped, and\n"
 		"the causality check over all exchanges (also saved as MERGED/report.txt).\n\n"
 		"  --sync-report         only the clock alignment report; nothing written\n"
+		"  --show MERGED         print a merged trace: host time, origin (host or VM\n"
+		"                        name), CPU, thread, event, fields, original time\n"
 		"  -o, --output MERGED   the merged trace folder\n"
 		"  --ppm N               drift prior, parts per million (default 1000)\n"
 		"  --max-segment SECONDS start a new segment after this much host time\n"
@@ -37,6 +43,57 @@ static void usage(FILE *out)
 		"violated; 2 on a usage error.\n");
 }
 
+/* `--show MERGED`: the merged timeline with each record's origin. */
+static int show(const char *path)
+{
+	const Vmscope__Trace__SessionMetadata *s;
+	struct mo_origin o;
+	struct vr_item it;
+	struct mr *m;
+	char err[512], text[512];
+	bool has;
+	uint64_t n = 0;
+	int e = mr_open(&m, path, err, sizeof(err));
+
+	if (e) {
+		fprintf(stderr, "vmscope merge: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	s = vr_trace_session(mr_trace(m));
+	while (mr_next(m, &it, &o, &has) == 1) {
+		if (it.kind == VR_LOSS) {
+			printf("%" PRIu64 ".%09" PRIu64 " -- lost %" PRIu64 " events: %s\n",
+			       it.ts / 1000000000, it.ts % 1000000000, it.events,
+			       it.text ? it.text : "");
+			continue;
+		}
+		if (it.kind != VR_EVENT)
+			continue;
+		const char *name = it.desc->name, *colon = strchr(name, ':');
+		const char *who = "?";
+
+		if (has && !o.origin)
+			who = "host";
+		else if (has && s && o.origin <= s->n_vms && s->vms[o.origin - 1]->name)
+			who = s->vms[o.origin - 1]->name;
+		if (has && o.origin && colon)	/* "vmN:" is said by who */
+			name = colon + 1;
+		vmscope_format_event(it.desc, it.payload, it.size, text, sizeof(text));
+		if (has)
+			printf("%" PRIu64 ".%09" PRIu64 " %s cpu%u tid %d %s: %s (at %" PRIu64 ")\n",
+			       it.ts / 1000000000, it.ts % 1000000000, who, o.cpu, o.tid, name,
+			       text, o.orig_ts);
+		else
+			printf("%" PRIu64 ".%09" PRIu64 " ? %s: %s\n", it.ts / 1000000000,
+			       it.ts % 1000000000, name, text);
+		n++;
+	}
+	e = mr_stats(m)->end.kind != TF_END_CLEAN;
+	printf("%" PRIu64 " events; merged stream: %s\n", n, tf_end_str(mr_stats(m)->end.kind));
+	mr_close(m);
+	return e ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -45,6 +102,7 @@ int cmd_merge(int argc, char **argv)
 		{ "ppm", required_argument, NULL, 'p' },
 		{ "max-segment", required_argument, NULL, 'm' },
 		{ "tsc-breaks", required_argument, NULL, 't' },
+		{ "show", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -92,6 +150,8 @@ int cmd_merge(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'S':
+			return show(optarg);
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
