@@ -44,21 +44,23 @@ static int step(int ret, const char *what)
 
 int main(void)
 {
-	struct {
-		struct kvm_msrs hdr;
-		struct kvm_msr_entry entry;
-	} msrs;
+	struct kvm_msrs *msrs;
 	int kvm, vm, vcpu;
 
 	kvm = step(open("/dev/kvm", O_RDWR | O_CLOEXEC), "/dev/kvm");
 	vm = step(ioctl(kvm, KVM_CREATE_VM, 0), "KVM_CREATE_VM");
 	step(ioctl(vm, KVM_CREATE_IRQCHIP, 0), "KVM_CREATE_IRQCHIP");
 	vcpu = step(ioctl(vm, KVM_CREATE_VCPU, 0), "KVM_CREATE_VCPU");
-	memset(&msrs, 0, sizeof(msrs));
-	msrs.hdr.nmsrs = 1;
-	msrs.entry.index = MSR_IA32_APICBASE;
-	msrs.entry.data = APIC_BASE_DISABLED;
-	if (step(ioctl(vcpu, KVM_SET_MSRS, &msrs), "KVM_SET_MSRS(APIC_BASE)") != 1) {
+	/* struct kvm_msrs ends in a flexible array: one entry after it */
+	msrs = calloc(1, sizeof(*msrs) + sizeof(msrs->entries[0]));
+	if (!msrs) {
+		fprintf(stderr, "kvm-hold: out of memory\n");
+		return 1;
+	}
+	msrs->nmsrs = 1;
+	msrs->entries[0].index = MSR_IA32_APICBASE;
+	msrs->entries[0].data = APIC_BASE_DISABLED;
+	if (step(ioctl(vcpu, KVM_SET_MSRS, msrs), "KVM_SET_MSRS(APIC_BASE)") != 1) {
 		fprintf(stderr, "kvm-hold: KVM refused to disable the APIC\n");
 		return 1;
 	}
