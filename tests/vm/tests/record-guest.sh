@@ -1,5 +1,4 @@
 # vmtest-timeout: 900
-# vmtest-quarantine: one run (before merge 57aae23) passed every record check but merge counted 9 events before t3 (5086 segments from TSC offset rewrites); not rerun on the current merge yet
 # The end-to-end path: in the test host, `vmscope record --pid QEMU` while
 # the guest loads vmscope_guest.ko, runs `vmscope agent` (which connects to
 # the recorder over vsock from CID 3) and a pipe ping-pong. Then:
