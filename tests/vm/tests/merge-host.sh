@@ -4,11 +4,10 @@
 # sync_t2/sync_t3 records pair exactly (t2 with its thread's t3, none
 # inconsistent), every pair is attributed to the VM through the vCPU
 # thread map the collector stored, and the merged trace holds every event
-# of the input, readable by `vmscope dump`. The guest's own sync records
-# (t1/t4) need the guest agent (issue 4), not in main yet: so every
-# exchange is host-only here and dropped as "unpaired", no transform is
-# fitted, and the causality check has nothing to check. The full test
-# (zero violations, hull vs TSC) waits for the guest streams.
+# of the input, readable by `vmscope dump`. No guest agent runs here, so
+# every exchange is host-only and dropped as "unpaired": no transform is
+# fitted and the causality check has nothing to check. The path with the
+# agent's streams (transform, bound, zero violations) is record-guest.sh.
 
 TRACE=/tmp/trace-merge
 MERGED=/tmp/trace-merge.merged
