@@ -168,10 +168,20 @@ judge() {
 # kernel message that explains it: the VM reset itself. Measured here: a
 # 2-vCPU nested guest dies that way during boot in about 1 run of 6 with no
 # vmscope module loaded at all (QEMU TCG's SVM emulation); such a death says
-# nothing about the code under test. A timeout is not a silent death.
+# nothing about the code under test. A timeout is one only when the test host froze (heartbeat, below).
 silent_death() {
-	local results=$1 qstatus=$2 g
-	[ "$qstatus" -ne 124 ] && [ "$qstatus" -ne 137 ] || return 1
+	local results=$1 qstatus=$2 g age
+	if [ "$qstatus" -eq 124 ] || [ "$qstatus" -eq 137 ]; then
+		# A timeout counts only when the test host itself froze: its
+		# heartbeat (stage2.sh, every 5 s) stopped a minute or more
+		# before the kill, and its kernel said nothing about why.
+		[ ! -f "$results/rc" ] && [ -f "$results/heartbeat" ] || return 1
+		age=$(($(date +%s) - $(stat -c %Y "$results/heartbeat")))
+		[ "$age" -ge 60 ] || return 1
+		"$repo/tests/vm/lib/check-kernel-log.sh" "$results/console.log" >/dev/null || return 1
+		echo "the test host froze (no heartbeat for the last ${age}s) without a kernel message"
+		return 0
+	fi
 	if [ ! -f "$results/rc" ]; then
 		"$repo/tests/vm/lib/check-kernel-log.sh" "$results/console.log" >/dev/null || return 1
 		echo "the test host stopped without a status or a kernel message"

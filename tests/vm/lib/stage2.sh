@@ -18,6 +18,11 @@ if [ "$VMTEST_ENTRY" = shell ]; then
 fi
 
 rm -f /vmtest/rc
+# Heartbeat of the test host, so that run.sh can tell a VM that froze
+# (TCG defect, tests/vm/README.md) from a test that is merely slow.
+if [ "$VMTEST_ROLE" = host ]; then
+	(while :; do : >/vmtest/heartbeat; sleep 5; done) &
+fi
 (
 	. "$VMTEST_TEST"
 	"$VMTEST_ENTRY"
