@@ -43,6 +43,21 @@ wait_file() {
 	fail "timed out waiting for $1"
 }
 
+# record_start ARGS...: test host: `vmscope record ARGS...` in the background
+# (stdout to /vmtest/record.out, stderr to /vmtest/record.err); sets
+# REC_PID and returns once it records; fails the test if it dies or never
+# starts.
+record_start() {
+	"$VMSCOPE" record "$@" >/vmtest/record.out 2>/vmtest/record.err &
+	REC_PID=$!
+	for _ in $(seq 300); do
+		grep -q '^vmscope record: recording to' /vmtest/record.err && return 0
+		kill -0 "$REC_PID" 2>/dev/null || fail "record died: $(cat /vmtest/record.err)"
+		sleep 0.2
+	done
+	fail "record did not start"
+}
+
 # Test host: load KVM and vhost-vsock so that guests can start.
 # It also starts kvm-hold (tests/vm/tools/kvm-hold.c): one empty VM kept
 # for the test host's life, so that guest starts and stops do not live-patch

@@ -39,15 +39,8 @@ host_main() {
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
 
-	"$VMSCOPE" record --pid "$qpid" --buffer-size 8M -o "$TRACE" \
-		>/vmtest/record.out 2>/vmtest/record.err &
-	rec=$!
-	for _ in $(seq 300); do
-		grep -q '^vmscope record: recording to' /vmtest/record.err && break
-		kill -0 "$rec" 2>/dev/null || fail "record died: $(cat /vmtest/record.err)"
-		sleep 0.2
-	done
-	grep -q '^vmscope record: recording to' /vmtest/record.err || fail "record did not start"
+	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
+	rec=$REC_PID
 	grep -q "waiting for guest agents on vsock port $PORT" /vmtest/record.err ||
 		fail "record does not listen: $(cat /vmtest/record.err)"
 	touch "$gdir/go"

@@ -37,13 +37,8 @@ host_main() {
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
 
-	"$VMSCOPE" record --pid "$qpid" --buffer-size 1M -o "$T1" 2>/vmtest/record.err &
-	rec=$!
-	for _ in $(seq 300); do
-		grep -q '^vmscope record: recording to' /vmtest/record.err && break
-		kill -0 "$rec" 2>/dev/null || fail "record died: $(cat /vmtest/record.err)"
-		sleep 0.2
-	done
+	record_start --pid "$qpid" --buffer-size 1M -o "$T1"
+	rec=$REC_PID
 	touch "$gdir/go"
 	sleep 8
 	kill -9 "$rec"
