@@ -15,6 +15,7 @@
 #include "device.h"
 #include "event_select.h"
 #include "guest_link.h"
+#include "rec_args.h"
 #include "record.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -58,71 +59,6 @@ static void usage(FILE *out)
 		VMSCOPE_MAX_PIDS, VMSCOPE_AGENT_PORT);
 }
 
-static int parse_size(const char *s, unsigned long long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		*v <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		*v <<= 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		*v <<= 30, end++;
-	return *end ? -1 : 0;
-}
-
-static int parse_duration(const char *s, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	if (errno || end == s || *v < 0)
-		return -1;
-	if (*end == 's')
-		end++;
-	else if (*end == 'm')
-		*v *= 60, end++;
-	else if (*end == 'h')
-		*v *= 3600, end++;
-	return *end ? -1 : 0;
-}
-
-static unsigned int log2_floor(unsigned long long v)
-{
-	unsigned int n = 0;
-
-	while (v >>= 1)
-		n++;
-	return n;
-}
-
-/* Per-CPU bytes -> sub-buffer size and count (powers of two, in range). */
-static int geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg)
-{
-	unsigned int total = log2_floor(bytes), sb = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
-
-	if (total < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN + VMSCOPE_SESSION_NR_SHIFT_MIN ||
-	    bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
-		return -1;
-	/* keep at least 8 sub-buffers when the buffer allows it */
-	while (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MIN && total - sb < 3)
-		sb--;
-	if (total - sb < VMSCOPE_SESSION_NR_SHIFT_MIN)
-		sb = total - VMSCOPE_SESSION_NR_SHIFT_MIN;
-	if (total - sb > VMSCOPE_SESSION_NR_SHIFT_MAX)
-		sb = total - VMSCOPE_SESSION_NR_SHIFT_MAX;
-	if (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX)
-		return -1;
-	cfg->subbuf_shift = sb;
-	cfg->nr_subbuf_shift = total - sb;
-	return 0;
-}
-
 enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
        OPT_CID, OPT_GPORT };
 
@@ -152,7 +88,7 @@ int cmd_record(int argc, char **argv)
 	int opt, all = 0, fd;
 
 	o.guest_port = VMSCOPE_AGENT_PORT;
-	if (geometry(2ull << 20, &cfg))
+	if (rec_geometry(2ull << 20, &cfg))
 		return EXIT_FAILURE_RUNTIME;
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -175,7 +111,7 @@ int cmd_record(int argc, char **argv)
 			all = 1;
 			break;
 		case OPT_DURATION:
-			if (parse_duration(optarg, &o.duration_s) || o.duration_s == 0) {
+			if (rec_parse_duration(optarg, &o.duration_s) || o.duration_s == 0) {
 				fprintf(stderr, "vmscope record: '%s' is not a duration\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -191,7 +127,7 @@ int cmd_record(int argc, char **argv)
 			}
 			break;
 		case OPT_BUF:
-			if (parse_size(optarg, &ull) || geometry(ull, &cfg)) {
+			if (rec_parse_size(optarg, &ull) || rec_geometry(ull, &cfg)) {
 				fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
 					"64M per CPU\n", optarg);
 				return EXIT_USAGE;

@@ -7,6 +7,11 @@ PACKAGES=(
 	# userspace build
 	build-essential meson ninja-build pkg-config
 	liburcu-dev libprotobuf-c-dev protobuf-c-compiler libvirt-dev
+	# libvirt domain XML (the hook's input)
+	libxml2-dev
+	# libvirtd for the hook/daemon VM tests (it runs in the test host, which
+	# boots this machine's /; installing starts no daemon here without systemd)
+	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
 	# fuzzing and sanitizers
 	clang llvm libclang-rt-14-dev
 	# kernel modules and test kernels

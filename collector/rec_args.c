@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* record's option values: see rec_args.h. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_args.h"
+
+int rec_parse_size(const char *s, unsigned long long *v)
+{
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || *v > (ULLONG_MAX >> shift))	/* no silent wrap */
+		return -1;
+	*v <<= shift;
+	return 0;
+}
+
+int rec_parse_duration(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	/* strtod also takes "nan", "inf" and hex: only plain decimals */
+	if (errno || end == s || !(*v >= 0) || isinf(*v) ||
+	    s + strspn(s, "0123456789.") != end)
+		return -1;
+	if (*end == 's')
+		end++;
+	else if (*end == 'm')
+		*v *= 60, end++;
+	else if (*end == 'h')
+		*v *= 3600, end++;
+	return *end ? -1 : 0;
+}
+
+static unsigned int log2_floor(unsigned long long v)
+{
+	unsigned int n = 0;
+
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
+int rec_geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg)
+{
+	unsigned int total = log2_floor(bytes), sb = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
+
+	if (total < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN + VMSCOPE_SESSION_NR_SHIFT_MIN ||
+	    bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
+		return -1;
+	/* keep at least 8 sub-buffers when the buffer allows it */
+	while (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MIN && total - sb < 3)
+		sb--;
+	if (total - sb < VMSCOPE_SESSION_NR_SHIFT_MIN)
+		sb = total - VMSCOPE_SESSION_NR_SHIFT_MIN;
+	if (total - sb > VMSCOPE_SESSION_NR_SHIFT_MAX)
+		sb = total - VMSCOPE_SESSION_NR_SHIFT_MAX;
+	if (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX)
+		return -1;
+	cfg->subbuf_shift = sb;
+	cfg->nr_subbuf_shift = total - sb;
+	return 0;
+}

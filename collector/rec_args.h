@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The values `vmscope record` takes on its command line, parsed once for
+ * every place that takes them (record, a libvirt domain's metadata, the
+ * daemon's requests).
+ */
+#ifndef VMSCOPE_COLLECTOR_REC_ARGS_H
+#define VMSCOPE_COLLECTOR_REC_ARGS_H
+
+#include <vmscope/ioctl.h>
+
+/* "2M", "512K", "1G", "65536": 0, or -1 when @s is not a size. */
+int rec_parse_size(const char *s, unsigned long long *v);
+
+/* "30", "30s", "10m", "1.5h" (seconds): 0, or -1. */
+int rec_parse_duration(const char *s, double *v);
+
+/*
+ * Per-CPU ring buffer bytes -> sub-buffer size and count (powers of two in
+ * the module's range, at least 8 sub-buffers when the size allows): 0, or
+ * -1 when @bytes is out of range (8 KiB .. 64 MiB).
+ */
+int rec_geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg);
+
+#endif
