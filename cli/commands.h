@@ -23,6 +23,7 @@ int cmd_capture(int argc, char **argv);
 int cmd_sync_emitter(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 

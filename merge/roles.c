@@ -4,32 +4,37 @@
 
 #include "roles.h"
 
-static bool field(const struct vmscope_event_desc *d, const char *name,
-		  struct mg_field *f)
+const struct vmscope_field_desc *mg_field_desc(const struct vmscope_event_desc *d,
+					       const char *name)
 {
-	for (uint32_t i = 0; i < d->nr_fields && i < VMSCOPE_MAX_FIELDS; i++) {
-		const struct vmscope_field_desc *fd = &d->fields[i];
+	for (uint32_t i = 0; i < d->nr_fields && i < VMSCOPE_MAX_FIELDS; i++)
+		if (!strncmp(d->fields[i].name, name, sizeof(d->fields[i].name)))
+			return &d->fields[i];
+	return NULL;
+}
 
-		if (strncmp(fd->name, name, sizeof(fd->name)))
-			continue;
-		switch (fd->type) {
-		case VMSCOPE_FT_u8: case VMSCOPE_FT_u16:
-		case VMSCOPE_FT_u32: case VMSCOPE_FT_u64:
-			f->is_signed = false;
-			break;
-		case VMSCOPE_FT_s32: case VMSCOPE_FT_s64:
-			f->is_signed = true;
-			break;
-		default:
-			return false;
-		}
-		if (!fd->size || fd->size > 8)
-			return false;
-		f->off = fd->offset;
-		f->size = fd->size;
-		return true;
+bool mg_field_find(const struct vmscope_event_desc *d, const char *name, struct mg_field *f)
+{
+	const struct vmscope_field_desc *fd = mg_field_desc(d, name);
+
+	if (!fd)
+		return false;
+	switch (fd->type) {
+	case VMSCOPE_FT_u8: case VMSCOPE_FT_u16:
+	case VMSCOPE_FT_u32: case VMSCOPE_FT_u64:
+		f->is_signed = false;
+		break;
+	case VMSCOPE_FT_s32: case VMSCOPE_FT_s64:
+		f->is_signed = true;
+		break;
+	default:
+		return false;
 	}
-	return false;
+	if (!fd->size || fd->size > 8)
+		return false;
+	f->off = fd->offset;
+	f->size = fd->size;
+	return true;
 }
 
 /* All of @names in @d, or none. */
@@ -44,7 +49,7 @@ role(const struct vr_events *ev, const char *event, const char *const *names,
 		if (ev->why[i][0] || strncmp(d->name, event, sizeof(d->name)))
 			continue;
 		for (k = 0; k < n; k++)
-			if (!field(d, names[k], &f[k]))
+			if (!mg_field_find(d, names[k], &f[k]))
 				return NULL;
 		return d;
 	}

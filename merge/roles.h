@@ -35,6 +35,15 @@ struct mg_roles {
 	struct mg_field f_t2[T2_N], f_t3[T3_N], f_g[G_N], f_tsc_vcpu, f_sw_next;
 };
 
+/* Field @name of @d, or NULL. */
+const struct vmscope_field_desc *mg_field_desc(const struct vmscope_event_desc *d,
+					       const char *name);
+
+/* Field @name of @d into *f when it is an integer of 1 to 8 bytes. The
+ * reader checked the descriptor (vmscope_desc_check: fields inside the
+ * payload); other users of a descriptor use the same lookup. */
+bool mg_field_find(const struct vmscope_event_desc *d, const char *name, struct mg_field *f);
+
 /* Find the roles in @ev (may be NULL: none). */
 void mg_roles_init(struct mg_roles *r, const struct vr_events *ev);
 

@@ -23,6 +23,9 @@ PACKAGES=(
 	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils file
 	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)
 	libisal-dev
+	# exports: the test decodes Perfetto files with protoc and reads CTF
+	# with babeltrace2
+	protobuf-compiler babeltrace2
 	# peers measured beside vmscope in bench/
 	trace-cmd liblttng-ust-dev lttng-tools
 )

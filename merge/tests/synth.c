@@ -391,7 +391,8 @@ static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, in
 
 static int write_host(struct synth *s, int dfd, unsigned int h)
 {
-	struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x7b, .isa = 1, .reason_valid = 1 };
+	/* AMD SVM (isa 2) exit code 0x7b: an I/O port access */
+	struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x7b, .isa = 2, .reason_valid = 1 };
 	struct vmscope_ev_kvm_entry en = { .rip = 0x1000 };
 	struct vmscope_ev_kvm_write_tsc_offset tw = { .next_tsc_offset = 42 };
 	struct hq q[32];

@@ -1,0 +1,117 @@
+/*
+ * `vmscope export --perfetto|--ctf MERGED -o OUT`: a merged trace in a
+ * format other tools read (export/).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "ctf.h"
+#include "perfetto.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope export --perfetto MERGED -o FILE [--force]\n"
+		"       vmscope export --ctf MERGED -o DIR [--force]\n\n"
+		"Write a merged trace (the output of `vmscope merge`) for other tools.\n\n"
+		"  --perfetto      a Perfetto protobuf trace (ui.perfetto.dev): the host and\n"
+		"                  each VM as separate machines (TracePacket.machine_id: VM n\n"
+		"                  is machine n+1) with their CPUs' sched_switch; on each\n"
+		"                  vCPU thread a slice per VM exit, kvm_exit to the next\n"
+		"                  kvm_entry, named by the exit reason; each clock-sync\n"
+		"                  exchange as a flow from the host's t2 and t3 to the\n"
+		"                  guest's sync record. Other events are not in it.\n"
+		"  --ctf           a CTF 1.8 trace folder (babeltrace2 DIR): every event\n"
+		"                  with its fields, in host time (ns), one stream; each\n"
+		"                  event's context says its origin (0 host, n VM n-1), CPU,\n"
+		"                  thread, vCPU and original timestamp; losses as discarded\n"
+		"                  events\n"
+		"  -o, --output    the file (Perfetto) or folder (CTF) to write; written\n"
+		"                  under a temporary name and renamed when complete\n"
+		"  -f, --force     replace an existing output (a folder only when it holds\n"
+		"                  nothing but an export's files)\n\n"
+		"Exit status: 0; 1 when the input is not a readable merged trace (then\n"
+		"nothing is written) or writing failed; 2 on a usage error.\n");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "perfetto", no_argument, NULL, 'p' },
+		{ "ctf", no_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL;
+	char err[1024] = "";
+	int c, fmt = 0, e;
+	bool force = false;
+
+	while ((c = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+		case 'c':
+			if (fmt && fmt != c) {
+				fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
+				return EXIT_USAGE;
+			}
+			fmt = c;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!fmt || !out || optind != argc - 1) {
+		if (!fmt)
+			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
+		else if (!out)
+			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (fmt == 'p') {
+		struct ex_pf_stats st;
+
+		e = ex_perfetto(argv[optind], out, force, &st, err, sizeof(err));
+		if (!e)
+			printf("perfetto: %s: %u machines, %" PRIu64 " events read, %" PRIu64
+			       " packets: %" PRIu64 " sched_switch, %" PRIu64 " exit slices (%"
+			       PRIu64 " exits without entry), %" PRIu64 " sync flow steps on the host, %"
+			       PRIu64 " guest sync records ending flows; %" PRIu64
+			       " records on unknown threads\n",
+			       out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
+			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
+		if (!e && st.table_full)
+			fprintf(stderr, "vmscope export: warning: %" PRIu64 " records on threads "
+				"beyond the thread table were left out\n", st.table_full);
+	} else {
+		struct ex_ctf_stats st;
+
+		e = ex_ctf(argv[optind], out, force, &st, err, sizeof(err));
+		if (!e)
+			printf("ctf: %s: %" PRIu64 " events in %" PRIu64 " packets, %" PRIu64
+			       " discarded (losses of the merged trace), %" PRIu64
+			       " records without a usable descriptor left out, %u event layouts"
+			       " as raw bytes\n",
+			       out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
+	}
+	if (e) {
+		fprintf(stderr, "vmscope export: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,177 @@
+#!/bin/sh
+# `vmscope export` on a merged synthetic trace (merge/tests/test_merge.c
+# --write, then `vmscope merge`: two VMs of two vCPUs, host sched_switch to
+# the vCPU threads, kvm_exit/kvm_entry fillers, clock-sync exchanges).
+#
+# Perfetto: the file decodes with `protoc --decode perfetto.protos.Trace`
+# against export/perfetto_subset.proto, and its structure matches what
+# `vmscope merge --show` says the merged trace holds, counted here
+# independently with awk: host packets without machine_id and one
+# machine_id per VM (nothing else); per machine as many ftrace sched_switch
+# as the merged trace has sched_switch records of that origin; the vCPU
+# thread tracks of the session (pid = QEMU pid); as many exit slices
+# (begin = end, named by the exit reason) as kvm_exit -> next kvm_entry
+# pairs on the same thread; as many complete flows (an id on host
+# instants that a guest instant ends) as guest sync records whose (token,
+# seq, cpu) some host sync_t2 carries.
+#
+# CTF: babeltrace2 reads the folder without complaint; its events per name
+# equal `vmscope dump --summary` of the merged trace; the first event's
+# timestamp (clock cycles = ns) is the merged trace's first host time; a
+# kvm_exit keeps its fields and origin context.
+#
+# Both: usage errors, a non-merged input, a torn merged stream (nothing
+# written, no temporary left), refusing to overwrite, --force.
+# Usage: export-test.sh PATH-TO-vmscope PATH-TO-test_merge PATH-TO-perfetto_subset.proto
+set -u
+exe=$1 writer=$2 proto=$3
+fails=0
+dir=$(mktemp -d /var/tmp/export-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+expect() {	# expect STATUS PATTERN -- ARGS...
+	want=$1 pattern=$2; shift 3
+	"$exe" "$@" >"$out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
+		fail "vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out" | head -20
+		echo "  (wanted /$pattern/)"
+	else
+		ok "vmscope $* =~ /$pattern/"
+	fi
+}
+
+same() {	# same WHAT GOT WANT
+	if [ "$2" = "$3" ] && [ -n "$2" ]; then ok "$1: $2"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+for p in protoc babeltrace2; do
+	command -v $p >/dev/null || { echo "FAIL: $p missing (scripts/install-deps.sh)"; exit 1; }
+done
+"$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
+"$exe" merge "$dir/t" >/dev/null || { echo "FAIL: merging"; exit 1; }
+m=$dir/t.merged
+"$exe" merge --show "$m" >"$dir/show" || { echo "FAIL: merge --show"; exit 1; }
+
+expect 0 'usage: vmscope export --perfetto' -- export --help
+expect 2 'usage: vmscope export' -- export
+expect 2 '--perfetto or --ctf' -- export "$m" -o "$dir/x"
+expect 2 'one of --perfetto or --ctf' -- export --perfetto --ctf "$m" -o "$dir/x"
+expect 2 '-o OUTPUT' -- export --ctf "$m"
+expect 1 'not a merged trace' -- export --perfetto "$dir/t" -o "$dir/x"
+expect 1 'not a merged trace' -- export --ctf "$dir/t" -o "$dir/x"
+[ -e "$dir/x" ] && fail "output written for a non-merged input"
+
+# ---- Perfetto ----
+expect 0 'perfetto: .* 3 machines, [0-9]+ events read' -- export --perfetto "$m" -o "$dir/p.pftrace"
+expect 1 'File exists' -- export --perfetto "$m" -o "$dir/p.pftrace"
+expect 0 'perfetto: ' -- export --perfetto --force "$m" -o "$dir/p.pftrace"
+if ! protoc --proto_path="$(dirname "$proto")" --decode perfetto.protos.Trace \
+	"$(basename "$proto")" <"$dir/p.pftrace" >"$dir/p.txt" 2>"$dir/p.err"; then
+	fail "protoc --decode: $(head -5 "$dir/p.err")"
+fi
+[ -s "$dir/p.err" ] && fail "protoc complained: $(head -5 "$dir/p.err")"
+
+# the decoded packets, summarised: one line per fact
+awk '
+/^packet \{/ { mid = 0; sw = 0; td = 0; tpid = ""; ttid = ""; type = ""; name = ""; next }
+/^  machine_id: / { mid = $2 }
+/^      sched_switch \{/ { sw = 1 }
+/^  track_descriptor \{/ { td = 1 }
+/^      pid: / { tpid = $2 }
+/^      tid: / { ttid = $2 }
+/^    type: / { type = $2 }
+/^    name: / { name = $2 }
+/^    flow_ids: / { step[$2]++ }
+/^    terminating_flow_ids: / { term[$2]++ }
+/^\}/ {
+	print "machine", mid
+	if (sw) print "sched_switch", mid
+	if (td && ttid != "") print "thread", tpid, ttid
+	if (type == "TYPE_SLICE_BEGIN") print "begin", name
+	if (type == "TYPE_SLICE_END") print "end"
+}
+END { n = 0; for (id in term) if (id in step) n++; print "flows", n }
+' "$dir/p.txt" >"$dir/p.sum"
+
+# what the merged trace holds, from merge --show
+awk '
+$2 == "host" { mach = 0 } $2 == "synth0" { mach = 1 } $2 == "synth1" { mach = 2 }
+$6 == "sched_switch:" { sw[mach]++ }
+$2 == "host" && $5 >= 0 && $6 == "kvm_exit:" { pend[$5] = 1 }
+$2 == "host" && $5 >= 0 && $6 == "kvm_entry:" && pend[$5] { pairs++; pend[$5] = 0 }
+$6 == "sync_t2:" { t2[$10 " " $12 " " $16] = 1 }
+$6 == "sync_guest:" { if (($12 " " $14 " " $18) in t2 && !seen[$12 " " $14 " " $18]++) flows++ }
+END {
+	for (i = 0; i < 3; i++) print "sw", i, sw[i] + 0
+	print "pairs", pairs + 0
+	print "flows", flows + 0
+}' "$dir/show" >"$dir/want"
+
+same "machines (host 0, VMs 1 and 2)" \
+	"$(awk '$1 == "machine" { print $2 }' "$dir/p.sum" | sort -u | tr '\n' ' ')" "0 1 2 "
+for i in 0 1 2; do
+	same "machine $i sched_switch packets = merged sched_switch of that origin" \
+		"$(awk -v i=$i '$1 == "sched_switch" && $2 == i' "$dir/p.sum" | wc -l)" \
+		"$(awk -v i=$i '$1 == "sw" && $2 == i { print $3 }' "$dir/want")"
+done
+same "vCPU thread tracks (pid tid)" \
+	"$(awk '$1 == "thread" { print $2 ":" $3 }' "$dir/p.sum" | sort | tr '\n' ' ')" \
+	"1000:1001 1000:1002 2000:2001 2000:2002 "
+pairs=$(awk '$1 == "pairs" { print $2 }' "$dir/want")
+[ "$pairs" -gt 1000 ] || fail "too few exit/entry pairs in the synthetic trace: $pairs"
+same "exit slices begun = kvm_exit->kvm_entry pairs per thread" \
+	"$(grep -c '^begin ' "$dir/p.sum")" "$pairs"
+same "exit slices ended" "$(grep -c '^end$' "$dir/p.sum")" "$pairs"
+same "slice names (SVM 0x7b)" "$(awk '$1 == "begin" { print $2 }' "$dir/p.sum" | sort -u)" '"io"'
+flows=$(awk '$1 == "flows" { print $2 }' "$dir/want")
+[ "$flows" -gt 100 ] || fail "too few sync exchanges in the synthetic trace: $flows"
+same "complete sync flows (host t2/t3 -> guest record)" \
+	"$(awk '$1 == "flows" { print $2 }' "$dir/p.sum")" "$flows"
+
+# ---- CTF ----
+expect 0 'ctf: .* [0-9]+ events in [0-9]+ packets, 0 discarded' -- export --ctf "$m" -o "$dir/c"
+[ -f "$dir/c/metadata" ] && [ -f "$dir/c/stream" ] || fail "CTF folder incomplete: $(ls "$dir/c")"
+if ! babeltrace2 "$dir/c" >"$dir/c.txt" 2>"$dir/c.err"; then
+	fail "babeltrace2: $(head -5 "$dir/c.err")"
+fi
+[ -s "$dir/c.err" ] && fail "babeltrace2 complained: $(head -5 "$dir/c.err")"
+sed -E 's/^\[[^]]*\] \([^)]*\) //; s/: \{.*//' "$dir/c.txt" | sort | uniq -c |
+	awk '{ print $2, $1 }' >"$dir/c.counts"
+"$exe" dump --summary "$m" | awk '$1 == "events" && $2 == "host" { print $3, $4 }' |
+	sort >"$dir/d.counts"
+[ "$(wc -l <"$dir/d.counts")" -ge 10 ] || fail "dump gave too few event names"
+if cmp -s "$dir/c.counts" "$dir/d.counts"; then
+	ok "babeltrace2 counts per event = dump --summary ($(wc -l <"$dir/c.counts") names," \
+		"$(wc -l <"$dir/c.txt") events)"
+else
+	fail "babeltrace2 counts differ from dump --summary:"; diff "$dir/c.counts" "$dir/d.counts" | head
+fi
+first_show=$(head -1 "$dir/show" | awk '{ split($1, a, "."); print a[1] a[2] }')
+first_ctf=$(babeltrace2 --clock-cycles "$dir/c" 2>/dev/null | head -1 | sed -E 's/^\[0*([0-9]+)\].*/\1/')
+same "first event's CTF timestamp = merged host time (ns)" "$first_ctf" "$first_show"
+grep -Eq '^\[[^]]*\] \([^)]*\) kvm_exit: \{ origin = 0, cpu = [01], tid = -?[0-9]+, vcpu = [0-9]+, orig_ts = [0-9]+ \}, \{ vcpu_id = [0-9]+, exit_reason = 123, guest_rip = 0, info1 = 0, info2 = 0, intr_info = 0, error_code = 0, isa = 2, reason_valid = 1 \}$' "$dir/c.txt" &&
+	ok "kvm_exit with its fields and origin" || fail "no kvm_exit line with its fields"
+grep -Eq 'vm1:sync_guest: \{ origin = 2, cpu = [01], .*\{ t1 = [0-9]+, t4 = [0-9]+, token = [0-9]+, seq = [0-9]+, ret = -1000, cpu = [01] \}' "$dir/c.txt" &&
+	ok "guest sync record with its fields, origin VM 1" || fail "no vm1:sync_guest line with its fields"
+expect 1 'File exists' -- export --ctf "$m" -o "$dir/c"
+expect 0 'ctf: ' -- export --ctf --force "$m" -o "$dir/c"
+mkdir "$dir/mine" && echo keep >"$dir/mine/notes"
+expect 1 'not an export' -- export --ctf --force "$m" -o "$dir/mine"
+[ -f "$dir/mine/notes" ] || fail "--force removed a folder that was not an export"
+
+# ---- a broken merged trace: refused, nothing left behind ----
+cp -r "$m" "$dir/torn.merged"
+size=$(stat -c %s "$dir/torn.merged/merged.vtf")
+truncate -s $((size - 100)) "$dir/torn.merged/merged.vtf"
+expect 1 'does not end clean' -- export --perfetto "$dir/torn.merged" -o "$dir/torn.pf"
+expect 1 'does not end clean' -- export --ctf "$dir/torn.merged" -o "$dir/torn.ctf"
+[ -e "$dir/torn.pf" ] || [ -e "$dir/torn.ctf" ] && fail "output left for a broken input"
+leftover=$(find "$dir" -name '.*.partial-*' | head -3)
+[ -z "$leftover" ] && ok "no temporary outputs left" || fail "temporary outputs left: $leftover"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]

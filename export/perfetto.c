@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A merged trace as a Perfetto trace (perfetto.h, README.md):
+ *
+ * - machines: the host's packets carry no machine_id, VM n's guest
+ *   packets machine_id n + 1 (TracePacket.machine_id, upstream's field
+ *   for "producers running on a remote host (e.g. a VM guest)");
+ * - CPU scheduling: every sched_switch, host or guest, as an ftrace
+ *   sched_switch of its machine and CPU (guest CPU = vCPU);
+ * - exit slices: on the host thread track of each vCPU thread, a slice
+ *   from each kvm_exit to the next kvm_entry of that thread, named by the
+ *   exit reason (kvm-probes/exit_reason_name.h), with the reason code,
+ *   guest RIP and vCPU as annotations;
+ * - clock-sync exchanges: a flow from the host's sync_t2 instant through
+ *   its sync_t3 instant (same vCPU thread) to the guest's sync_guest
+ *   instant on a "vCPU N clock sync" track of the VM's machine. The flow
+ *   id is a hash of the exchange's (token, seq, guest CPU), which both
+ *   sides record, so no exchange needs to be remembered.
+ *
+ * The file is the packets of a Trace message written one by one (field 1,
+ * length-delimited), so memory does not grow with the trace. Slices are
+ * written when their kvm_entry comes, so their begin packet follows later
+ * packets; Perfetto sorts packets by timestamp when it reads a file.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ex_in.h"
+#include "ex_out.h"
+#include "exit_reason_name.h"
+#include "out.h"
+#include "perfetto.h"
+#include "perfetto_subset.pb-c.h"
+#include "roles.h"
+
+typedef Perfetto__Protos__TracePacket Packet;
+typedef Perfetto__Protos__TrackEvent TrackEvent;
+typedef Perfetto__Protos__TrackDescriptor TrackDesc;
+typedef Perfetto__Protos__DebugAnnotation Annotation;
+
+/* ---- what each event of the merged table is to the export ---- */
+
+enum pf_role { R_NONE, R_SW, R_EXIT, R_ENTRY, R_T2, R_T3, R_GSYNC };
+enum { SW_PREV, SW_NEXT, SW_PREV_PRIO, SW_NEXT_PRIO, SW_STATE, SW_N };
+enum { X_REASON, X_ISA, X_RIP, X_VCPU, X_N };
+enum { S_TOKEN, S_SEQ, S_CPU, S_T2, S_N };	/* T2: all; T3: no CPU; guest: no T2 */
+
+struct pf_role_of {
+	enum pf_role role;
+	struct mg_field f[SW_N];
+	bool has[SW_N];
+	const struct vmscope_field_desc *prev_comm, *next_comm;
+};
+
+static const char *base_name(const char *name, bool *guest)
+{
+	const char *c = strchr(name, ':');
+
+	*guest = c && !strncmp(name, "vm", 2);
+	return *guest ? c + 1 : name;
+}
+
+/* Fields @names[0..n) of @d into r->f, the first @need of them required. */
+static bool fields(struct pf_role_of *r, const struct vmscope_event_desc *d,
+		   const char *const *names, unsigned int n, unsigned int need)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		r->has[i] = mg_field_find(d, names[i], &r->f[i]);
+		if (i < need && !r->has[i])
+			return false;
+	}
+	return true;
+}
+
+static const struct vmscope_field_desc *str_field(const struct vmscope_event_desc *d,
+						  const char *name)
+{
+	const struct vmscope_field_desc *f = mg_field_desc(d, name);
+
+	return f && f->type == VMSCOPE_FT_str ? f : NULL;
+}
+
+static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
+{
+	static const char *const sw[SW_N] = { "prev_pid", "next_pid", "prev_prio",
+					      "next_prio", "prev_state" };
+	static const char *const x[X_N] = { "exit_reason", "isa", "guest_rip", "vcpu_id" };
+	static const char *const t2[S_N] = { "token", "seq", "guest_cpu", "t2" };
+	static const char *const t3[S_N] = { "token", "seq", "", "t2" };
+	static const char *const g[S_N] = { "token", "seq", "cpu", "" };
+	bool guest;
+	const char *n = base_name(d->name, &guest);
+
+	memset(r, 0, sizeof(*r));
+	if (!strcmp(n, "sched_switch") && fields(r, d, sw, SW_N, 2)) {
+		r->role = R_SW;
+		r->prev_comm = str_field(d, "prev_comm");
+		r->next_comm = str_field(d, "next_comm");
+	} else if (!guest && !strcmp(n, "kvm_exit") && fields(r, d, x, X_N, 1)) {
+		r->role = R_EXIT;
+	} else if (!guest && !strcmp(n, "kvm_entry")) {
+		r->role = R_ENTRY;
+	} else if (!guest && !strcmp(n, "sync_t2") && fields(r, d, t2, S_N, S_N)) {
+		r->role = R_T2;
+	} else if (!guest && !strcmp(n, "sync_t3") && fields(r, d, t3, S_N, 2) &&
+		   (r->has[S_T2] = mg_field_find(d, "t2", &r->f[S_T2]))) {
+		r->role = R_T3;
+	} else if (guest && !strcmp(n, "sync_guest") && fields(r, d, g, S_N, 3)) {
+		r->role = R_GSYNC;
+	}
+}
+
+/* ---- fixed tables: host threads, guest sync tracks ---- */
+
+#define PF_THREADS	4096	/* power of two */
+#define PF_GTRACKS	1024
+
+struct pf_thread {
+	bool used, track_sent, has_exit, has_t2;
+	int32_t tid;
+	int32_t pid;		/* QEMU's pid for a known vCPU thread, else 0 */
+	int vm;			/* the vCPU thread's VM, or -1 */
+	uint32_t vcpu;
+	uint64_t exit_ts, rip, t2, fid;
+	uint32_t reason, isa, exit_vcpu;
+	bool has_isa, has_rip, has_vcpu;
+};
+
+struct pf {
+	FILE *f;
+	uint8_t *buf;
+	size_t cap;
+	int err;
+	struct ex_pf_stats *st;
+	const Vmscope__Trace__SessionMetadata *s;
+	uint32_t n_vms;
+	bool *seq_started;	/* [1 + n_vms] */
+	struct pf_thread th[PF_THREADS];
+	uint64_t gtrack[PF_GTRACKS];	/* (vm + 1) << 32 | cpu, 0: free */
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static struct pf_thread *thread(struct pf *p, int32_t tid)
+{
+	uint32_t h = (uint32_t)mix((uint64_t)(uint32_t)tid);
+
+	for (unsigned int i = 0; i < PF_THREADS; i++) {
+		struct pf_thread *t = &p->th[(h + i) & (PF_THREADS - 1)];
+
+		if (t->used && t->tid == tid)
+			return t;
+		if (!t->used) {
+			t->used = true;
+			t->tid = tid;
+			t->vm = -1;
+			return t;
+		}
+	}
+	p->st->table_full++;
+	return NULL;
+}
+
+/* Track uuids: kind, machine, id; unique by construction. */
+enum { U_PROCESS = 1, U_THREAD, U_GSYNC };
+
+static uint64_t uuid(unsigned int kind, uint32_t machine, uint32_t id)
+{
+	return (uint64_t)kind << 56 | (uint64_t)(machine & 0xffff) << 32 | id;
+}
+
+static uint64_t flow_id(uint64_t token, uint64_t seq, uint64_t cpu)
+{
+	uint64_t id = mix(mix(mix(token) ^ seq) ^ cpu);
+
+	return id ? id : 1;
+}
+
+/* ---- writing packets ---- */
+
+static void emit(struct pf *p, Packet *pk, uint32_t machine)
+{
+	uint8_t hdr[11];
+	size_t n, h = 0;
+
+	if (p->err)
+		return;
+	if (machine) {
+		pk->has_machine_id = true;
+		pk->machine_id = machine;
+	}
+	pk->has_trusted_packet_sequence_id = true;
+	pk->trusted_packet_sequence_id = 1 + machine;
+	if (machine <= p->n_vms && !p->seq_started[machine]) {
+		p->seq_started[machine] = true;
+		pk->has_sequence_flags = true;
+		pk->sequence_flags = 1;	/* SEQ_INCREMENTAL_STATE_CLEARED */
+	}
+	n = protobuf_c_message_get_packed_size(&pk->base);
+	if (n > p->cap) {
+		uint8_t *b = realloc(p->buf, n);
+
+		if (!b) {
+			p->err = -ENOMEM;
+			return;
+		}
+		p->buf = b;
+		p->cap = n;
+	}
+	protobuf_c_message_pack(&pk->base, p->buf);
+	hdr[h++] = 0x0a;	/* Trace.packet: field 1, length-delimited */
+	for (size_t v = n; ; v >>= 7) {
+		hdr[h++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		if (v < 0x80)
+			break;
+	}
+	if (fwrite(hdr, 1, h, p->f) != h || fwrite(p->buf, 1, n, p->f) != n)
+		p->err = -EIO;
+	p->st->packets++;
+}
+
+static void emit_track(struct pf *p, TrackDesc *td, uint32_t machine)
+{
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+	pk.track_descriptor = td;
+	emit(p, &pk, machine);
+}
+
+static void emit_event(struct pf *p, uint64_t ts, TrackEvent *te, uint32_t machine)
+{
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	pk.has_timestamp = true;
+	pk.timestamp = ts;
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+	pk.track_event = te;
+	emit(p, &pk, machine);
+}
+
+static const char *vm_name(const struct pf *p, uint32_t vm, char *buf, size_t len)
+{
+	if (vm < p->n_vms && p->s->vms[vm]->name && p->s->vms[vm]->name[0])
+		return p->s->vms[vm]->name;
+	snprintf(buf, len, "vm%u", vm);
+	return buf;
+}
+
+/* The QEMU process and vCPU thread tracks the session names. */
+static void known_threads(struct pf *p)
+{
+	char name[96], vb[16];
+
+	for (uint32_t v = 0; v < p->n_vms; v++) {
+		const Vmscope__Trace__VmInfo *vm = p->s->vms[v];
+		Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+		TrackDesc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+
+		if (vm->qemu_pid <= 0)
+			continue;
+		snprintf(name, sizeof(name), "QEMU %s", vm_name(p, v, vb, sizeof(vb)));
+		pd.has_pid = true;
+		pd.pid = vm->qemu_pid;
+		pd.process_name = name;
+		td.has_uuid = true;
+		td.uuid = uuid(U_PROCESS, 0, (uint32_t)vm->qemu_pid);
+		td.process = &pd;
+		emit_track(p, &td, 0);
+		for (size_t k = 0; k < vm->n_vcpus; k++) {
+			struct pf_thread *t = thread(p, vm->vcpus[k]->tid);
+
+			if (t) {
+				t->pid = vm->qemu_pid;
+				t->vm = (int)v;
+				t->vcpu = vm->vcpus[k]->vcpu;
+			}
+		}
+	}
+}
+
+/* The host thread track of @t, described on first use. */
+static uint64_t thread_track(struct pf *p, struct pf_thread *t)
+{
+	uint64_t u = uuid(U_THREAD, 0, (uint32_t)t->tid);
+
+	if (!t->track_sent) {
+		Perfetto__Protos__ThreadDescriptor th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+		TrackDesc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+		char name[96], vb[16];
+
+		td.has_uuid = true;
+		td.uuid = u;
+		if (t->pid > 0) {	/* a vCPU thread the session knows */
+			snprintf(name, sizeof(name), "%s vCPU %u",
+				 vm_name(p, (uint32_t)t->vm, vb, sizeof(vb)), t->vcpu);
+			th.has_pid = th.has_tid = true;
+			th.pid = t->pid;
+			th.tid = t->tid;
+			th.thread_name = name;
+			td.thread = &th;
+			td.has_parent_uuid = true;
+			td.parent_uuid = uuid(U_PROCESS, 0, (uint32_t)t->pid);
+		} else {	/* its process is not known: a plain named track */
+			snprintf(name, sizeof(name), "host thread %d", t->tid);
+			td.name = name;
+		}
+		emit_track(p, &td, 0);
+		t->track_sent = true;
+	}
+	return u;
+}
+
+/* The "vCPU N clock sync" track of VM @vm's machine. */
+static bool guest_track(struct pf *p, uint32_t vm, uint32_t cpu, uint64_t *u)
+{
+	uint64_t key = (uint64_t)(vm + 1) << 32 | cpu;
+	uint32_t h = (uint32_t)mix(key);
+
+	*u = uuid(U_GSYNC, vm + 1, cpu);
+	for (unsigned int i = 0; i < PF_GTRACKS; i++) {
+		uint64_t *g = &p->gtrack[(h + i) % PF_GTRACKS];
+
+		if (*g == key)
+			return true;
+		if (!*g) {
+			TrackDesc td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+			char name[96], vb[16];
+
+			*g = key;
+			snprintf(name, sizeof(name), "%s vCPU %u clock sync",
+				 vm_name(p, vm, vb, sizeof(vb)), cpu);
+			td.has_uuid = true;
+			td.uuid = *u;
+			td.name = name;
+			emit_track(p, &td, vm + 1);
+			return true;
+		}
+	}
+	p->st->table_full++;
+	return false;
+}
+
+/* ---- events ---- */
+
+/* A NUL-terminated, printable copy of a string field. */
+static char *str_copy(char *buf, const struct vmscope_field_desc *f, const uint8_t *pl)
+{
+	unsigned int n = 0;
+
+	for (; n < f->size && n < VMSCOPE_MAX_PAYLOAD && pl[f->offset + n]; n++) {
+		uint8_t c = pl[f->offset + n];
+
+		buf[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+static void sched_switch(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
+			 const struct mo_origin *o, uint64_t ts)
+{
+	Perfetto__Protos__SchedSwitchFtraceEvent sw =
+		PERFETTO__PROTOS__SCHED_SWITCH_FTRACE_EVENT__INIT;
+	Perfetto__Protos__FtraceEvent fe = PERFETTO__PROTOS__FTRACE_EVENT__INIT, *fep = &fe;
+	Perfetto__Protos__FtraceEventBundle b = PERFETTO__PROTOS__FTRACE_EVENT_BUNDLE__INIT;
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	char prev[VMSCOPE_MAX_PAYLOAD + 1], next[VMSCOPE_MAX_PAYLOAD + 1];
+	const uint8_t *pl = it->payload;
+
+	sw.has_prev_pid = sw.has_next_pid = true;
+	sw.prev_pid = (int32_t)mg_get(&r->f[SW_PREV], pl);
+	sw.next_pid = (int32_t)mg_get(&r->f[SW_NEXT], pl);
+	if ((sw.has_prev_prio = r->has[SW_PREV_PRIO]))
+		sw.prev_prio = (int32_t)mg_get(&r->f[SW_PREV_PRIO], pl);
+	if ((sw.has_next_prio = r->has[SW_NEXT_PRIO]))
+		sw.next_prio = (int32_t)mg_get(&r->f[SW_NEXT_PRIO], pl);
+	if ((sw.has_prev_state = r->has[SW_STATE]))
+		sw.prev_state = (int64_t)mg_get(&r->f[SW_STATE], pl);
+	if (r->prev_comm)
+		sw.prev_comm = str_copy(prev, r->prev_comm, pl);
+	if (r->next_comm)
+		sw.next_comm = str_copy(next, r->next_comm, pl);
+	fe.has_timestamp = fe.has_pid = true;
+	fe.timestamp = ts;
+	fe.pid = (uint32_t)sw.prev_pid;
+	fe.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH;
+	fe.sched_switch = &sw;
+	b.has_cpu = true;
+	b.cpu = o->cpu;
+	b.n_event = 1;
+	b.event = &fep;
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS;
+	pk.ftrace_events = &b;
+	emit(p, &pk, o->origin);
+	p->st->sched_switch++;
+}
+
+static void annotation(Annotation *a, Annotation **ap, const char *name, uint64_t v, bool ptr)
+{
+	perfetto__protos__debug_annotation__init(a);
+	a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+	a->name = (char *)name;
+	a->value_case = ptr ? PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE
+			    : PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
+	if (ptr)
+		a->pointer_value = v;
+	else
+		a->uint_value = v;
+	*ap = a;
+}
+
+/* The slice of @t's pending exit, ending at @ts. */
+static void exit_slice(struct pf *p, struct pf_thread *t, uint64_t ts)
+{
+	static char *cat = "kvm";
+	TrackEvent b = PERFETTO__PROTOS__TRACK_EVENT__INIT, e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	Annotation a[4], *ap[4];
+	size_t na = 0;
+	char name[48];
+	const char *rn = t->has_isa ? vmscope_exit_reason_name(t->isa, t->reason) : NULL;
+	uint64_t u = thread_track(p, t);
+
+	if (rn)
+		snprintf(name, sizeof(name), "%s", rn);
+	else
+		snprintf(name, sizeof(name), "exit %#x", t->reason);
+	annotation(&a[na], &ap[na], "exit_reason", t->reason, false), na++;
+	if (t->has_isa)
+		annotation(&a[na], &ap[na], "isa", t->isa, false), na++;
+	if (t->has_rip)
+		annotation(&a[na], &ap[na], "guest_rip", t->rip, true), na++;
+	if (t->has_vcpu)
+		annotation(&a[na], &ap[na], "vcpu", t->exit_vcpu, false), na++;
+	b.has_type = e.has_type = true;
+	b.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+	e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	b.has_track_uuid = e.has_track_uuid = true;
+	b.track_uuid = e.track_uuid = u;
+	b.n_categories = 1;
+	b.categories = &cat;
+	b.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+	b.name = name;
+	b.n_debug_annotations = na;
+	b.debug_annotations = ap;
+	emit_event(p, t->exit_ts, &b, 0);
+	emit_event(p, ts, &e, 0);
+	p->st->slices++;
+	t->has_exit = false;
+}
+
+/* An instant carrying flow @fid on @track (ending it when @end). */
+static void flow_instant(struct pf *p, uint64_t ts, uint64_t track, const char *name,
+			 uint64_t fid, bool end, uint32_t machine)
+{
+	static char *cat = "vmscope_sync";
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	te.has_type = te.has_track_uuid = true;
+	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+	te.track_uuid = track;
+	te.n_categories = 1;
+	te.categories = &cat;
+	te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+	te.name = (char *)name;
+	if (end) {
+		te.n_terminating_flow_ids = 1;
+		te.terminating_flow_ids = &fid;
+		p->st->flow_ends++;
+	} else {
+		te.n_flow_ids = 1;
+		te.flow_ids = &fid;
+		p->st->flow_steps++;
+	}
+	emit_event(p, ts, &te, machine);
+}
+
+static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
+		       const struct mo_origin *o, uint64_t ts)
+{
+	const uint8_t *pl = it->payload;
+	struct pf_thread *t;
+
+	if (o->tid < 0) {
+		p->st->no_thread++;
+		if (r->role == R_EXIT)
+			p->st->exits_unpaired++;
+		return;
+	}
+	t = thread(p, o->tid);
+	if (!t) {
+		if (r->role == R_EXIT)
+			p->st->exits_unpaired++;
+		return;
+	}
+	switch (r->role) {
+	case R_EXIT:
+		if (t->has_exit)	/* its entry was not recorded */
+			p->st->exits_unpaired++;
+		t->has_exit = true;
+		t->exit_ts = ts;
+		t->reason = (uint32_t)mg_get(&r->f[X_REASON], pl);
+		if ((t->has_isa = r->has[X_ISA]))
+			t->isa = (uint32_t)mg_get(&r->f[X_ISA], pl);
+		if ((t->has_rip = r->has[X_RIP]))
+			t->rip = mg_get(&r->f[X_RIP], pl);
+		if ((t->has_vcpu = r->has[X_VCPU]))
+			t->exit_vcpu = (uint32_t)mg_get(&r->f[X_VCPU], pl);
+		break;
+	case R_ENTRY:
+		if (t->has_exit)
+			exit_slice(p, t, ts);
+		break;
+	case R_T2:
+		t->has_t2 = true;
+		t->t2 = mg_get(&r->f[S_T2], pl);
+		t->fid = flow_id(mg_get(&r->f[S_TOKEN], pl), mg_get(&r->f[S_SEQ], pl),
+				 mg_get(&r->f[S_CPU], pl));
+		flow_instant(p, ts, thread_track(p, t), "sync t2", t->fid, false, 0);
+		break;
+	case R_T3:
+		/* the module writes the t2 it paired into t3 (merge/README.md) */
+		if (t->has_t2 && t->t2 == mg_get(&r->f[S_T2], pl))
+			flow_instant(p, ts, thread_track(p, t), "sync t3", t->fid, false, 0);
+		t->has_t2 = false;
+		break;
+	default:
+		break;
+	}
+}
+
+static void guest_sync(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
+		       const struct mo_origin *o, uint64_t ts)
+{
+	const uint8_t *pl = it->payload;
+	uint64_t cpu = mg_get(&r->f[S_CPU], pl), track;
+
+	if (!guest_track(p, o->origin - 1, o->cpu, &track))
+		return;
+	flow_instant(p, ts, track, "sync_guest",
+		     flow_id(mg_get(&r->f[S_TOKEN], pl), mg_get(&r->f[S_SEQ], pl), cpu), true,
+		     o->origin);
+}
+
+int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats *st,
+		char *err, size_t errlen)
+{
+	static Vmscope__Trace__SessionMetadata empty = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	struct pf_role_of *roles = NULL;
+	const struct vr_events *ev;
+	struct ex_out o;
+	struct vr_item it;
+	struct mo_origin org;
+	struct pf *p = NULL;
+	struct mr *m;
+	bool has;
+	int e, n;
+
+	memset(st, 0, sizeof(*st));
+	e = ex_in_open(&m, &ev, in, err, errlen);
+	if (e)
+		return e;
+	e = ex_out_file(&o, out, force, err, errlen);
+	if (e) {
+		mr_close(m);
+		return e;
+	}
+	p = calloc(1, sizeof(*p));
+	roles = calloc(ev->n ? ev->n : 1, sizeof(*roles));
+	if (p) {
+		p->s = vr_trace_session(mr_trace(m));
+		if (!p->s)
+			p->s = &empty;
+		p->n_vms = (uint32_t)p->s->n_vms;
+		p->seq_started = calloc(p->n_vms + 1, sizeof(bool));
+		p->f = fdopen(o.fd, "w");
+	}
+	if (!p || !roles || !p->seq_started || !p->f) {
+		snprintf(err, errlen, "out of memory");
+		e = -ENOMEM;
+		goto out;
+	}
+	p->st = st;
+	st->machines = 1 + p->n_vms;
+	for (unsigned int i = 0; i < ev->n; i++)
+		if (!ev->why[i][0])
+			classify(&roles[i], &ev->desc[i]);
+	known_threads(p);
+	while (!p->err && (n = mr_next(m, &it, &org, &has)) == 1) {
+		if (it.kind != VR_EVENT)
+			continue;
+		st->events++;
+		ptrdiff_t i = it.desc - ev->desc;
+
+		if (!has || i < 0 || (size_t)i >= ev->n || org.origin > p->n_vms)
+			continue;
+		const struct pf_role_of *r = &roles[i];
+		uint64_t ts = vr_clock_ns(p->s->host_clock, it.ts);
+
+		if (r->role == R_SW)
+			sched_switch(p, r, &it, &org, ts);
+		else if (r->role == R_GSYNC && org.origin)
+			guest_sync(p, r, &it, &org, ts);
+		else if (r->role != R_NONE && !org.origin)
+			host_event(p, r, &it, &org, ts);
+	}
+	for (unsigned int i = 0; i < PF_THREADS; i++)
+		if (p->th[i].used && p->th[i].has_exit)
+			st->exits_unpaired++;
+	if (!p->err && fflush(p->f))
+		p->err = -errno;
+	if (p->err) {
+		snprintf(err, errlen, "writing %s: %s", out, strerror(-p->err));
+		e = p->err;
+	} else {
+		e = ex_in_check_end(m, in, err, errlen);
+	}
+out:
+	if (p && p->f) {
+		o.fd = dup(fileno(p->f));	/* ex_out syncs and closes its own */
+		fclose(p->f);
+	}
+	if (!e)
+		e = ex_out_commit(&o, err, errlen);
+	else
+		ex_out_abort(&o);
+	if (p) {
+		free(p->buf);
+		free(p->seq_started);
+	}
+	free(p);
+	free(roles);
+	mr_close(m);
+	return e;
+}

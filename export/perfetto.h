@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `vmscope export --perfetto`: a merged trace (merge/out.h) as a Perfetto
+ * protobuf trace (perfetto_subset.proto), streaming, in memory bounded by
+ * fixed tables (not by the trace's length). See README.md for what goes
+ * where.
+ */
+#ifndef VMSCOPE_EXPORT_PERFETTO_H
+#define VMSCOPE_EXPORT_PERFETTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ex_pf_stats {
+	uint64_t events;	/* records read from the merged trace */
+	uint64_t packets;	/* TracePackets written */
+	uint64_t sched_switch;	/* as ftrace sched_switch, all machines */
+	uint64_t slices;	/* exit slices: kvm_exit -> next kvm_entry */
+	uint64_t exits_unpaired; /* kvm_exit without a kvm_entry after it */
+	uint64_t no_thread;	/* exits/entries/sync records on an unknown thread */
+	uint64_t flow_steps;	/* host sync_t2/sync_t3 instants carrying a flow */
+	uint64_t flow_ends;	/* guest sync records ending a flow */
+	uint64_t table_full;	/* threads beyond the fixed table */
+	uint32_t machines;	/* host + VMs */
+};
+
+/* Export the merged trace @in as the file @out (refused if it exists,
+ * unless @force). 0, or -errno with @err. */
+int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats *st,
+		char *err, size_t errlen);
+
+#endif
