@@ -26,5 +26,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

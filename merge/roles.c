@@ -37,10 +37,23 @@ bool mg_field_find(const struct vmscope_event_desc *d, const char *name, struct 
 	return true;
 }
 
+bool mg_str_field_find(const struct vmscope_event_desc *d, const char *name,
+		       struct mg_field *f)
+{
+	const struct vmscope_field_desc *fd = mg_field_desc(d, name);
+
+	if (!fd || fd->type != VMSCOPE_FT_str || !fd->size)
+		return false;
+	f->off = fd->offset;
+	f->size = fd->size;
+	f->is_signed = false;
+	return true;
+}
+
 /* All of @names in @d, or none. */
-static const struct vmscope_event_desc *
-role(const struct vr_events *ev, const char *event, const char *const *names,
-     unsigned int n, struct mg_field *f)
+const struct vmscope_event_desc *
+mg_role_find(const struct vr_events *ev, const char *event, const char *const *names,
+	     unsigned int n, struct mg_field *f)
 {
 	for (unsigned int i = 0; i < ev->n; i++) {
 		const struct vmscope_event_desc *d = &ev->desc[i];
@@ -69,9 +82,9 @@ void mg_roles_init(struct mg_roles *r, const struct vr_events *ev)
 	memset(r, 0, sizeof(*r));
 	if (!ev)
 		return;
-	r->t2 = role(ev, "sync_t2", t2, T2_N, r->f_t2);
-	r->t3 = role(ev, "sync_t3", t3, T3_N, r->f_t3);
-	r->guest = role(ev, "sync_guest", g, G_N, r->f_g);
-	r->tsc = role(ev, "kvm_write_tsc_offset", tsc, 1, &r->f_tsc_vcpu);
-	r->sw = role(ev, "sched_switch", sw, 1, &r->f_sw_next);
+	r->t2 = mg_role_find(ev, "sync_t2", t2, T2_N, r->f_t2);
+	r->t3 = mg_role_find(ev, "sync_t3", t3, T3_N, r->f_t3);
+	r->guest = mg_role_find(ev, "sync_guest", g, G_N, r->f_g);
+	r->tsc = mg_role_find(ev, "kvm_write_tsc_offset", tsc, 1, &r->f_tsc_vcpu);
+	r->sw = mg_role_find(ev, "sched_switch", sw, 1, &r->f_sw_next);
 }

@@ -47,6 +47,20 @@ bool mg_field_find(const struct vmscope_event_desc *d, const char *name, struct 
 /* Find the roles in @ev (may be NULL: none). */
 void mg_roles_init(struct mg_roles *r, const struct vr_events *ev);
 
+/*
+ * The usable event named @event (exactly; merged tables name guest events
+ * "vmN:name") in @ev that has every integer field of @names[@n], filling
+ * @f[i] for names[i]; NULL when there is none. Other components that
+ * interpret stored events (analysis/) find theirs through this too.
+ */
+const struct vmscope_event_desc *
+mg_role_find(const struct vr_events *ev, const char *event, const char *const *names,
+	     unsigned int n, struct mg_field *f);
+
+/* String field @name of @d (char[size], maybe unterminated). */
+bool mg_str_field_find(const struct vmscope_event_desc *d, const char *name,
+		       struct mg_field *f);
+
 /* A field's value, zero- or sign-extended to 64 bits. The reader has
  * checked that the payload holds the descriptor's payload_size bytes and
  * that the field lies inside it. */

@@ -12,6 +12,8 @@ PACKAGES=(
 	# libvirtd for the hook/daemon VM tests (it runs in the test host, which
 	# boots this machine's /; installing starts no daemon here without systemd)
 	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
+	# reports: --json output
+	libjson-c-dev
 	# fuzzing and sanitizers
 	clang llvm libclang-rt-14-dev
 	# kernel modules and test kernels

@@ -11,18 +11,7 @@ fails=0
 dir=$(mktemp -d /var/tmp/dump-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
 out=$dir/out
 
-expect() {	# expect STATUS PATTERN -- ARGS...
-	want=$1 pattern=$2; shift 3
-	"$exe" "$@" >"$out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
-		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out"
-		echo "  (wanted /$pattern/)"
-		fails=$((fails + 1))
-	else
-		echo "ok: vmscope $* =~ /$pattern/"
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 
 "$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
 expect 0 'usage: vmscope dump' -- dump --help

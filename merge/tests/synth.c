@@ -292,7 +292,7 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 
 int synth_write_meta(struct synth *s, int dfd)
 {
-	static struct vr_pb_events hostev;
+	static struct vr_pb_events hostev, guestev;
 	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
@@ -308,6 +308,8 @@ int synth_write_meta(struct synth *s, int dfd)
 
 	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
+	vr_events_to_pb(&guestev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+			VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
 	guest_table(&gt, &go);
 	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	clk.name = "synth";
@@ -322,7 +324,7 @@ int synth_write_meta(struct synth *s, int dfd)
 		vm[v].name = names[v];
 		vm[v].qemu_pid = (int32_t)(1000 * (v + 1));
 		vm[v].guest_clock = &clk;
-		vm[v].guest_events = &gt;
+		vm[v].guest_events = s->real_guest_table ? &guestev.table : &gt;
 		for (unsigned int c = 0; c < s->vcpus && !s->no_tid_map; c++) {
 			vmscope__trace__vcpu_thread__init(&vt[v][c]);
 			vt[v][c].vcpu = c;

@@ -46,6 +46,9 @@ struct synth {
 	bool tsc_storm;		/* host CPU 1: VM 1's vCPU 0 thread rewrites
 				 * its TSC offset every 100 us without a
 				 * clock change (a host with an unstable TSC) */
+	bool real_guest_table;	/* guests use the real event table (the
+				 * module's GUEST and BOTH events) instead
+				 * of the synthetic one (analysis tests) */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4];
 	double drift[4];	/* a - 1 per VM */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `report exits`: completed exits (walk.h) aggregated by one grouping —
+ * per VM, per vCPU, per exit reason (within its VM) or per guest task —
+ * each group with count, total, the split of that time (in-kernel
+ * handling, userspace exits, halted), a latency histogram (hist.h:
+ * percentiles within 0.79 %, exact min and max) and, except by reason,
+ * the count and time per exit reason; and the N longest exits with their
+ * context. Memory: one histogram per group (groups are bounded by the
+ * walk's tables), N exits.
+ */
+#ifndef VMSCOPE_ANALYSIS_EXITS_H
+#define VMSCOPE_ANALYSIS_EXITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "topn.h"
+#include "walk.h"
+
+enum an_by { AN_BY_VM, AN_BY_VCPU, AN_BY_REASON, AN_BY_TASK };
+enum an_sort { AN_SORT_COUNT, AN_SORT_TOTAL, AN_SORT_P99, AN_SORT_MAX };
+
+struct an_reason_share {
+	uint32_t reason;
+	uint64_t count, total_ns;
+};
+
+struct an_group {
+	uint32_t vm;
+	uint32_t vcpu;		/* AN_BY_VCPU */
+	uint32_t reason;	/* AN_BY_REASON */
+	int32_t task;		/* AN_BY_TASK: walk task, AN_TASK_UNKNOWN/OTHER */
+	struct an_hist h;	/* exit durations; h.sum is the total */
+	uint64_t kernel_ns, user_ns, halted_ns;
+	uint32_t nr;		/* reasons below (not AN_BY_REASON) */
+	struct an_reason_share *r;
+};
+
+struct an_exits {
+	enum an_by by;
+	struct an_group *g;
+	size_t n, cap;
+	uint32_t *hash;		/* index + 1 */
+	size_t hash_cap;
+	struct an_topn top;	/* struct an_exit by duration */
+	int oom;
+};
+
+int an_exits_init(struct an_exits *x, enum an_by by, size_t top);
+void an_exits_free(struct an_exits *x);
+
+/* The walk hook (struct an_hooks.exit, ctx = the an_exits). */
+void an_exits_add(void *ctx, const struct an_exit *e);
+
+/* Order the groups by @s, largest first (ties: VM, then key). */
+void an_exits_sort(struct an_exits *x, enum an_sort s);
+
+#endif

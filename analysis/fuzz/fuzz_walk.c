@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the analysis walk and the exit aggregation on hostile
+ * merged traces. The input becomes a merged trace (in /dev/shm, written
+ * by merge's own writer through analysis/tests/scen.h): 1-2 VMs of 1-4
+ * vCPUs, then records of every kind the walk interprets — kvm_exit,
+ * kvm_entry, kvm_userspace_exit, host sched_switch, guest sched_switch and
+ * sched_wakeup, losses — with origins (host CPU, thread: unknown, a vCPU
+ * thread or another; VM; guest CPU) and fields (vCPU ids, reasons, ISA,
+ * pids, names) from small sets or raw, in non-decreasing time. Asserts,
+ * beyond no crash/leak/UB: the walk reads it to a clean end; the groups'
+ * counts add up to the completed exits and so do the vCPUs'; every
+ * group's percentiles lie within its min and max; the top-N is sorted.
+ */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../merge/fuzz/fuzz_input.h"
+#include "../tests/scen.h"
+#include "exits.h"
+#include "out.h"
+#include "vmscope_events.h"
+#include "walk.h"
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static int32_t tid_of(struct in *in, unsigned int n_vms, unsigned int vcpus)
+{
+	uint8_t b = (uint8_t)take(in, 1);
+
+	if (b < 64)
+		return -1;
+	if (b < 192)
+		return (int32_t)(1000 * (1 + b % n_vms) + 1 + (b / 2) % vcpus);
+	return (int32_t)val(in, 1, 1);
+}
+
+static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
+			  unsigned int vcpus)
+{
+	uint64_t ts = SCEN_H0;
+
+	for (int k = 0; k < 4000 && in->n; k++) {
+		unsigned int kind = (unsigned int)take(in, 1) % 8;
+		struct mo_origin mo = { 0 };
+		uint32_t vm = (uint32_t)take(in, 1) % n_vms;
+
+		ts += take(in, 2);
+		mo.orig_ts = ts;
+		mo.cpu = (uint32_t)val(in, 0, 1);
+		mo.tid = tid_of(in, n_vms, vcpus);
+		mo.vcpu = MO_NONE;
+		if (kind == 0) {
+			struct vmscope_ev_kvm_exit e = { 0 };
+
+			e.vcpu_id = (uint32_t)val(in, 0, 1);
+			e.exit_reason = (uint32_t)val(in, 0x72, 3);
+			e.isa = (uint32_t)take(in, 1) % 4;
+			e.reason_valid = (uint32_t)take(in, 1) % 3;
+			e.guest_rip = take(in, 8);
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, ts, &e, sizeof(e), &mo);
+		} else if (kind == 1 || kind == 2) {
+			struct vmscope_ev_kvm_entry e = { 0 };
+
+			e.vcpu_id = (uint32_t)val(in, 0, 1);
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, ts, &e, sizeof(e), &mo);
+		} else if (kind == 3) {
+			struct vmscope_ev_kvm_userspace_exit e = { .reason = 2 };
+
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_userspace_exit, ts, &e, sizeof(e), &mo);
+		} else if (kind == 4 || kind == 5) {
+			struct vmscope_ev_sched_switch e = { 0 };
+
+			e.prev_pid = (int32_t)val(in, 100, 1);
+			e.next_pid = (int32_t)val(in, 100, 1);
+			e.prev_state = (uint32_t)take(in, 1) % 3;
+			for (size_t i = 0; i < sizeof(e.next_comm); i++) {
+				e.next_comm[i] = (char)take(in, 1);
+				e.prev_comm[i] = (char)(e.next_comm[i] ^ 0x55);
+			}
+			if (kind == 5) {	/* a guest's */
+				mo.origin = vm + 1;
+				mo.cpu %= 8;
+				mo.vcpu = mo.cpu;
+			}
+			scen_out_event(o, mo.origin, VMSCOPE_EV_sched_switch, ts, &e, sizeof(e), &mo);
+		} else if (kind == 6) {
+			struct vmscope_ev_sched_wakeup e = { 0 };
+
+			e.pid = (int32_t)val(in, 100, 1);
+			mo.origin = vm + 1;
+			mo.vcpu = mo.cpu;
+			scen_out_event(o, mo.origin, VMSCOPE_EV_sched_wakeup, ts, &e, sizeof(e), &mo);
+		} else {
+			scen_out_loss(o, ts);
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct in in = { data, size };
+	char dir[64] = "/dev/shm/analysis-fuzz-XXXXXX", merged[96], err[256];
+	unsigned int n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
+	unsigned int vcpus = 1 + (unsigned int)(take(&in, 1) % 4);
+	enum an_by by = (enum an_by)(take(&in, 1) % 4);
+	struct an_hooks h = { .exit = an_exits_add };
+	struct scen_out *o;
+	struct an_exits x;
+	struct an_walk *w;
+	uint64_t sum = 0, vsum = 0;
+	size_t ntop;
+
+	if (!mkdtemp(dir))
+		abort();
+	ASSERT(scen_out_open(&o, dir, n_vms, vcpus) == 0);
+	write_records(&in, o, n_vms, vcpus);
+	ASSERT(scen_out_close(o) == 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	ASSERT(an_exits_init(&x, by, 5) == 0);
+	h.ctx = &x;
+	ASSERT(an_walk_open(&w, merged, err, sizeof(err)) == 0);
+	ASSERT(an_walk_run(w, &h, err, sizeof(err)) == 0);
+	ASSERT(!x.oom);
+	for (size_t i = 0; i < x.n; i++) {
+		const struct an_group *g = &x.g[i];
+		uint64_t rs = 0;
+
+		sum += g->h.count;
+		ASSERT(g->h.count > 0);
+		for (double q = 0.1; q <= 1; q += 0.1) {
+			uint64_t v = an_hist_quantile(&g->h, q);
+
+			ASSERT(v >= g->h.min && v <= g->h.max);
+		}
+		for (uint32_t r = 0; r < g->nr; r++)
+			rs += g->r[r].count;
+		ASSERT(by == AN_BY_REASON || rs == g->h.count);
+	}
+	ASSERT(sum == an_walk_counts(w)->exits);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
+		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++)
+			vsum += an_walk_vcpu_time(w, vm, c)->exits;
+	ASSERT(vsum == sum);
+	ntop = an_topn_sort(&x.top);
+	for (size_t i = 1; i < ntop; i++) {
+		const struct an_exit *a = an_topn_item(&x.top, i - 1), *b = an_topn_item(&x.top, i);
+
+		ASSERT(a->end - a->start >= b->end - b->start);
+	}
+	an_exits_free(&x);
+	an_walk_close(w);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Merged traces with a known story, written directly through merge/out.h
+ * (mo_create/mo_event: the same writer `vmscope merge` uses, so the
+ * reports read exactly what they would read after a merge) for the
+ * analysis tests and the report benchmark.
+ *
+ * The input trace (the merged one's metadata source) is a synthetic
+ * session (merge/tests/synth.h) with the real event tables on both sides.
+ * Each vCPU runs this story, in host time: guest sched_switch to one of
+ * three guest tasks (tids 100.., "alpha" "beta" "gamma", per VM), then
+ * exits: kvm_exit with a reason (io, cpuid, hlt, npf on AMD for even VMs;
+ * their Intel codes for odd VMs), io exits go to userspace
+ * (kvm_userspace_exit) before their kvm_entry; durations are random
+ * (heavy-tailed). Host records carry their vCPU thread (as merge gives it
+ * from the host's sched_switch), or no thread with `unknown_tids`.
+ * Optionally the host thread of VM 0's vCPU 0 is preempted by a host hog
+ * (host sched_switch away and back) while a guest task runs.
+ *
+ * Generation is streaming (O(1) memory) and deterministic; the story's
+ * exact totals are accumulated into `struct scen_expect` as records are
+ * written.
+ */
+#ifndef VMSCOPE_ANALYSIS_SCEN_H
+#define VMSCOPE_ANALYSIS_SCEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SCEN_VMS	2
+#define SCEN_VCPUS	4
+#define SCEN_TASKS	3
+#define SCEN_REASONS	4	/* io, cpuid, hlt, npf */
+
+struct scen_expect {
+	uint64_t count[SCEN_VMS][SCEN_TASKS][SCEN_REASONS];
+	uint64_t total[SCEN_VMS][SCEN_TASKS][SCEN_REASONS];
+	uint64_t guest_ns[SCEN_VMS][SCEN_VCPUS], kernel_ns[SCEN_VMS][SCEN_VCPUS];
+	uint64_t user_ns[SCEN_VMS][SCEN_VCPUS], halted_ns[SCEN_VMS][SCEN_VCPUS];
+	uint64_t min[SCEN_VMS][SCEN_REASONS], max[SCEN_VMS][SCEN_REASONS];
+	uint64_t exits;
+	/* every duration per (vm, reason) when keep is set (tests) */
+	bool keep;
+	uint64_t *dur[SCEN_VMS][SCEN_REASONS];
+	uint64_t ndur[SCEN_VMS][SCEN_REASONS];
+	/* the hog (with `hog`): time VM 0 vCPU 0's thread was off its CPU
+	 * while guest task 0 ran or was runnable there */
+	uint64_t hog_ns;
+};
+
+struct scen {
+	uint64_t seed;
+	unsigned int n_vms, vcpus;	/* <= SCEN_VMS, SCEN_VCPUS */
+	uint64_t n_records;		/* stop after about this many */
+	bool unknown_tids;		/* host records without a thread */
+	bool hog;			/* see above */
+	uint64_t loss_after;		/* 0, or: a loss record inside the first
+					 * exit of VM 0 vCPU 0 after this many
+					 * records; that exit is not expected */
+	bool loss_done;
+	uint64_t records;		/* written */
+	struct scen_expect x;
+};
+
+/* SVM and VMX codes of the scenario's reasons, and their report names. */
+extern const uint32_t scen_svm_code[SCEN_REASONS], scen_vmx_code[SCEN_REASONS];
+extern const char *const scen_svm_name[SCEN_REASONS], *const scen_vmx_name[SCEN_REASONS];
+extern const char *const scen_task_comm[SCEN_TASKS];
+
+/* Write @dir/in (the input session) and @dir/merged. 0 or negative errno. */
+int scen_write(struct scen *s, const char *dir);
+void scen_free(struct scen *s);
+
+/* ---- the writer underneath, for hand-made merged traces (fuzzing) ---- */
+
+#define SCEN_H0		((uint64_t)1 << 40)	/* host time of the session start */
+
+struct scen_out;
+struct mo_origin;
+
+/* @dir/in: a session of @n_vms VMs with @vcpus vCPUs each (threads
+ * 1000 * (vm + 1) + 1 + vcpu), real event tables; @dir/merged opened. */
+int scen_out_open(struct scen_out **o, const char *dir, unsigned int n_vms,
+		  unsigned int vcpus);
+/* Event @ev (VMSCOPE_EV_*) of origin @origin (0 host, n VM n-1); errors
+ * are kept for scen_out_close. */
+void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64_t ts,
+		    const void *p, uint16_t size, const struct mo_origin *mo);
+void scen_out_loss(struct scen_out *o, uint64_t ts);
+int scen_out_close(struct scen_out *o);
+
+#endif

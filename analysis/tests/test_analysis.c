@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The analysis library on its own pieces and end to end:
+ *
+ * - hist: count, sum, min, max exact; every quantile of 200 000
+ *   log-uniform values (1 ns .. 10 s) within 1/128 of the exact value at
+ *   that rank; values below 128 exact;
+ * - topn: the 50 largest of 10 000 random keys, in order, items kept
+ *   with their keys;
+ * - exit reasons: AMD and Intel names, HLT on both, unknown codes;
+ * - walk + exits on merged traces with a known story (scen.h), written
+ *   by merge's own writer: per (VM, guest task, reason) counts and totals
+ *   exact; per vCPU time in guest / kernel / userspace / halted exact;
+ *   per (VM, reason) min and max exact and percentiles within the bound;
+ *   the top-N the N longest; with two VMs and no thread of host records,
+ *   everything unattributed; with one VM and no thread, all attributed
+ *   (userspace exits through the host CPU's last exit);
+ * - a loss in the middle of an exit: that exit is not counted.
+ *
+ * `test_analysis --write DIR` writes the scenario trace (DIR/in,
+ * DIR/merged) for cli/tests/report-test.sh.
+ */
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../tracefmt/tests/util.h"
+#include "exit_reason.h"
+#include "exits.h"
+#include "hist.h"
+#include "scen.h"
+#include "topn.h"
+#include "walk.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next_rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* |approx - exact| <= exact / 128 (the histogram's promise) */
+static bool within(uint64_t approx, uint64_t exact)
+{
+	uint64_t d = approx > exact ? approx - exact : exact - approx;
+
+	return d * 128 <= exact;
+}
+
+static uint64_t exact_q(const uint64_t *sorted, size_t n, double q)
+{
+	size_t rank = (size_t)ceil(q * (double)n);
+
+	return sorted[(rank ? rank : 1) - 1];
+}
+
+static void test_hist(void)
+{
+	static const double qs[] = { 0.001, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999, 1 };
+	enum { N = 200000 };
+	uint64_t *v = malloc(N * sizeof(*v)), sum = 0;
+	struct an_hist h;
+
+	an_hist_init(&h);
+	CHECK_EQ(an_hist_quantile(&h, 0.5), 0);
+	for (size_t i = 0; i < N; i++) {
+		double lg = (double)(next_rnd() % 1000000) / 1000000.0 * 10;	/* 1 .. 1e10 */
+
+		v[i] = (uint64_t)pow(10, lg);
+		sum += v[i];
+		an_hist_add(&h, v[i]);
+	}
+	qsort(v, N, sizeof(*v), cmp_u64);
+	CHECK_EQ(h.count, N);
+	CHECK_EQ(h.sum, sum);
+	CHECK_EQ(h.min, v[0]);
+	CHECK_EQ(h.max, v[N - 1]);
+	for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+		uint64_t a = an_hist_quantile(&h, qs[k]), x = exact_q(v, N, qs[k]);
+
+		if (!within(a, x))
+			fprintf(stderr, "q %g: %" PRIu64 " vs exact %" PRIu64 "\n", qs[k], a, x);
+		CHECK(within(a, x));
+	}
+	an_hist_free(&h);
+	/* small values: exact */
+	an_hist_init(&h);
+	for (uint64_t i = 0; i < 100; i++)
+		an_hist_add(&h, i);
+	CHECK_EQ(an_hist_quantile(&h, 0.5), 49);
+	CHECK_EQ(an_hist_quantile(&h, 0.9), 89);
+	an_hist_free(&h);
+	free(v);
+}
+
+static void test_topn(void)
+{
+	enum { N = 10000, K = 50 };
+	uint64_t *v = malloc(N * sizeof(*v));
+	struct an_topn t;
+
+	CHECK_EQ(an_topn_init(&t, K, sizeof(uint64_t) * 2), 0);
+	for (size_t i = 0; i < N; i++) {
+		uint64_t item[2];
+
+		v[i] = next_rnd() % 1000000;
+		item[0] = v[i];
+		item[1] = i;
+		an_topn_add(&t, v[i], item);
+	}
+	qsort(v, N, sizeof(*v), cmp_u64);
+	CHECK_EQ(an_topn_sort(&t), K);
+	for (size_t i = 0; i < K; i++) {
+		const uint64_t *item = an_topn_item(&t, i);
+
+		CHECK_EQ(item[0], v[N - 1 - i]);
+	}
+	an_topn_free(&t);
+	free(v);
+}
+
+static void test_reasons(void)
+{
+	char b[40];
+
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_SVM, 0x7b, b, sizeof(b)), "io"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_SVM, 0x72, b, sizeof(b)), "cpuid"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_SVM, 0x400, b, sizeof(b)), "npf"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_SVM, 0x12345, b, sizeof(b)), "svm_0x12345"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_VMX, 30, b, sizeof(b)), "IO_INSTRUCTION"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_VMX, 10, b, sizeof(b)), "CPUID"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_VMX, 0x80000021, b, sizeof(b)),
+		      "INVALID_STATE+entry_fail"));
+	CHECK(!strcmp(an_exit_reason_name(AN_ISA_VMX, 999, b, sizeof(b)), "vmx_999"));
+	CHECK(!strcmp(an_exit_reason_name(7, 1, b, sizeof(b)), "isa7_0x1"));
+	CHECK(an_exit_is_hlt(AN_ISA_SVM, 0x78));
+	CHECK(an_exit_is_hlt(AN_ISA_VMX, 12));
+	CHECK(!an_exit_is_hlt(AN_ISA_VMX, 0x78));
+	CHECK(!an_exit_is_hlt(AN_ISA_SVM, 12));
+}
+
+/* The walk's reason index of scenario reason @r of @vm, or -1. */
+static int reason_idx(const struct an_walk *w, unsigned int vm, int r)
+{
+	const char *want = vm % 2 ? scen_vmx_name[r] : scen_svm_name[r];
+
+	for (uint32_t i = 0; i < an_walk_nr_reasons(w); i++)
+		if (!strcmp(an_walk_reason_name(w, i), want))
+			return (int)i;
+	return -1;
+}
+
+static int task_idx(const struct an_walk *w, unsigned int vm, int t)
+{
+	for (uint32_t i = 0; i < an_walk_nr_tasks(w); i++) {
+		const struct an_task *k = an_walk_task(w, (int32_t)i);
+
+		if (k->vm == vm && k->tid == 100 + t) {
+			CHECK(!strcmp(k->comm, scen_task_comm[t]));
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static void run(const char *path, enum an_by by, struct an_walk **w, struct an_exits *x,
+		size_t top)
+{
+	struct an_hooks h = { .exit = an_exits_add, .ctx = x };
+	char err[256];
+
+	CHECK_EQ(an_exits_init(x, by, top), 0);
+	*w = NULL;
+	CHECK_EQ(an_walk_open(w, path, err, sizeof(err)), 0);
+	if (!*w) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	CHECK_EQ(an_walk_run(*w, &h, err, sizeof(err)), 0);
+}
+
+static void check_by_task(const struct scen *s, const char *merged)
+{
+	struct an_exits x;
+	struct an_walk *w;
+	uint64_t seen = 0;
+
+	run(merged, AN_BY_TASK, &w, &x, 0);
+	if (!w)
+		return;
+	CHECK_EQ(an_walk_counts(w)->exits, s->x.exits);
+	CHECK_EQ(an_walk_counts(w)->unattributed, 0);
+	CHECK_EQ(an_walk_counts(w)->entries_without_exit, s->n_vms * s->vcpus);
+	for (size_t i = 0; i < x.n; i++) {
+		const struct an_group *g = &x.g[i];
+		const struct an_task *t = an_walk_task(w, g->task);
+
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		CHECK(t->tid >= 100 && t->tid < 100 + SCEN_TASKS);
+		for (uint32_t k = 0; k < g->nr; k++) {
+			int r;
+
+			for (r = 0; r < SCEN_REASONS; r++)
+				if (reason_idx(w, g->vm, r) == (int)g->r[k].reason)
+					break;
+			CHECK(r < SCEN_REASONS);
+			if (r == SCEN_REASONS)
+				continue;
+			CHECK_EQ(g->r[k].count, s->x.count[g->vm][t->tid - 100][r]);
+			CHECK_EQ(g->r[k].total_ns, s->x.total[g->vm][t->tid - 100][r]);
+			seen += g->r[k].count;
+		}
+	}
+	CHECK_EQ(seen, s->x.exits);
+	for (unsigned int vm = 0; vm < s->n_vms; vm++) {
+		for (int t = 0; t < SCEN_TASKS; t++)
+			CHECK(task_idx(w, vm, t) >= 0);
+		CHECK_EQ(an_walk_nr_vcpus(w, vm), s->vcpus);
+		for (unsigned int c = 0; c < s->vcpus; c++) {
+			const struct an_vcpu_time *vt = an_walk_vcpu_time(w, vm, c);
+
+			CHECK_EQ(vt->guest_ns, s->x.guest_ns[vm][c]);
+			CHECK_EQ(vt->kernel_ns, s->x.kernel_ns[vm][c]);
+			CHECK_EQ(vt->user_ns, s->x.user_ns[vm][c]);
+			CHECK_EQ(vt->halted_ns, s->x.halted_ns[vm][c]);
+		}
+	}
+	an_exits_free(&x);
+	an_walk_close(w);
+}
+
+static void check_by_reason(struct scen *s, const char *merged)
+{
+	static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+	struct an_exits x;
+	struct an_walk *w;
+	uint64_t longest[8] = { 0 };
+
+	run(merged, AN_BY_REASON, &w, &x, 8);
+	if (!w)
+		return;
+	CHECK_EQ(x.n, s->n_vms * SCEN_REASONS);
+	for (size_t i = 0; i < x.n; i++) {
+		const struct an_group *g = &x.g[i];
+		int r;
+
+		for (r = 0; r < SCEN_REASONS; r++)
+			if (reason_idx(w, g->vm, r) == (int)g->reason)
+				break;
+		CHECK(r < SCEN_REASONS);
+		if (r == SCEN_REASONS)
+			continue;
+		uint64_t *d = s->x.dur[g->vm][r];
+		size_t n = s->x.ndur[g->vm][r];
+
+		qsort(d, n, sizeof(*d), cmp_u64);
+		CHECK_EQ(g->h.count, n);
+		CHECK_EQ(g->h.min, s->x.min[g->vm][r]);
+		CHECK_EQ(g->h.max, s->x.max[g->vm][r]);
+		for (int q = 0; q < 4; q++)
+			CHECK(within(an_hist_quantile(&g->h, qs[q]), exact_q(d, n, qs[q])));
+		/* the 8 longest overall */
+		for (size_t k = n > 8 ? n - 8 : 0; k < n; k++) {
+			uint64_t v = d[k];
+
+			for (int j = 0; j < 8; j++)
+				if (v > longest[j]) {
+					uint64_t t = longest[j];
+
+					longest[j] = v;
+					v = t;
+				}
+		}
+		if (r == 0)	/* io exits spent part of their time in userspace */
+			CHECK(g->user_ns > 0 && g->user_ns < g->h.sum);
+		if (r == 2)
+			CHECK_EQ(g->halted_ns, g->h.sum);
+	}
+	CHECK_EQ(an_topn_sort(&x.top), 8);
+	for (int j = 0; j < 8; j++) {
+		const struct an_exit *e = an_topn_item(&x.top, (size_t)j);
+
+		CHECK_EQ(e->end - e->start, longest[j]);
+	}
+	/* sorting by count puts the largest count first */
+	an_exits_sort(&x, AN_SORT_COUNT);
+	for (size_t i = 1; i < x.n; i++)
+		CHECK(x.g[i - 1].h.count >= x.g[i].h.count);
+	an_exits_free(&x);
+	an_walk_close(w);
+}
+
+static void test_scenario(const char *dir)
+{
+	struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
+	char merged[4096];
+
+	s.x.keep = true;
+	CHECK_EQ(scen_write(&s, dir), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	CHECK(s.x.exits > 10000);
+	check_by_task(&s, merged);
+	check_by_reason(&s, merged);
+	scen_free(&s);
+}
+
+/* Host records without threads: attributable only with one VM. */
+static void test_unknown_tids(const char *dir1, const char *dir2)
+{
+	struct scen s = { .seed = 9, .n_vms = 2, .vcpus = 2, .n_records = 5000,
+			  .unknown_tids = true };
+	struct an_exits x;
+	struct an_walk *w;
+	char merged[4096];
+
+	CHECK_EQ(scen_write(&s, dir1), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir1);
+	run(merged, AN_BY_VM, &w, &x, 0);
+	if (w) {
+		CHECK_EQ(an_walk_counts(w)->exits, 0);
+		CHECK(an_walk_counts(w)->unattributed > 1000);
+		an_walk_close(w);
+	}
+	an_exits_free(&x);
+	s.n_vms = 1;
+	CHECK_EQ(scen_write(&s, dir2), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir2);
+	run(merged, AN_BY_VCPU, &w, &x, 0);
+	if (w) {
+		CHECK_EQ(an_walk_counts(w)->exits, s.x.exits);
+		CHECK_EQ(an_walk_counts(w)->unattributed, 0);
+		for (unsigned int c = 0; c < s.vcpus; c++) {
+			CHECK_EQ(an_walk_vcpu_time(w, 0, c)->user_ns, s.x.user_ns[0][c]);
+			CHECK_EQ(an_walk_vcpu_time(w, 0, c)->kernel_ns, s.x.kernel_ns[0][c]);
+		}
+		an_walk_close(w);
+	}
+	an_exits_free(&x);
+}
+
+/* A loss inside an exit: that exit is not counted, the next entry
+ * starts from an unknown state. */
+static void test_loss(const char *dir)
+{
+	struct scen s = { .seed = 11, .n_vms = 1, .vcpus = 1, .n_records = 3000,
+			  .loss_after = 1000 };
+	struct an_exits x;
+	struct an_walk *w;
+	char merged[4096];
+
+	CHECK_EQ(scen_write(&s, dir), 0);
+	CHECK(s.loss_done);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	run(merged, AN_BY_VM, &w, &x, 0);
+	if (w) {
+		CHECK_EQ(an_walk_counts(w)->exits, s.x.exits);
+		CHECK_EQ(an_walk_counts(w)->losses, 1);
+		CHECK_EQ(an_walk_counts(w)->open_dropped, 1);
+		CHECK_EQ(an_walk_counts(w)->entries_without_exit, 2);
+		an_walk_close(w);
+	}
+	an_exits_free(&x);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void mkdir_tmp(char *path, size_t len)
+{
+	int fd = tf_test_mkdir(path, len);
+
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	char d1[256], d2[256], d3[256], d4[256];
+
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
+
+		return scen_write(&s, argv[2]) ? 1 : 0;
+	}
+	test_hist();
+	test_topn();
+	test_reasons();
+	mkdir_tmp(d1, sizeof(d1));
+	mkdir_tmp(d2, sizeof(d2));
+	mkdir_tmp(d3, sizeof(d3));
+	mkdir_tmp(d4, sizeof(d4));
+	test_scenario(d1);
+	test_unknown_tids(d2, d3);
+	test_loss(d4);
+	nftw(d1, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(d2, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(d3, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(d4, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	return tf_test_result("analysis");
+}

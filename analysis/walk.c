@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One pass over a merged trace with per-vCPU state: see walk.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exit_reason.h"
+#include "out.h"
+#include "roles.h"
+#include "walk.h"
+
+enum role {
+	R_NONE = 0,
+	R_EXIT,		/* host kvm_exit */
+	R_ENTRY,	/* host kvm_entry */
+	R_USER,		/* host kvm_userspace_exit */
+	R_HSWITCH,	/* host sched_switch */
+	R_GSWITCH,	/* vmN:sched_switch */
+	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
+};
+
+enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
+enum { S_PREV, S_STATE, S_NEXT, S_N };
+
+struct switch_fields {
+	struct mg_field f[S_N], prev_comm, next_comm;
+	bool has_comm;
+};
+
+struct role_of {
+	uint8_t role;
+	uint32_t vm;
+	const struct switch_fields *sw;	/* R_HSWITCH, R_GSWITCH */
+	struct mg_field wake_pid;	/* R_GWAKE */
+};
+
+enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
+
+struct vcpu {
+	enum vstate st;
+	uint64_t since, exit_ts, user_ts, rip;
+	uint32_t reason;
+	int32_t task, exit_task;
+	struct an_vcpu_time t;
+};
+
+struct vm {
+	char name[64];
+	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
+	struct vcpu *v;
+	struct switch_fields sw;
+};
+
+struct thread {			/* the session's vCPU thread map */
+	int32_t tid;
+	uint32_t vm, vcpu;
+};
+
+struct host_cpu {
+	uint32_t vm, vcpu;	/* of the last kvm_exit here */
+	bool valid;
+};
+
+struct reason {
+	uint32_t isa, code;
+	bool valid;
+	char name[40];
+};
+
+#define TASK_HASH	(2 * AN_MAX_TASKS)
+
+struct an_walk {
+	struct mr *mr;
+	const struct vr_events *ev;	/* the merged table */
+	const Vmscope__Trace__ClockDesc *clock;
+	struct role_of *roles;		/* [ev->n] */
+	struct mg_field fx[X_N], entry_vcpu;
+	struct switch_fields host_sw;
+	uint32_t n_vms;
+	struct vm *vm;
+	struct thread *th;
+	size_t nth;
+	struct host_cpu *hc;
+	uint32_t nhc;
+	struct reason reason[AN_MAX_REASONS + 1];	/* + "other" */
+	uint32_t nreason;
+	struct an_task *task;		/* [AN_MAX_TASKS] */
+	uint32_t ntask;
+	int32_t task_hash[TASK_HASH];	/* index + 1, 0: empty */
+	struct an_counts n;
+	uint64_t first_ts, last_ts;
+	bool any;
+};
+
+/* ---- tables ---- */
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+bool an_walk_thread_vcpu(const struct an_walk *w, int32_t tid, uint32_t *vm, uint32_t *vcpu)
+{
+	struct thread key = { .tid = tid };
+	const struct thread *t = w->nth ? bsearch(&key, w->th, w->nth, sizeof(*w->th), cmp_thread) :
+				 NULL;
+
+	if (!t)
+		return false;
+	*vm = t->vm;
+	*vcpu = t->vcpu;
+	return true;
+}
+
+static uint32_t reason_of(struct an_walk *w, uint32_t isa, uint32_t code, bool valid)
+{
+	struct reason *r;
+
+	if (!valid)
+		isa = code = 0;
+	for (uint32_t i = 0; i < w->nreason; i++)
+		if (w->reason[i].isa == isa && w->reason[i].code == code &&
+		    w->reason[i].valid == valid)
+			return i;
+	if (w->nreason == AN_MAX_REASONS) {
+		w->n.reasons_other++;
+		return AN_MAX_REASONS;
+	}
+	r = &w->reason[w->nreason];
+	r->isa = isa;
+	r->code = code;
+	r->valid = valid;
+	if (valid)
+		an_exit_reason_name(isa, code, r->name, sizeof(r->name));
+	else
+		snprintf(r->name, sizeof(r->name), "unknown");
+	return w->nreason++;
+}
+
+static void set_comm(char *dst, const uint8_t *p, const struct mg_field *f)
+{
+	size_t len = f->size < AN_COMM_LEN ? f->size : AN_COMM_LEN;
+
+	memcpy(dst, p + f->off, len);
+	dst[len] = 0;
+	/* names come from the guest: keep them printable */
+	for (char *c = dst; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
+}
+
+/* The task (vm, tid), named @comm when given. */
+static int32_t task_of(struct an_walk *w, uint32_t vm, int32_t tid, const uint8_t *p,
+		       const struct mg_field *comm)
+{
+	uint32_t h = ((uint32_t)tid * 2654435761u ^ vm * 40503u) % TASK_HASH;
+	struct an_task *t;
+
+	for (uint32_t k = 0; k < TASK_HASH; k++, h = (h + 1) % TASK_HASH) {
+		int32_t i = w->task_hash[h] - 1;
+
+		if (i < 0)
+			break;
+		if (w->task[i].vm == vm && w->task[i].tid == tid) {
+			if (comm)
+				set_comm(w->task[i].comm, p, comm);
+			return i;
+		}
+	}
+	if (w->ntask == AN_MAX_TASKS) {
+		w->n.tasks_other++;
+		return AN_TASK_OTHER;
+	}
+	t = &w->task[w->ntask];
+	t->vm = vm;
+	t->tid = tid;
+	if (comm)
+		set_comm(t->comm, p, comm);
+	else
+		snprintf(t->comm, sizeof(t->comm), "?");
+	w->task_hash[h] = (int32_t)++w->ntask;
+	return (int32_t)(w->ntask - 1);
+}
+
+/* Make index @i of the array *@p (capacity *@cap elements of @size)
+ * usable, new elements zeroed. false when out of memory. */
+static bool grow(void **p, uint32_t *cap, uint32_t i, size_t size)
+{
+	uint32_t n = *cap ? *cap : 4;
+	unsigned char *a;
+
+	if (i < *cap)
+		return true;
+	while (n <= i)
+		n *= 2;
+	a = realloc(*p, n * size);
+	if (!a)
+		return false;
+	memset(a + *cap * size, 0, (n - *cap) * size);
+	*p = a;
+	*cap = n;
+	return true;
+}
+
+static struct vcpu *vcpu_of(struct an_walk *w, uint32_t vm, uint32_t v)
+{
+	struct vm *m;
+	uint32_t old;
+
+	if (vm >= w->n_vms || v >= AN_MAX_VCPUS)
+		return NULL;
+	m = &w->vm[vm];
+	old = m->cap;
+	if (!grow((void **)&m->v, &m->cap, v, sizeof(*m->v)))
+		return NULL;
+	for (uint32_t i = old; i < m->cap; i++)
+		m->v[i].task = m->v[i].exit_task = AN_TASK_UNKNOWN;
+	if (v >= m->n)
+		m->n = v + 1;
+	return &m->v[v];
+}
+
+static struct host_cpu *host_cpu(struct an_walk *w, uint32_t cpu)
+{
+	if (cpu >= AN_MAX_HOST_CPUS || !grow((void **)&w->hc, &w->nhc, cpu, sizeof(*w->hc)))
+		return NULL;
+	return &w->hc[cpu];
+}
+
+/* ---- opening ---- */
+
+static void find_switch(const struct vr_events *ev, const char *name, struct switch_fields *s,
+			const struct vmscope_event_desc **d)
+{
+	static const char *const f[S_N] = { "prev_pid", "prev_state", "next_pid" };
+
+	*d = mg_role_find(ev, name, f, S_N, s->f);
+	s->has_comm = *d && mg_str_field_find(*d, "prev_comm", &s->prev_comm) &&
+		      mg_str_field_find(*d, "next_comm", &s->next_comm);
+}
+
+static void set_role(struct an_walk *w, const struct vmscope_event_desc *d, enum role r,
+		     uint32_t vm)
+{
+	if (!d)
+		return;
+	w->roles[d - w->ev->desc].role = (uint8_t)r;
+	w->roles[d - w->ev->desc].vm = vm;
+}
+
+static int find_roles(struct an_walk *w, char *err, size_t errlen)
+{
+	static const char *const fx[X_N] = { "vcpu_id", "exit_reason", "guest_rip", "isa",
+					     "reason_valid" };
+	static const char *const fe[1] = { "vcpu_id" };
+	const struct vmscope_event_desc *d;
+	char name[64];
+
+	w->roles = calloc(w->ev->n ? w->ev->n : 1, sizeof(*w->roles));
+	if (!w->roles)
+		return -ENOMEM;
+	d = mg_role_find(w->ev, "kvm_exit", fx, X_N, w->fx);
+	if (!d) {
+		snprintf(err, errlen, "the trace has no usable kvm_exit event (with %s, %s, %s, %s, %s)",
+			 fx[0], fx[1], fx[2], fx[3], fx[4]);
+		return -ENOENT;
+	}
+	set_role(w, d, R_EXIT, 0);
+	d = mg_role_find(w->ev, "kvm_entry", fe, 1, &w->entry_vcpu);
+	if (!d) {
+		snprintf(err, errlen, "the trace has no usable kvm_entry event (with vcpu_id)");
+		return -ENOENT;
+	}
+	set_role(w, d, R_ENTRY, 0);
+	set_role(w, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
+	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
+	set_role(w, d, R_HSWITCH, 0);
+	if (d)
+		w->roles[d - w->ev->desc].sw = &w->host_sw;
+	for (uint32_t v = 0; v < w->n_vms; v++) {
+		static const char *const fw[1] = { "pid" };
+		const char *wake[2] = { "sched_wakeup", "sched_waking" };
+
+		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
+		find_switch(w->ev, name, &w->vm[v].sw, &d);
+		set_role(w, d, R_GSWITCH, v);
+		if (d)
+			w->roles[d - w->ev->desc].sw = &w->vm[v].sw;
+		for (int k = 0; k < 2; k++) {
+			struct mg_field pid;
+
+			snprintf(name, sizeof(name), "vm%u:%s", v, wake[k]);
+			d = mg_role_find(w->ev, name, fw, 1, &pid);
+			set_role(w, d, R_GWAKE, v);
+			if (d)
+				w->roles[d - w->ev->desc].wake_pid = pid;
+		}
+	}
+	return 0;
+}
+
+static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata *s)
+{
+	size_t nth = 0;
+
+	w->n_vms = s ? (uint32_t)s->n_vms : 0;
+	w->vm = calloc(w->n_vms ? w->n_vms : 1, sizeof(*w->vm));
+	if (!w->vm)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < w->n_vms; v++) {
+		snprintf(w->vm[v].name, sizeof(w->vm[v].name), "%s",
+			 s->vms[v]->name && s->vms[v]->name[0] ? s->vms[v]->name : "?");
+		nth += s->vms[v]->n_vcpus;
+	}
+	w->th = calloc(nth ? nth : 1, sizeof(*w->th));
+	if (!w->th)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < w->n_vms; v++)
+		for (size_t i = 0; i < s->vms[v]->n_vcpus; i++) {
+			const Vmscope__Trace__VcpuThread *t = s->vms[v]->vcpus[i];
+
+			if (!t)
+				continue;
+			w->th[w->nth].tid = t->tid;
+			w->th[w->nth].vm = v;
+			w->th[w->nth].vcpu = t->vcpu;
+			w->nth++;
+		}
+	qsort(w->th, w->nth, sizeof(*w->th), cmp_thread);
+	return 0;
+}
+
+int an_walk_open(struct an_walk **out, const char *path, char *err, size_t errlen)
+{
+	struct an_walk *w = calloc(1, sizeof(*w));
+	const Vmscope__Trace__SessionMetadata *s;
+	int e;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->task = calloc(AN_MAX_TASKS, sizeof(*w->task));
+	if (!w->task) {
+		free(w);
+		return -ENOMEM;
+	}
+	e = mr_open(&w->mr, path, err, errlen);
+	if (e)
+		goto fail;
+	s = vr_trace_session(mr_trace(w->mr));
+	w->ev = vr_trace_events(mr_trace(w->mr), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+	if (!s || !w->ev) {
+		const char *why = vr_trace_problem(mr_trace(w->mr));
+
+		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
+			 why ? ": " : "", why ? why : "");
+		e = -EINVAL;
+		goto fail;
+	}
+	w->clock = s->host_clock;
+	e = load_session(w, s);
+	if (!e)
+		e = find_roles(w, err, errlen);
+	if (e) {
+		if (e == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	an_walk_close(w);
+	return e;
+}
+
+void an_walk_close(struct an_walk *w)
+{
+	if (!w)
+		return;
+	mr_close(w->mr);
+	for (uint32_t v = 0; v < w->n_vms && w->vm; v++)
+		free(w->vm[v].v);
+	free(w->vm);
+	free(w->th);
+	free(w->hc);
+	free(w->roles);
+	free(w->task);
+	free(w);
+}
+
+/* ---- the pass ---- */
+
+/* The (vm, vcpu) of a host kvm record with vCPU field @vcpu. */
+static struct vcpu *host_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o,
+			      uint32_t vcpu, uint32_t *vm_out)
+{
+	uint32_t vm, tv;
+
+	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, &vm, &tv))
+		;
+	else if (w->n_vms == 1)
+		vm = 0;
+	else
+		return NULL;
+	*vm_out = vm;
+	return vcpu_of(w, vm, vcpu);
+}
+
+static void drop_open(struct an_walk *w)
+{
+	for (uint32_t v = 0; v < w->n_vms; v++)
+		for (uint32_t c = 0; c < w->vm[v].n; c++) {
+			struct vcpu *p = &w->vm[v].v[c];
+
+			if (p->st == V_EXIT || p->st == V_USER)
+				w->n.open_dropped++;
+			p->st = V_UNKNOWN;
+			p->task = AN_TASK_UNKNOWN;
+		}
+	for (uint32_t h = 0; h < w->nhc; h++)
+		w->hc[h].valid = false;
+}
+
+static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const struct mo_origin *o,
+		    bool has_o)
+{
+	uint32_t vm, vcpu = (uint32_t)mg_get(&w->fx[X_VCPU], p);
+	struct vcpu *v = host_vcpu(w, o, has_o, vcpu, &vm);
+	struct host_cpu *hc;
+
+	if (!v) {
+		w->n.unattributed++;
+		return;
+	}
+	if (v->st == V_GUEST)
+		v->t.guest_ns += ts - v->since;
+	else if (v->st == V_EXIT || v->st == V_USER)
+		w->n.open_dropped++;	/* its entry is missing */
+	v->st = V_EXIT;
+	v->exit_ts = ts;
+	v->user_ts = 0;
+	v->rip = mg_get(&w->fx[X_RIP], p);
+	v->reason = reason_of(w, (uint32_t)mg_get(&w->fx[X_ISA], p),
+			      (uint32_t)mg_get(&w->fx[X_REASON], p),
+			      mg_get(&w->fx[X_VALID], p) != 0);
+	v->exit_task = v->task;
+	if (has_o && (hc = host_cpu(w, o->cpu))) {
+		hc->vm = vm;
+		hc->vcpu = vcpu;
+		hc->valid = true;
+	}
+}
+
+static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
+{
+	struct host_cpu *hc = NULL;
+	uint32_t vm, vcpu;
+	struct vcpu *v = NULL;
+
+	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, &vm, &vcpu))
+		v = vcpu_of(w, vm, vcpu);
+	else if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid)
+		v = vcpu_of(w, hc->vm, hc->vcpu);
+	if (!v) {
+		w->n.unattributed++;
+		return;
+	}
+	if (v->st == V_EXIT) {
+		v->st = V_USER;
+		v->user_ts = ts;
+	}
+}
+
+static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t ts, const uint8_t *p,
+		     const struct mo_origin *o, bool has_o)
+{
+	uint32_t vm, vcpu = (uint32_t)mg_get(&w->entry_vcpu, p);
+	struct vcpu *v = host_vcpu(w, o, has_o, vcpu, &vm);
+	struct an_exit x;
+
+	if (!v) {
+		w->n.unattributed++;
+		return;
+	}
+	if (v->st == V_EXIT || v->st == V_USER) {
+		memset(&x, 0, sizeof(x));
+		x.vm = vm;
+		x.vcpu = vcpu;
+		x.reason = v->reason;
+		x.start = v->exit_ts;
+		x.end = ts;
+		x.user_ns = v->st == V_USER ? ts - v->user_ts : 0;
+		x.halted = v->reason < w->nreason &&
+			   an_exit_is_hlt(w->reason[v->reason].isa, w->reason[v->reason].code) &&
+			   w->reason[v->reason].valid;
+		x.task = v->exit_task;
+		x.rip = v->rip;
+		if (x.halted)
+			v->t.halted_ns += x.end - x.start;
+		else
+			v->t.kernel_ns += x.end - x.start - x.user_ns;
+		v->t.user_ns += x.halted ? 0 : x.user_ns;
+		v->t.exits++;
+		w->n.exits++;
+		if (h->exit)
+			h->exit(h->ctx, &x);
+	} else if (v->st == V_UNKNOWN) {
+		w->n.entries_without_exit++;
+	}
+	v->st = V_GUEST;
+	v->since = ts;
+}
+
+static void fill_switch(struct an_switch *s, const struct switch_fields *f, uint64_t ts,
+			uint32_t cpu, const uint8_t *p)
+{
+	static const char none[AN_COMM_LEN] = "?";
+
+	s->ts = ts;
+	s->cpu = cpu;
+	s->prev_tid = (int32_t)mg_get(&f->f[S_PREV], p);
+	s->next_tid = (int32_t)mg_get(&f->f[S_NEXT], p);
+	s->prev_state = mg_get(&f->f[S_STATE], p);
+	s->prev_comm = f->has_comm ? (const char *)p + f->prev_comm.off : none;
+	s->next_comm = f->has_comm ? (const char *)p + f->next_comm.off : none;
+}
+
+static void on_guest_switch(struct an_walk *w, const struct an_hooks *h, const struct role_of *r,
+			    uint64_t ts, const uint8_t *p, const struct mo_origin *o)
+{
+	struct an_switch s;
+	struct vcpu *v = vcpu_of(w, r->vm, o->cpu);
+	int32_t prev, next;
+
+	fill_switch(&s, r->sw, ts, o->cpu, p);
+	prev = task_of(w, r->vm, s.prev_tid, p, r->sw->has_comm ? &r->sw->prev_comm : NULL);
+	next = task_of(w, r->vm, s.next_tid, p, r->sw->has_comm ? &r->sw->next_comm : NULL);
+	if (v)
+		v->task = next;
+	if (h->guest_switch)
+		h->guest_switch(h->ctx, r->vm, &s, prev, next);
+}
+
+static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		   uint64_t ts, const struct mo_origin *o, bool has_o)
+{
+	const struct role_of *r;
+	struct an_switch s;
+
+	if (!it->desc || it->desc < w->ev->desc || it->desc >= w->ev->desc + w->ev->n)
+		return;
+	r = &w->roles[it->desc - w->ev->desc];
+	if (r->role == R_NONE)
+		return;
+	/* host roles need a host record, guest roles their VM's */
+	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE) != (o->origin != 0))
+		return;
+	if (has_o && o->origin && o->origin - 1 != r->vm)
+		return;
+	switch (r->role) {
+	case R_EXIT:
+		on_kvm_exit(w, ts, it->payload, o, has_o);
+		break;
+	case R_ENTRY:
+		on_kvm_entry(w, h, ts, it->payload, o, has_o);
+		break;
+	case R_USER:
+		on_kvm_user(w, ts, o, has_o);
+		break;
+	case R_HSWITCH:
+		if (has_o && h->host_switch) {
+			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
+			h->host_switch(h->ctx, &s);
+		}
+		break;
+	case R_GSWITCH:
+		if (has_o)
+			on_guest_switch(w, h, r, ts, it->payload, o);
+		break;
+	case R_GWAKE:
+		if (has_o && h->guest_wakeup)
+			h->guest_wakeup(h->ctx, r->vm, ts,
+					task_of(w, r->vm, (int32_t)mg_get(&r->wake_pid, it->payload),
+						NULL, NULL));
+		break;
+	}
+}
+
+int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t errlen)
+{
+	const struct vr_stream_stats *st;
+	struct mo_origin o;
+	struct vr_item it;
+	bool has_o;
+	int r;
+
+	while ((r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
+		uint64_t ts = vr_clock_ns(w->clock, it.ts);
+
+		if (!w->any)
+			w->first_ts = ts;
+		w->any = true;
+		if (ts > w->last_ts)
+			w->last_ts = ts;
+		if (it.kind == VR_LOSS || it.kind == VR_GAP || it.kind == VR_BAD) {
+			w->n.losses++;
+			drop_open(w);
+			if (h->loss)
+				h->loss(h->ctx, ts);
+			continue;
+		}
+		if (it.kind != VR_EVENT)
+			continue;
+		w->n.records++;
+		if (!has_o)
+			w->n.no_origin++;
+		record(w, h, &it, ts, &o, has_o);
+	}
+	if (h->end)
+		h->end(h->ctx, w->last_ts);
+	if (r < 0) {
+		snprintf(err, errlen, "reading the merged stream: %s", strerror(-r));
+		return r;
+	}
+	st = mr_stats(w->mr);
+	if (st->end.kind != TF_END_CLEAN) {
+		snprintf(err, errlen, "the merged stream ended %s: the report covers what was read",
+			 tf_end_str(st->end.kind));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- results ---- */
+
+uint32_t an_walk_nr_vms(const struct an_walk *w)
+{
+	return w->n_vms;
+}
+
+const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm)
+{
+	return vm < w->n_vms ? w->vm[vm].name : "?";
+}
+
+uint32_t an_walk_nr_vcpus(const struct an_walk *w, uint32_t vm)
+{
+	return vm < w->n_vms ? w->vm[vm].n : 0;
+}
+
+const struct an_vcpu_time *an_walk_vcpu_time(const struct an_walk *w, uint32_t vm,
+					     uint32_t vcpu)
+{
+	return vm < w->n_vms && vcpu < w->vm[vm].n ? &w->vm[vm].v[vcpu].t : NULL;
+}
+
+int32_t an_walk_vcpu_tid(const struct an_walk *w, uint32_t vm, uint32_t vcpu)
+{
+	for (size_t i = 0; i < w->nth; i++)
+		if (w->th[i].vm == vm && w->th[i].vcpu == vcpu)
+			return w->th[i].tid;
+	return -1;
+}
+
+const char *an_walk_reason_name(const struct an_walk *w, uint32_t reason)
+{
+	return reason < w->nreason ? w->reason[reason].name : "(other reasons)";
+}
+
+uint32_t an_walk_nr_reasons(const struct an_walk *w)
+{
+	return w->nreason + (w->n.reasons_other ? 1 : 0);
+}
+
+const struct an_task *an_walk_task(const struct an_walk *w, int32_t i)
+{
+	return i >= 0 && (uint32_t)i < w->ntask ? &w->task[i] : NULL;
+}
+
+uint32_t an_walk_nr_tasks(const struct an_walk *w)
+{
+	return w->ntask;
+}
+
+const struct an_counts *an_walk_counts(const struct an_walk *w)
+{
+	return &w->n;
+}
+
+void an_walk_span(const struct an_walk *w, uint64_t *first, uint64_t *last)
+{
+	*first = w->first_ts;
+	*last = w->last_ts;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One streaming pass over a merged trace (merge/out.h, `vmscope merge`'s
+ * output) that keeps the state every report needs and hands the reports
+ * what happened, in host time:
+ *
+ * - per VM and vCPU: in the guest (since the last kvm_entry), in an exit
+ *   (since kvm_exit, with its reason and guest RIP), in a userspace exit
+ *   (since kvm_userspace_exit), halted (a HLT exit) — each completed exit
+ *   is passed to the exit hook with its parts;
+ * - which guest task runs on each vCPU, from the VM's merged
+ *   sched_switch ("vmN:sched_switch"), so that every exit carries the
+ *   task it interrupted;
+ * - guest and host scheduling events, as hooks for the sched report.
+ *
+ * Events and their fields are found by name in the merged table through
+ * merge/roles.h (traces are self-described). A host record is attributed
+ * to its VM through the session's vCPU thread map and the record's thread
+ * (merged traces carry the thread of each host CPU from the host's
+ * sched_switch); with one VM, records of an unknown thread are that VM's;
+ * kvm_userspace_exit, which has no vCPU field, belongs to the vCPU whose
+ * kvm_exit was the last one on its host CPU when its thread is unknown.
+ *
+ * Memory does not grow with the trace's length: per vCPU state, a task
+ * table of at most AN_MAX_TASKS guest threads (further threads count as
+ * one "other" task) and a table of at most AN_MAX_REASONS exit reasons.
+ * A loss in the trace (ring buffer drops, sub-buffer gaps, damage) ends
+ * every open exit without counting it and forgets every vCPU's task: the
+ * state before a hole is not carried across it.
+ */
+#ifndef VMSCOPE_ANALYSIS_WALK_H
+#define VMSCOPE_ANALYSIS_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AN_MAX_TASKS	4096
+#define AN_MAX_REASONS	256
+#define AN_MAX_VCPUS	1024
+#define AN_MAX_HOST_CPUS 4096
+
+#define AN_TASK_UNKNOWN	(-1)	/* before the vCPU's first guest sched_switch */
+#define AN_TASK_OTHER	(-2)	/* beyond AN_MAX_TASKS */
+
+#define AN_COMM_LEN	16
+
+struct an_task {
+	uint32_t vm;
+	int32_t tid;
+	char comm[AN_COMM_LEN + 1];	/* the latest name seen */
+};
+
+/* A completed exit: kvm_exit .. the vCPU's next kvm_entry. */
+struct an_exit {
+	uint32_t vm, vcpu;
+	uint32_t reason;	/* an_walk_reason_name() */
+	uint64_t start, end;	/* host time, ns */
+	uint64_t user_ns;	/* of it, kvm_userspace_exit .. entry */
+	bool halted;		/* a HLT exit: all of it is halted time */
+	int32_t task;		/* guest task running at the exit (an_walk_task) */
+	uint64_t rip;		/* guest RIP at the exit */
+};
+
+struct an_vcpu_time {
+	uint64_t guest_ns;	/* kvm_entry .. kvm_exit */
+	uint64_t kernel_ns;	/* exits handled in the host kernel */
+	uint64_t user_ns;	/* kvm_userspace_exit .. kvm_entry */
+	uint64_t halted_ns;	/* HLT exit .. kvm_entry */
+	uint64_t exits;
+};
+
+/* A sched_switch, host or guest. Tasks are the walk's (guest) or host
+ * thread ids with their names as the record has them. */
+struct an_switch {
+	uint64_t ts;
+	uint32_t cpu;		/* host CPU, or guest CPU (= vCPU) */
+	int32_t prev_tid, next_tid;
+	uint64_t prev_state;	/* 0: preempted (runnable); else blocked */
+	const char *prev_comm, *next_comm;	/* AN_COMM_LEN, maybe unterminated */
+};
+
+struct an_hooks {
+	void *ctx;
+	void (*exit)(void *ctx, const struct an_exit *x);
+	/* guest sched_switch of VM @vm; prev/next as walk task indexes */
+	void (*guest_switch)(void *ctx, uint32_t vm, const struct an_switch *s,
+			     int32_t prev_task, int32_t next_task);
+	/* guest sched_wakeup/sched_waking of task @task at @ts */
+	void (*guest_wakeup)(void *ctx, uint32_t vm, uint64_t ts, int32_t task);
+	/* host sched_switch (only those the recording kept: record --pid
+	 * keeps a switch when either side is a recorded process) */
+	void (*host_switch)(void *ctx, const struct an_switch *s);
+	/* a loss: every open interval ends without being counted */
+	void (*loss)(void *ctx, uint64_t ts);
+	/* the end of the trace at @ts */
+	void (*end)(void *ctx, uint64_t ts);
+};
+
+struct an_counts {
+	uint64_t records;	/* events read */
+	uint64_t exits;		/* completed exits passed on */
+	uint64_t unattributed;	/* host kvm records of no known VM/vCPU */
+	uint64_t open_dropped;	/* exits left open by a loss or a repeated kvm_exit */
+	uint64_t entries_without_exit;	/* kvm_entry with no exit before (trace start) */
+	uint64_t losses;	/* loss records, gaps, damage */
+	uint64_t no_origin;	/* records without an origin entry */
+	uint64_t reasons_other, tasks_other;	/* beyond the tables */
+};
+
+struct an_walk;
+
+/*
+ * Open the merged trace @path and find its events. Fails with a reason in
+ * @err when it is not a merged trace or has no kvm_exit/kvm_entry events.
+ */
+int an_walk_open(struct an_walk **out, const char *path, char *err, size_t errlen);
+
+/* Read the whole trace once, calling @h. 0 when the merged stream ended
+ * cleanly; 1 when it ended otherwise (torn, corrupt: @err says how; what
+ * was read is still reported); negative errno on failure. */
+int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t errlen);
+
+void an_walk_close(struct an_walk *w);
+
+uint32_t an_walk_nr_vms(const struct an_walk *w);
+const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm);
+/* vCPUs of @vm seen (index bound), and their time split. */
+uint32_t an_walk_nr_vcpus(const struct an_walk *w, uint32_t vm);
+const struct an_vcpu_time *an_walk_vcpu_time(const struct an_walk *w, uint32_t vm,
+					     uint32_t vcpu);
+/* The vCPU thread of (vm, vcpu) from the session's map, or -1. */
+int32_t an_walk_vcpu_tid(const struct an_walk *w, uint32_t vm, uint32_t vcpu);
+/* The (vm, vcpu) of host thread @tid, false when it is no vCPU thread. */
+bool an_walk_thread_vcpu(const struct an_walk *w, int32_t tid, uint32_t *vm,
+			 uint32_t *vcpu);
+
+const char *an_walk_reason_name(const struct an_walk *w, uint32_t reason);
+uint32_t an_walk_nr_reasons(const struct an_walk *w);
+/* Task @i (>= 0), or NULL for AN_TASK_UNKNOWN / AN_TASK_OTHER. */
+const struct an_task *an_walk_task(const struct an_walk *w, int32_t i);
+uint32_t an_walk_nr_tasks(const struct an_walk *w);
+
+const struct an_counts *an_walk_counts(const struct an_walk *w);
+/* Host time of the first and last record (ns). */
+void an_walk_span(const struct an_walk *w, uint64_t *first, uint64_t *last);
+
+#endif

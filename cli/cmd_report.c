@@ -1,0 +1,96 @@
+/*
+ * `vmscope report exits|sched MERGED`: analyses of a merged trace
+ * (analysis/), a text table by default and JSON with --json.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "report.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope report exits [OPTIONS] MERGED\n"
+		"\n"
+		"Analyses of a merged trace (the output of `vmscope merge`), in one pass\n"
+		"whose memory does not grow with the trace's length:\n"
+		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n\n"
+		"`vmscope report CMD --help` describes each.\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "exits"))
+		return report_exits(argc - 1, argv + 1);
+	fprintf(stderr, "vmscope report: unknown report '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+const char *report_dur(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 10000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 10000000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 10000000000ull)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len)
+{
+	const struct an_task *t = an_walk_task(w, task);
+
+	if (t)
+		snprintf(buf, len, "%s/%d", t->comm, t->tid);
+	else
+		snprintf(buf, len, "%s", task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)");
+	return buf;
+}
+
+int report_walk(const char *cmd, const char *path, struct an_walk **w,
+		const struct an_hooks *h)
+{
+	char err[512] = "";
+	int e = an_walk_open(w, path, err, sizeof(err));
+
+	if (e) {
+		fprintf(stderr, "vmscope report %s: %s\n", cmd, err);
+		*w = NULL;
+		return -1;
+	}
+	e = an_walk_run(*w, h, err, sizeof(err));
+	if (e < 0) {
+		fprintf(stderr, "vmscope report %s: %s: %s\n", cmd, path, err);
+		an_walk_close(*w);
+		*w = NULL;
+		return -1;
+	}
+	if (e)
+		fprintf(stderr, "vmscope report %s: %s: %s\n", cmd, path, err);
+	return e;
+}
+
+uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++) {
+		const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, c);
+
+		if (t && (vcpu < 0 || vcpu == c))
+			sum += t->guest_ns + t->kernel_ns + t->user_ns + t->halted_ns;
+	}
+	return sum;
+}

@@ -1,0 +1,30 @@
+/* `vmscope report`: shared by its subcommands (cmd_report.c). */
+#ifndef VMSCOPE_CLI_REPORT_H
+#define VMSCOPE_CLI_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "walk.h"
+
+int report_exits(int argc, char **argv);
+
+/* A duration for a table: "812 ns", "12.3 us", "4.56 ms", "1.234 s". */
+const char *report_dur(uint64_t ns, char *buf, size_t len);
+
+/* "comm/tid" of walk task @task, or "(unknown task)" / "(other tasks)". */
+const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);
+
+/*
+ * Open @path with an_walk_open and run it with @h; errors are printed as
+ * "vmscope report CMD: ...". Returns 0 (clean), 1 (the stream did not end
+ * cleanly; the walk's results are usable) or -1 (nothing to report; *w is
+ * NULL).
+ */
+int report_walk(const char *cmd, const char *path, struct an_walk **w,
+		const struct an_hooks *h);
+
+/* The sum of the observed time of @vm's vCPUs (or of one, @vcpu >= 0). */
+uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * `vmscope report exits`: VM exit latency from a merged trace
+ * (analysis/exits.h), as a text table or JSON (json-c).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "commands.h"
+#include "exits.h"
+#include "report.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
+		"                            [--sort count|total|p99|max] [--top N] MERGED\n\n"
+		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
+		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
+		"split into exits handled in the host kernel, userspace exits\n"
+		"(kvm_userspace_exit to the next entry: QEMU's part) and halted (a HLT exit to\n"
+		"the next entry). Then one row per group: count, total, share (of the\n"
+		"observed time of the group's vCPUs: of its VM's, or of the vCPU with --by\n"
+		"vcpu), min, p50, p90, p99, p99.9, max. Each exit is charged to the guest\n"
+		"task that was running on its vCPU (from the guest's merged sched_switch).\n"
+		"Percentiles come from log-linear histograms: within 0.8%% of an exact\n"
+		"value at that rank; count, total, min and max are exact.\n\n"
+		"  --by vm|vcpu|reason|task  the grouping (default reason, within each VM);\n"
+		"                        except by reason, each group lists its reasons\n"
+		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"
+		"  --top N               the N longest exits with their vCPU, reason, guest\n"
+		"                        task and guest RIP (default 10; 0: none)\n"
+		"  --json                one JSON object instead of the tables\n\n"
+		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
+		"stream did not end cleanly (what was read is still reported); 2 on a\n"
+		"usage error.\n");
+}
+
+struct opts {
+	enum an_by by;
+	enum an_sort sort;
+	size_t top;
+	bool json;
+};
+
+static const char *const by_names[] = { "vm", "vcpu", "reason", "task" };
+static const char *const sort_names[] = { "count", "total", "p99", "max" };
+
+static int pick(const char *arg, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	return -1;
+}
+
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
+static const char *const q_names[] = { "p50", "p90", "p99", "p99.9" };
+static const char *const q_json[] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns" };
+#define NQ 4
+
+static double share(const struct an_walk *w, const struct an_exits *x, const struct an_group *g)
+{
+	uint64_t obs = report_vcpu_observed(w, g->vm, x->by == AN_BY_VCPU ? (int64_t)g->vcpu : -1);
+
+	return obs ? (double)g->h.sum / (double)obs : 0;
+}
+
+static const char *label(const struct an_walk *w, const struct an_exits *x,
+			 const struct an_group *g, char *buf, size_t len)
+{
+	char t[64];
+
+	switch (x->by) {
+	case AN_BY_VCPU:
+		snprintf(buf, len, "vcpu %u", g->vcpu);
+		break;
+	case AN_BY_REASON:
+		snprintf(buf, len, "%s", an_walk_reason_name(w, g->reason));
+		break;
+	case AN_BY_TASK:
+		snprintf(buf, len, "%s", report_task(w, g->task, t, sizeof(t)));
+		break;
+	default:
+		snprintf(buf, len, "%s", an_walk_vm_name(w, g->vm));
+	}
+	return buf;
+}
+
+/* ---- text ---- */
+
+static void text_vms(const struct an_walk *w)
+{
+	char b[5][32];
+
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
+		printf("VM %u %s: %u vCPUs seen\n", vm, an_walk_vm_name(w, vm),
+		       an_walk_nr_vcpus(w, vm));
+		printf("  %-5s %8s %12s %12s %12s %12s %10s\n", "vcpu", "thread", "in guest",
+		       "kernel exit", "userspace", "halted", "exits");
+		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++) {
+			const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, c);
+
+			printf("  %-5u %8d %12s %12s %12s %12s %10" PRIu64 "\n", c,
+			       an_walk_vcpu_tid(w, vm, c),
+			       report_dur(t->guest_ns, b[0], sizeof(b[0])),
+			       report_dur(t->kernel_ns, b[1], sizeof(b[1])),
+			       report_dur(t->user_ns, b[2], sizeof(b[2])),
+			       report_dur(t->halted_ns, b[3], sizeof(b[3])), t->exits);
+		}
+	}
+}
+
+static void text_groups(const struct an_walk *w, const struct an_exits *x, const struct opts *o)
+{
+	char b[NQ + 4][32], l[96];
+
+	printf("\nexits by %s, by %s:\n", by_names[o->by], sort_names[o->sort]);
+	printf("%-4s %-24s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM",
+	       by_names[o->by], "count", "total", "share", "min", q_names[0], q_names[1],
+	       q_names[2], q_names[3], "max");
+	for (size_t i = 0; i < x->n; i++) {
+		const struct an_group *g = &x->g[i];
+
+		printf("%-4u %-24s %9" PRIu64 " %10s %5.1f%% %10s", g->vm,
+		       label(w, x, g, l, sizeof(l)), g->h.count,
+		       report_dur(g->h.sum, b[0], sizeof(b[0])), 100 * share(w, x, g),
+		       report_dur(g->h.min, b[1], sizeof(b[1])));
+		for (int q = 0; q < NQ; q++)
+			printf(" %10s", report_dur(an_hist_quantile(&g->h, quantiles[q]), b[2 + q],
+						   sizeof(b[2 + q])));
+		printf(" %10s\n", report_dur(g->h.max, b[2 + NQ], sizeof(b[2 + NQ])));
+		if (x->by == AN_BY_REASON)
+			continue;
+		printf("%-4s   ", "");
+		for (uint32_t r = 0; r < g->nr && r < 5; r++)
+			printf("%s%s %" PRIu64 " (%s)", r ? ", " : "",
+			       an_walk_reason_name(w, g->r[r].reason), g->r[r].count,
+			       report_dur(g->r[r].total_ns, b[0], sizeof(b[0])));
+		printf("%s\n", g->nr > 5 ? ", ..." : "");
+	}
+}
+
+static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n)
+{
+	char b[3][32], t[64];
+
+	if (!n)
+		return;
+	printf("\nthe %zu longest exits:\n", n);
+	printf("%-4s %-5s %-20s %10s %10s %-24s %18s %s\n", "VM", "vcpu", "reason", "duration",
+	       "userspace", "guest task", "guest rip", "at (host time)");
+	for (size_t i = 0; i < n; i++) {
+		const struct an_exit *e = an_topn_item(&x->top, i);
+
+		printf("%-4u %-5u %-20s %10s %10s %-24s %#18" PRIx64 " %" PRIu64 ".%09" PRIu64 "%s\n",
+		       e->vm, e->vcpu, an_walk_reason_name(w, e->reason),
+		       report_dur(e->end - e->start, b[0], sizeof(b[0])),
+		       report_dur(e->user_ns, b[1], sizeof(b[1])),
+		       report_task(w, e->task, t, sizeof(t)), e->rip, e->start / 1000000000,
+		       e->start % 1000000000, e->halted ? " halted" : "");
+	}
+}
+
+static void text_counts(const struct an_walk *w)
+{
+	const struct an_counts *c = an_walk_counts(w);
+
+	printf("\n%" PRIu64 " records, %" PRIu64 " exits; not counted: %" PRIu64
+	       " kvm records of no known vCPU, %" PRIu64 " exits cut by a loss or a missing entry, %"
+	       PRIu64 " entries before any exit; %" PRIu64 " losses in the trace\n",
+	       c->records, c->exits, c->unattributed, c->open_dropped, c->entries_without_exit,
+	       c->losses);
+}
+
+/* ---- JSON ---- */
+
+static json_object *jtask(const struct an_walk *w, int32_t task)
+{
+	const struct an_task *t = an_walk_task(w, task);
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
+	json_object_object_add(o, "comm", json_object_new_string(
+		t ? t->comm : task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)"));
+	return o;
+}
+
+static void jadd_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static json_object *json_report(const char *path, const struct an_walk *w,
+				 const struct an_exits *x, const struct opts *o, size_t ntop)
+{
+	const struct an_counts *c = an_walk_counts(w);
+	json_object *root = json_object_new_object(), *vms = json_object_new_array();
+	json_object *groups = json_object_new_array(), *top = json_object_new_array();
+	json_object *counts = json_object_new_object();
+	uint64_t first, last;
+
+	an_walk_span(w, &first, &last);
+	json_object_object_add(root, "trace", json_object_new_string(path));
+	jadd_u64(root, "first_ns", first);
+	jadd_u64(root, "last_ns", last);
+	jadd_u64(counts, "records", c->records);
+	jadd_u64(counts, "exits", c->exits);
+	jadd_u64(counts, "unattributed", c->unattributed);
+	jadd_u64(counts, "open_dropped", c->open_dropped);
+	jadd_u64(counts, "entries_without_exit", c->entries_without_exit);
+	jadd_u64(counts, "losses", c->losses);
+	json_object_object_add(root, "counts", counts);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
+		json_object *v = json_object_new_object(), *cpus = json_object_new_array();
+
+		json_object_object_add(v, "vm", json_object_new_int((int)vm));
+		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
+		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
+			const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, i);
+			json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "vcpu", json_object_new_int((int)i));
+			json_object_object_add(j, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
+			jadd_u64(j, "guest_ns", t->guest_ns);
+			jadd_u64(j, "kernel_ns", t->kernel_ns);
+			jadd_u64(j, "user_ns", t->user_ns);
+			jadd_u64(j, "halted_ns", t->halted_ns);
+			jadd_u64(j, "exits", t->exits);
+			json_object_array_add(cpus, j);
+		}
+		json_object_object_add(v, "vcpus", cpus);
+		json_object_array_add(vms, v);
+	}
+	json_object_object_add(root, "vms", vms);
+	json_object_object_add(root, "by", json_object_new_string(by_names[o->by]));
+	json_object_object_add(root, "sort", json_object_new_string(sort_names[o->sort]));
+	for (size_t i = 0; i < x->n; i++) {
+		const struct an_group *g = &x->g[i];
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "vm", json_object_new_int((int)g->vm));
+		if (x->by == AN_BY_VCPU)
+			json_object_object_add(j, "vcpu", json_object_new_int((int)g->vcpu));
+		if (x->by == AN_BY_REASON)
+			json_object_object_add(j, "reason", json_object_new_string(
+				an_walk_reason_name(w, g->reason)));
+		if (x->by == AN_BY_TASK)
+			json_object_object_add(j, "task", jtask(w, g->task));
+		jadd_u64(j, "count", g->h.count);
+		jadd_u64(j, "total_ns", g->h.sum);
+		json_object_object_add(j, "share", json_object_new_double(share(w, x, g)));
+		jadd_u64(j, "kernel_ns", g->kernel_ns);
+		jadd_u64(j, "user_ns", g->user_ns);
+		jadd_u64(j, "halted_ns", g->halted_ns);
+		jadd_u64(j, "min_ns", g->h.count ? g->h.min : 0);
+		for (int q = 0; q < NQ; q++)
+			jadd_u64(j, q_json[q], an_hist_quantile(&g->h, quantiles[q]));
+		jadd_u64(j, "max_ns", g->h.max);
+		if (x->by != AN_BY_REASON) {
+			json_object *rs = json_object_new_array();
+
+			for (uint32_t r = 0; r < g->nr; r++) {
+				json_object *jr = json_object_new_object();
+
+				json_object_object_add(jr, "reason", json_object_new_string(
+					an_walk_reason_name(w, g->r[r].reason)));
+				jadd_u64(jr, "count", g->r[r].count);
+				jadd_u64(jr, "total_ns", g->r[r].total_ns);
+				json_object_array_add(rs, jr);
+			}
+			json_object_object_add(j, "reasons", rs);
+		}
+		json_object_array_add(groups, j);
+	}
+	json_object_object_add(root, "groups", groups);
+	for (size_t i = 0; i < ntop; i++) {
+		const struct an_exit *e = an_topn_item(&x->top, i);
+		json_object *j = json_object_new_object();
+		char rip[24];
+
+		json_object_object_add(j, "vm", json_object_new_int((int)e->vm));
+		json_object_object_add(j, "vcpu", json_object_new_int((int)e->vcpu));
+		json_object_object_add(j, "reason", json_object_new_string(
+			an_walk_reason_name(w, e->reason)));
+		jadd_u64(j, "start_ns", e->start);
+		jadd_u64(j, "duration_ns", e->end - e->start);
+		jadd_u64(j, "user_ns", e->user_ns);
+		json_object_object_add(j, "halted", json_object_new_boolean(e->halted));
+		json_object_object_add(j, "task", jtask(w, e->task));
+		snprintf(rip, sizeof(rip), "%#" PRIx64, e->rip);
+		json_object_object_add(j, "rip", json_object_new_string(rip));
+		json_object_array_add(top, j);
+	}
+	json_object_object_add(root, "top", top);
+	return root;
+}
+
+int report_exits(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct opts o = { .by = AN_BY_REASON, .sort = AN_SORT_TOTAL, .top = 10 };
+	struct an_hooks h = { .exit = an_exits_add };
+	struct an_exits x;
+	struct an_walk *w;
+	char *end;
+	int c, k, status;
+	size_t ntop;
+
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 'b':
+			if ((k = pick(optarg, by_names, 4)) < 0) {
+				fprintf(stderr, "vmscope report exits: --by: vm, vcpu, reason or task, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.by = (enum an_by)k;
+			break;
+		case 's':
+			if ((k = pick(optarg, sort_names, 4)) < 0) {
+				fprintf(stderr, "vmscope report exits: --sort: count, total, p99 or max, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.sort = (enum an_sort)k;
+			break;
+		case 't':
+			o.top = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-' || o.top > 100000) {
+				fprintf(stderr, "vmscope report exits: --top: a number up to 100000, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (an_exits_init(&x, o.by, o.top)) {
+		fprintf(stderr, "vmscope report exits: out of memory\n");
+		return EXIT_FAILURE_RUNTIME;
+	}
+	h.ctx = &x;
+	status = report_walk("exits", argv[optind], &w, &h);
+	if (status < 0) {
+		an_exits_free(&x);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	an_exits_sort(&x, o.sort);
+	ntop = an_topn_sort(&x.top);
+	if (o.json) {
+		json_object *j = json_report(argv[optind], w, &x, &o, ntop);
+
+		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+	} else {
+		text_vms(w);
+		text_groups(w, &x, &o);
+		text_top(w, &x, ntop);
+		text_counts(w);
+	}
+	if (x.oom) {
+		fprintf(stderr, "vmscope report exits: out of memory: %d exits not counted\n", x.oom);
+		status = 1;
+	}
+	an_exits_free(&x);
+	an_walk_close(w);
+	return status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,16 @@
+# Sourced by the command tests: expect STATUS PATTERN -- ARGS... runs
+# "$exe" ARGS, passes when it exits STATUS and its output (stdout and
+# stderr, in "$out") matches the extended regex PATTERN; counts failures
+# in $fails.
+expect() {
+	want=$1 pattern=$2; shift 3
+	"$exe" "$@" >"$out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
+		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out" | head -40
+		echo "  (wanted /$pattern/)"
+		fails=$((fails + 1))
+	else
+		echo "ok: vmscope $* =~ /$pattern/"
+	fi
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# `vmscope report exits` on the merged trace analysis/tests/test_analysis.c
+# --write makes (2 VMs x 3 vCPUs, three guest tasks, io/cpuid/hlt/npf exits
+# on AMD for VM 0 and their Intel codes for VM 1): text tables, --by,
+# --sort, --top, --json (parsed: group counts add up to the exits, every
+# task group lists its reasons); a truncated merged stream (report of
+# what was read, exit 1); a trace that is not merged; usage errors.
+# Usage: report-test.sh PATH-TO-vmscope PATH-TO-test_analysis
+set -u
+exe=$1 writer=$2
+fails=0
+dir=$(mktemp -d /var/tmp/report-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+
+. "$(dirname "$0")/expect.sh"
+
+"$writer" --write "$dir" || { echo "FAIL: writing the trace"; exit 1; }
+m=$dir/merged
+expect 0 'usage: vmscope report exits' -- report --help
+expect 2 'usage: vmscope report' -- report
+expect 2 'unknown report' -- report nosuch "$m"
+expect 0 'usage: vmscope report exits' -- report exits --help
+expect 0 'within 0.8% of an exact' -- report exits --help
+expect 2 'usage: vmscope report exits' -- report exits
+expect 2 '--by: vm, vcpu, reason or task' -- report exits --by thread "$m"
+expect 2 '--sort: count, total, p99 or max' -- report exits --sort median "$m"
+expect 2 '--top: a number' -- report exits --top -1 "$m"
+expect 1 'not a merged trace' -- report exits "$dir/in"
+expect 1 'nothere' -- report exits "$dir/nothere"
+expect 0 '^0 +io +[0-9]+ ' -- report exits "$m"
+expect 0 '^1 +IO_INSTRUCTION +[0-9]+ ' -- report exits "$m"
+expect 0 '^VM 1 synth1: 3 vCPUs seen' -- report exits "$m"
+expect 0 'the 10 longest exits' -- report exits "$m"
+expect 0 'the 3 longest exits' -- report exits --top 3 "$m"
+expect 0 '^0 +alpha/100 +[0-9]+ ' -- report exits --by task "$m"
+expect 0 '^ +hlt [0-9]+ \(' -- report exits --by task "$m"
+expect 0 '^1 +vcpu 2 +[0-9]+ ' -- report exits --by vcpu "$m"
+expect 0 '^0 +synth0 +[0-9]+ ' -- report exits --by vm --sort max "$m"
+
+# --sort count: the count column never grows down the table
+"$exe" report exits --sort count --top 0 "$m" >"$out" 2>&1
+if awk '/^exits by/ { on = 1; getline; next } /^$/ { on = 0 } on && NF > 3 && $1 ~ /^[0-9]+$/ { if (prev != "" && $3 > prev) bad = 1; prev = $3 }
+	END { exit !(prev != "" && !bad) }' "$out"; then
+	echo "ok: --sort count orders by count"
+else
+	echo "FAIL: --sort count:"; cat "$out"; fails=$((fails + 1))
+fi
+
+# JSON: parsed, consistent
+if "$exe" report exits --by task --json "$m" >"$dir/r.json" 2>"$out" && python3 - "$dir/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["by"] == "task", r["by"]
+exits = r["counts"]["exits"]
+assert exits > 10000, exits
+assert sum(g["count"] for g in r["groups"]) == exits
+assert sum(v["exits"] for vm in r["vms"] for v in vm["vcpus"]) == exits
+for g in r["groups"]:
+    assert g["task"]["comm"] in ("alpha", "beta", "gamma"), g["task"]
+    assert sum(x["count"] for x in g["reasons"]) == g["count"]
+    assert g["min_ns"] <= g["p50_ns"] <= g["p90_ns"] <= g["p99_ns"] <= g["p999_ns"] <= g["max_ns"]
+    assert 0 < g["share"] < 1
+assert len(r["top"]) == 10
+assert all(r["top"][i]["duration_ns"] >= r["top"][i + 1]["duration_ns"] for i in range(9))
+PY
+then
+	echo "ok: --json parses and adds up"
+else
+	echo "FAIL: --json"; cat "$out"; fails=$((fails + 1))
+fi
+
+# a merged stream cut in the middle: what was read is reported, exit 1
+cp -r "$m" "$dir/cut"
+size=$(stat -c %s "$dir/cut/merged.vtf")
+truncate -s $((size / 2)) "$dir/cut/merged.vtf"
+expect 1 'merged stream ended' -- report exits "$dir/cut"
+expect 1 '^0 +io +[0-9]+ ' -- report exits "$dir/cut"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]
