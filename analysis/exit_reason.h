@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * VM exit reason names for both x86 virtualization extensions: kvm_exit's
- * `isa` field says which one the code belongs to (KVM's KVM_ISA_VMX 1 and
- * KVM_ISA_SVM 2, from arch/x86/kvm/trace.h, which no UAPI header
- * exports). The names are the kernel's own (SVM_EXIT_REASONS and
- * VMX_EXIT_REASONS from the UAPI headers <asm/svm.h>, <asm/vmx.h>), so a
- * report says what `trace-cmd` or `perf kvm stat` would.
+ * VM exit reasons as the reports show them: kvm_exit's `isa` field says
+ * whether the code is Intel VMX or AMD SVM; the names are the kernel's own
+ * (kvm-probes/exit_reason_name.h, from the UAPI lists), so a report says
+ * what `trace-cmd` or `perf kvm stat` would; codes without a name are
+ * still told apart.
  */
 #ifndef VMSCOPE_ANALYSIS_EXIT_REASON_H
 #define VMSCOPE_ANALYSIS_EXIT_REASON_H
@@ -14,8 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AN_ISA_VMX	1
-#define AN_ISA_SVM	2
+#include "exit_reason_name.h"
+
+#define AN_ISA_VMX	VMSCOPE_ISA_VMX
+#define AN_ISA_SVM	VMSCOPE_ISA_SVM
 
 /*
  * The name of exit @code of @isa into @buf (always terminated): the
