@@ -11,4 +11,11 @@ modules-clean:
 	$(MAKE) -C host-kmod clean
 	$(MAKE) -C guest-kmod clean
 
-.PHONY: modules modules-clean
+# Userspace into the prefix (default /usr/local), vmscoped's systemd unit,
+# and libvirt's hook /etc/libvirt/hooks/qemu.d/vmscope (libvirtd reads its
+# hooks when it starts: restart it after the first install). DESTDIR works.
+install:
+	scripts/build.sh
+	meson install -C build/release --no-rebuild
+
+.PHONY: modules modules-clean install

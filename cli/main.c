@@ -19,6 +19,9 @@ static const struct command commands[] = {
 	{ "report", "analyses of a merged trace: VM exit latency per guest task", cmd_report },
 	{ "sync-emitter", "(in a guest) start/stop the periodic clock-sync hypercalls, show counters", cmd_sync_emitter },
 	{ "agent", "(in a guest) record the guest and stream it to the host over vsock", cmd_agent },
+	{ "daemon", "ask vmscoped whether it runs (status)", cmd_daemon },
+	{ "session", "the daemon's tracing sessions: list, start DOMAIN, stop DOMAIN", cmd_session },
+	{ "hook", "libvirt's qemu hook: tell vmscoped about domains that opted in", cmd_hook },
 };
 
 static void usage(FILE *out)

@@ -12,7 +12,7 @@
 #include "domxml.h"
 #include "rec_args.h"
 
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
+int vd_why(char *why, size_t whylen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -62,10 +62,10 @@ int vd_check_name(const char *name, char *why, size_t whylen)
 
 	/* the name becomes a folder of the trace's path */
 	if (!l || l >= VD_NAME_MAX || name[0] == '.')
-		return fail(why, whylen, -1, "domain name empty, too long or starting with '.'");
+		return vd_why(why, whylen, -1, "domain name empty, too long or starting with '.'");
 	for (const char *p = name; *p; p++)
 		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
-			return fail(why, whylen, -1, "domain name with '/' or a control character");
+			return vd_why(why, whylen, -1, "domain name with '/' or a control character");
 	return 0;
 }
 
@@ -76,10 +76,10 @@ int vd_check_uuid(const char *uuid, char *why, size_t whylen)
 	if (!*uuid)
 		return 0;
 	if (strlen(uuid) != sizeof(form) - 1)
-		return fail(why, whylen, -1, "uuid '%.40s' is not 8-4-4-4-12 hex digits", uuid);
+		return vd_why(why, whylen, -1, "uuid '%.40s' is not 8-4-4-4-12 hex digits", uuid);
 	for (size_t i = 0; form[i]; i++)
 		if (form[i] == '-' ? uuid[i] != '-' : !isxdigit((unsigned char)uuid[i]))
-			return fail(why, whylen, -1, "uuid '%.40s' is not 8-4-4-4-12 hex digits",
+			return vd_why(why, whylen, -1, "uuid '%.40s' is not 8-4-4-4-12 hex digits",
 				    uuid);
 	return 0;
 }
@@ -91,11 +91,11 @@ int vd_check_events(const char *events, char *why, size_t whylen)
 	size_t l = strlen(events);
 
 	if (l >= VD_EVENTS_MAX)
-		return fail(why, whylen, -1, "events list longer than %d", VD_EVENTS_MAX - 1);
+		return vd_why(why, whylen, -1, "events list longer than %d", VD_EVENTS_MAX - 1);
 	if (events[strspn(events, "abcdefghijklmnopqrstuvwxyz0123456789_,")])
-		return fail(why, whylen, -1, "events '%.60s': only names, commas", events);
+		return vd_why(why, whylen, -1, "events '%.60s': only names, commas", events);
 	if (l && (events[0] == ',' || events[l - 1] == ',' || strstr(events, ",,")))
-		return fail(why, whylen, -1, "events '%.60s': an empty name", events);
+		return vd_why(why, whylen, -1, "events '%.60s': an empty name", events);
 	return 0;
 }
 
@@ -106,15 +106,15 @@ int vd_check_output(const char *path, char *why, size_t whylen)
 	if (!*path)
 		return 0;
 	if (path[0] != '/' || strlen(path) >= VD_PATH_MAX)
-		return fail(why, whylen, -1, "output must be an absolute path under %d bytes",
+		return vd_why(why, whylen, -1, "output must be an absolute path under %d bytes",
 			    VD_PATH_MAX);
 	for (; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return fail(why, whylen, -1, "output with a control character");
+			return vd_why(why, whylen, -1, "output with a control character");
 	/* no way up: the folder is the one written, not a step away */
 	for (p = path; (p = strstr(p, "..")); p += 2)
 		if (p[-1] == '/' && (p[2] == '/' || !p[2]))
-			return fail(why, whylen, -1, "output '%.60s' has a '..' component", path);
+			return vd_why(why, whylen, -1, "output '%.60s' has a '..' component", path);
 	return 0;
 }
 
@@ -127,7 +127,7 @@ static int trace_attr(const char *name, const char *val, struct vd_domain *d, ch
 
 	if (!strcmp(name, "enabled")) {
 		if (strcmp(val, "yes") && strcmp(val, "no"))
-			return fail(why, whylen, -1, "enabled='%.20s': yes or no", val);
+			return vd_why(why, whylen, -1, "enabled='%.20s': yes or no", val);
 		d->traced = !strcmp(val, "yes");
 	} else if (!strcmp(name, "events")) {
 		if (vd_check_events(val, why, whylen))
@@ -139,22 +139,22 @@ static int trace_attr(const char *name, const char *val, struct vd_domain *d, ch
 		else if (!strcmp(val, "flight"))
 			o->mode = VD_MODE_FLIGHT;
 		else
-			return fail(why, whylen, -1, "mode='%.20s': discard or flight", val);
+			return vd_why(why, whylen, -1, "mode='%.20s': discard or flight", val);
 	} else if (!strcmp(name, "buffer-size")) {
 		if (rec_parse_size(val, &o->buffer_size) || rec_geometry(o->buffer_size, &cfg))
-			return fail(why, whylen, -1, "buffer-size='%.20s': 8K to 64M per CPU",
+			return vd_why(why, whylen, -1, "buffer-size='%.20s': 8K to 64M per CPU",
 				    val);
 	} else if (!strcmp(name, "duration")) {
 		if (rec_parse_duration(val, &o->duration_s) || o->duration_s <= 0 ||
 		    o->duration_s > 366.0 * 86400)
-			return fail(why, whylen, -1, "duration='%.20s': seconds (s, m, h), "
+			return vd_why(why, whylen, -1, "duration='%.20s': seconds (s, m, h), "
 				    "above 0, at most a year", val);
 	} else if (!strcmp(name, "output")) {
 		if (vd_check_output(val, why, whylen))
 			return -1;
 		strcpy(o->output, val);
 	} else {
-		return fail(why, whylen, -1, "unknown attribute '%.40s' of vmscope:trace", name);
+		return vd_why(why, whylen, -1, "unknown attribute '%.40s' of vmscope:trace", name);
 	}
 	return 0;
 }
@@ -165,14 +165,14 @@ static int parse_trace(xmlNode *t, struct vd_domain *d, char *why, size_t whylen
 	if (t->children) {
 		for (xmlNode *c = t->children; c; c = c->next)
 			if (c->type == XML_ELEMENT_NODE)
-				return fail(why, whylen, -1, "vmscope:trace takes no elements");
+				return vd_why(why, whylen, -1, "vmscope:trace takes no elements");
 	}
 	for (xmlAttr *a = t->properties; a; a = a->next) {
 		xmlChar *v;
 		int rc;
 
 		if (a->ns)
-			return fail(why, whylen, -1, "namespaced attribute '%.40s' of vmscope:trace",
+			return vd_why(why, whylen, -1, "namespaced attribute '%.40s' of vmscope:trace",
 				    (const char *)a->name);
 		v = xmlNodeListGetString(t->doc, a->children, 1);
 		rc = trace_attr((const char *)a->name, v ? (const char *)v : "", d, why, whylen);
@@ -193,10 +193,10 @@ static int parse_metadata(xmlNode *md, struct vd_domain *d, char *why, size_t wh
 		    strcmp((const char *)c->ns->href, VD_NS_URI))
 			continue;
 		if (strcmp((const char *)c->name, "trace"))
-			return fail(why, whylen, -1, "unknown element '%.40s' in vmscope's namespace",
+			return vd_why(why, whylen, -1, "unknown element '%.40s' in vmscope's namespace",
 				    (const char *)c->name);
 		if (trace)
-			return fail(why, whylen, -1, "more than one vmscope:trace element");
+			return vd_why(why, whylen, -1, "more than one vmscope:trace element");
 		trace = c;
 	}
 	return trace ? parse_trace(trace, d, why, whylen) : 0;
@@ -216,7 +216,7 @@ static int parse_cid(xmlNode *dom, struct vd_domain *d, char *why, size_t whylen
 		v = strtoull(s, &end, 10);
 		/* 0-2 are reserved; libvirt writes decimal */
 		if (!isdigit((unsigned char)*s) || *end || v < 3 || v > 0xfffffffeull)
-			rc = fail(why, whylen, VD_MALFORMED, "vsock cid address '%.20s'", s);
+			rc = vd_why(why, whylen, VD_MALFORMED, "vsock cid address '%.20s'", s);
 		else
 			d->cid = (uint32_t)v;
 	}
@@ -231,20 +231,20 @@ static int parse_domain(xmlDoc *doc, struct vd_domain *d, char *why, size_t whyl
 	if (dom && is_el(dom, "domstatus"))	/* libvirt's status file form */
 		dom = child(dom, "domain");
 	if (!dom || !is_el(dom, "domain"))
-		return fail(why, whylen, VD_MALFORMED, "the root element is not <domain>");
+		return vd_why(why, whylen, VD_MALFORMED, "the root element is not <domain>");
 	n = child(dom, "name");
 	if (!n || text_of(n, d->name, sizeof(d->name)) ||
 	    vd_check_name(d->name, why, whylen)) {
 		if (n && !*why)
-			fail(why, whylen, 0, "domain name too long");
+			vd_why(why, whylen, 0, "domain name too long");
 		else if (!n)
-			fail(why, whylen, 0, "no <name>");
+			vd_why(why, whylen, 0, "no <name>");
 		return VD_MALFORMED;
 	}
 	n = child(dom, "uuid");
 	if (n && (text_of(n, d->uuid, sizeof(d->uuid)) || vd_check_uuid(d->uuid, why, whylen))) {
 		if (!*why)
-			fail(why, whylen, 0, "uuid too long");
+			vd_why(why, whylen, 0, "uuid too long");
 		return VD_MALFORMED;
 	}
 	if (parse_cid(dom, d, why, whylen))
@@ -267,15 +267,15 @@ int vd_parse(const char *xml, size_t len, struct vd_domain *d, char *why, size_t
 	if (whylen)
 		why[0] = '\0';
 	if (len > VD_XML_MAX)
-		return fail(why, whylen, VD_MALFORMED, "domain XML larger than %u bytes",
+		return vd_why(why, whylen, VD_MALFORMED, "domain XML larger than %u bytes",
 			    VD_XML_MAX);
 	/* libvirt never writes a DTD; without one there are no entities to
 	 * expand or fetch (the parser would bound them, this never asks) */
 	if (has(xml, len, "<!DOCTYPE") || has(xml, len, "<!ENTITY"))
-		return fail(why, whylen, VD_MALFORMED, "a DTD in the domain XML");
+		return vd_why(why, whylen, VD_MALFORMED, "a DTD in the domain XML");
 	ctxt = xmlNewParserCtxt();
 	if (!ctxt)
-		return fail(why, whylen, VD_MALFORMED, "out of memory");
+		return vd_why(why, whylen, VD_MALFORMED, "out of memory");
 	/* UTF-8 forced, so no other encoding hides a DTD from the check
 	 * above; NONET: no network; no NOENT, no DTDLOAD: no entity
 	 * substitution, no external subset */
@@ -289,11 +289,11 @@ int vd_parse(const char *xml, size_t len, struct vd_domain *d, char *why, size_t
 		snprintf(msg, sizeof(msg), "%s", e && e->message ? e->message : "unreadable");
 		msg[strcspn(msg, "\n")] = '\0';
 		xmlFreeParserCtxt(ctxt);	/* owns *e */
-		return fail(why, whylen, VD_MALFORMED, "not well-formed XML (line %d): %s",
+		return vd_why(why, whylen, VD_MALFORMED, "not well-formed XML (line %d): %s",
 			    line, msg);
 	}
 	if (doc->intSubset || doc->extSubset)
-		rc = fail(why, whylen, VD_MALFORMED, "a DTD in the domain XML");
+		rc = vd_why(why, whylen, VD_MALFORMED, "a DTD in the domain XML");
 	else
 		rc = parse_domain(doc, d, why, whylen);
 	xmlFreeDoc(doc);

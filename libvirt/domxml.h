@@ -61,6 +61,11 @@ enum {
  */
 int vd_parse(const char *xml, size_t len, struct vd_domain *d, char *why, size_t whylen);
 
+/* A one-line reason into @why (printf-style); returns @rc. Shared by the
+ * parsers of the XML and of the daemon's requests, and the daemon. */
+__attribute__((format(printf, 4, 5)))
+int vd_why(char *why, size_t whylen, int rc, const char *fmt, ...);
+
 /*
  * The option checks vd_parse applies, shared with the daemon's request
  * parser (a request carries the same options): 0, or -1 with @why.

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `vmscope daemon status` and `vmscope session list|start|stop`: clients
+ * of vmscoped's socket (daemon/proto.h). The options of `session start`
+ * are `vmscope record`'s, checked by the same code as the hook's.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "proto.h"
+#include "rec_args.h"
+
+#define CLIENT_TIMEOUT_MS 5000
+
+static int call(struct dm_req *q, const char *who, int print_message)
+{
+	Vmscope__Daemon__Response *r;
+	char why[300];
+	int e = dm_call(dm_socket_path(), q, CLIENT_TIMEOUT_MS, &r, why, sizeof(why));
+
+	if (e) {
+		fprintf(stderr, "vmscope %s: %s\n", who, why);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (r->status)
+		fprintf(stderr, "vmscope %s: %s\n", who, r->message ? r->message : "failed");
+	else if (print_message)
+		printf("%s\n", r->message ? r->message : "ok");
+	if (q->op == DM_LIST && !r->status) {
+		printf("%-24s %-9s %-8s %-5s %-20s %s\n", "DOMAIN", "STATE", "QEMU", "CID",
+		       "STARTED (UTC)", "TRACE");
+		for (size_t i = 0; i < r->n_sessions; i++) {
+			const Vmscope__Daemon__Session *s = r->sessions[i];
+			const Vmscope__Daemon__Domain *d = s->domain;
+			time_t t = (time_t)(s->start_ns / 1000000000u);
+			char when[32] = "-";
+			struct tm tm;
+
+			if (t && gmtime_r(&t, &tm))
+				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+			printf("%-24s %-9s %-8d %-5u %-20s %s\n", d && d->name ? d->name : "?",
+			       s->state ? s->state : "?", d ? d->pid : 0, d ? d->cid : 0, when,
+			       s->path ? s->path : "");
+			if (s->detail && s->detail[0])
+				printf("    %s\n", s->detail);
+		}
+	}
+	e = r->status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+	vmscope__daemon__response__free_unpacked(r, NULL);
+	return e;
+}
+
+static void daemon_usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope daemon status\n\n"
+		"Ask vmscoped (socket $VMSCOPE_SOCKET or %s) whether it runs:\n"
+		"its version, pid and active sessions. Exit 1 when it does not answer.\n",
+		DM_SOCKET_DEFAULT);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct dm_req q = { .op = DM_STATUS };
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		daemon_usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc != 2 || strcmp(argv[1], "status")) {
+		daemon_usage(stderr);
+		return EXIT_USAGE;
+	}
+	return call(&q, "daemon status", 1);
+}
+
+static void session_usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope session list\n"
+		"       vmscope session start DOMAIN [--pid QEMU_PID] [--cid CID]\n"
+		"                             [--events LIST] [--mode discard|flight]\n"
+		"                             [--buffer-size S] [--duration T] [--output DIR]\n"
+		"       vmscope session stop DOMAIN\n\n"
+		"Talk to vmscoped (socket $VMSCOPE_SOCKET or %s).\n"
+		"list: every session the daemon knows (active, and recent ones that ended),\n"
+		"  its state (pending, recording, stopping, merging, done, failed) and folder.\n"
+		"start: trace DOMAIN now, as if its libvirt hook said it started: QEMU pid\n"
+		"  from libvirt's pid file unless --pid; the options are `vmscope record`'s\n"
+		"  (--output: base folder, the trace goes to DIR/DOMAIN/START-TIME/).\n"
+		"  A session of DOMAIN that records is ended first (a new trace).\n"
+		"stop: stop DOMAIN's session; the daemon merges and finalizes it.\n",
+		DM_SOCKET_DEFAULT);
+}
+
+static int session_start(int argc, char **argv, struct dm_req *q)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cid", required_argument, NULL, 'c' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vd_opts *o = &q->dom.opts;
+	struct vmscope_session_cfg cfg;
+	char why[200] = "";
+	char *end;
+	long v;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+		case 'c':
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v <= 0 || v > 0x3fffffff ||
+			    (opt == 'c' && v < 3)) {
+				fprintf(stderr, "vmscope session: bad --%s '%s'\n",
+					opt == 'p' ? "pid" : "cid", optarg);
+				return -1;
+			}
+			if (opt == 'p')
+				q->pid = (pid_t)v;
+			else
+				q->dom.cid = (uint32_t)v;
+			break;
+		case 'e':
+			if (strlen(optarg) >= sizeof(o->events) ||
+			    vd_check_events(optarg, why, sizeof(why))) {
+				fprintf(stderr, "vmscope session: --events: %s\n",
+					why[0] ? why : "too long");
+				return -1;
+			}
+			strcpy(o->events, optarg);
+			break;
+		case 'm':
+			if (strcmp(optarg, "discard") && strcmp(optarg, "flight")) {
+				fprintf(stderr, "vmscope session: --mode takes discard or flight\n");
+				return -1;
+			}
+			o->mode = strcmp(optarg, "flight") ? VD_MODE_DISCARD : VD_MODE_FLIGHT;
+			break;
+		case 'b':
+			if (rec_parse_size(optarg, &o->buffer_size) ||
+			    rec_geometry(o->buffer_size, &cfg)) {
+				fprintf(stderr, "vmscope session: --buffer-size '%s': between 8K "
+					"and 64M per CPU\n", optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			if (rec_parse_duration(optarg, &o->duration_s) || o->duration_s <= 0) {
+				fprintf(stderr, "vmscope session: '%s' is not a duration\n", optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			if (vd_check_output(optarg, why, sizeof(why))) {
+				fprintf(stderr, "vmscope session: --output: %s\n", why);
+				return -1;
+			}
+			strcpy(o->output, optarg);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cmd_session(int argc, char **argv)
+{
+	struct dm_req q = { 0 };
+	char why[200];
+	const char *verb = argc >= 2 ? argv[1] : "";
+
+	if (!strcmp(verb, "--help") || !strcmp(verb, "-h")) {
+		session_usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(verb, "list") && argc == 2) {
+		q.op = DM_LIST;
+		return call(&q, "session list", 0);
+	}
+	if ((strcmp(verb, "start") && strcmp(verb, "stop")) || argc < 3) {
+		session_usage(stderr);
+		return EXIT_USAGE;
+	}
+	q.op = !strcmp(verb, "start") ? DM_START : DM_STOP;
+	if (strlen(argv[2]) >= sizeof(q.dom.name) ||
+	    vd_check_name(argv[2], why, sizeof(why))) {
+		fprintf(stderr, "vmscope session: '%s' is not a domain name\n", argv[2]);
+		return EXIT_USAGE;
+	}
+	strcpy(q.dom.name, argv[2]);
+	if (q.op == DM_START && session_start(argc - 2, argv + 2, &q))
+		return EXIT_USAGE;
+	if (q.op == DM_STOP && argc != 3) {
+		fprintf(stderr, "vmscope session stop: takes only DOMAIN\n");
+		return EXIT_USAGE;
+	}
+	if (q.op == DM_START && optind != argc - 2) {
+		fprintf(stderr, "vmscope session start: unexpected argument '%s'\n",
+			argv[2 + optind]);
+		return EXIT_USAGE;
+	}
+	return call(&q, verb[2] == 'a' ? "session start" : "session stop", 1);
+}

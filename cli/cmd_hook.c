@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `vmscope hook DOMAIN OPERATION SUB-OP EXTRA`: libvirt's qemu hook
+ * (installed as /etc/libvirt/hooks/qemu.d/vmscope, a one-line script).
+ * Reads the domain XML on stdin, and when the domain opted in
+ * (libvirt/README.md) tells vmscoped about started, stopped, release and
+ * reconnect. Rules, because libvirt waits for a hook while it holds the
+ * domain: never call libvirt (that deadlocks), take at most about a second
+ * even when the daemon hangs, and always exit 0 — a daemon that is down, a
+ * refused option or bad XML is a warning in syslog and on stderr, never a
+ * domain that does not start.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "domxml.h"
+#include "proto.h"
+
+#define HOOK_TIMEOUT_MS 1000
+
+__attribute__((format(printf, 2, 3)))
+static void say(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsyslog(prio, fmt, ap);
+	va_end(ap);
+}
+
+/* All of stdin (libvirt fails a hook that does not take its input), at
+ * most VD_XML_MAX + 1 bytes kept: more is refused by vd_parse. */
+static char *read_stdin(size_t *len)
+{
+	size_t cap = VD_XML_MAX + 1, n = 0;
+	char *buf = malloc(cap), sink[4096];
+	ssize_t r;
+
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (n < cap)
+			r = read(STDIN_FILENO, buf + n, cap - n);
+		else
+			r = read(STDIN_FILENO, sink, sizeof(sink));
+		if (r <= 0)
+			break;
+		if (n < cap)
+			n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+int cmd_hook(int argc, char **argv)
+{
+	struct dm_req q = { .op = DM_HOOK };
+	Vmscope__Daemon__Response *resp;
+	char why[300], *xml;
+	size_t len = 0;
+	int rc, e;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: vmscope hook DOMAIN OPERATION [SUB-OPERATION [EXTRA]] < DOMAIN_XML\n\n"
+		       "libvirt's qemu hook (/etc/libvirt/hooks/qemu.d/vmscope runs it). For a\n"
+		       "domain whose <metadata> holds vmscope's <trace> element (see\n"
+		       "libvirt/README.md), tells vmscoped (socket $VMSCOPE_SOCKET or %s)\n"
+		       "that it started, stopped, was released or reconnected. Never calls\n"
+		       "libvirt, waits at most %d ms for the daemon, and exits 0 in every\n"
+		       "case: problems are warnings in syslog and on stderr.\n",
+		       DM_SOCKET_DEFAULT, HOOK_TIMEOUT_MS);
+		return EXIT_OK;
+	}
+	openlog("vmscope-hook", LOG_PID | LOG_PERROR, LOG_DAEMON);
+	if (argc < 3) {
+		say(LOG_WARNING, "called without DOMAIN OPERATION: nothing done");
+		return EXIT_OK;
+	}
+	q.hook = dm_hook_from_name(argv[2]);
+	xml = read_stdin(&len);
+	if (q.hook == DM_HOOK_NONE || !xml) {
+		free(xml);
+		return EXIT_OK;		/* prepare, start, migrate...: not ours */
+	}
+	rc = vd_parse(xml, len, &q.dom, why, sizeof(why));
+	free(xml);
+	if (rc == VD_MALFORMED) {
+		say(LOG_WARNING, "%s %s: domain XML unreadable, not traced: %s", argv[1], argv[2],
+		    why);
+		return EXIT_OK;
+	}
+	if (rc == VD_REFUSED) {
+		say(LOG_WARNING, "%s: not traced, its vmscope:trace is refused: %s", q.dom.name,
+		    why);
+		return EXIT_OK;
+	}
+	if (!q.dom.traced)
+		return EXIT_OK;
+	if (strcmp(q.dom.name, argv[1]))
+		say(LOG_WARNING, "hook called for '%s' with the XML of '%s': using the XML's",
+		    argv[1], q.dom.name);
+	e = dm_call(dm_socket_path(), &q, HOOK_TIMEOUT_MS, &resp, why, sizeof(why));
+	if (e) {
+		say(LOG_WARNING, "%s %s: vmscoped not told, domain not traced: %s", q.dom.name,
+		    argv[2], why);
+		return EXIT_OK;
+	}
+	if (resp->status)
+		say(LOG_WARNING, "%s %s: vmscoped: %s", q.dom.name, argv[2],
+		    resp->message ? resp->message : "failed");
+	else
+		say(LOG_INFO, "%s %s: vmscoped: %s", q.dom.name, argv[2],
+		    resp->message ? resp->message : "ok");
+	vmscope__daemon__response__free_unpacked(resp, NULL);
+	return EXIT_OK;
+}

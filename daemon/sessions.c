@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* vmscoped's sessions: see sessions.h for the folders, states and rules. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmlog.h"
+#include "sessions.h"
+
+static const char *const state_names[] = {
+	[SS_PENDING] = "pending", [SS_RECORDING] = "recording", [SS_STOPPING] = "stopping",
+	[SS_MERGING] = "merging", [SS_DONE] = "done", [SS_FAILED] = "failed",
+};
+
+const char *ss_state_name(enum ss_state st)
+{
+	return state_names[st];
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* @src into @dst, cut to fit (messages and names known to fit) */
+static void cut(char *dst, size_t cap, const char *src)
+{
+	size_t l = strnlen(src, cap - 1);
+
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+static int is_active(const struct session *s)
+{
+	return s->state != SS_DONE && s->state != SS_FAILED;
+}
+
+/* a recorder process is alive for @s (ours or a predecessor's) */
+static int has_recorder(const struct session *s)
+{
+	return (s->state == SS_RECORDING || s->state == SS_STOPPING) && s->child > 0;
+}
+
+unsigned int ss_active(const struct sessions *ss)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < ss->n; i++)
+		n += is_active(&ss->s[i]);
+	return n;
+}
+
+void ss_init(struct sessions *ss, const struct dm_cfg *cfg)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->cfg = cfg;
+}
+
+/* ---- files ---- */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(tmp, mode) && errno != EEXIST ? -errno : 0;
+}
+
+static void fsync_path(const char *path, int flags)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* fsync every file of @dir (one level: traces are flat) and @dir itself */
+static void fsync_dir_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_REG &&
+		    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
+			fsync_path(p, 0);
+	closedir(d);
+	fsync_path(dir, O_DIRECTORY);
+}
+
+/* Write @text to @path atomically and durably (tmp, fsync, rename, fsync dir). */
+static int write_file(const char *path, const char *text)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	int fd, e = 0;
+	size_t len = strlen(text);
+	char *slash;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+		e = errno ? -errno : -EIO;
+	close(fd);
+	if (!e && rename(tmp, path))
+		e = -errno;
+	if (e) {
+		unlink(tmp);
+		return e;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		fsync_path(dir, O_DIRECTORY);
+	}
+	return 0;
+}
+
+/* One file per session, named by its start time: a domain's restarted
+ * session and the one still finalizing each have their own. */
+static void registry_path(const struct sessions *ss, const struct session *s, char *out,
+			  size_t len)
+{
+	snprintf(out, len, "%s/active/%020" PRIu64, ss->cfg->state_dir, s->start_ns);
+}
+
+/* STATE/active/START_NS: "DIR\nRECORDER_PID\nDOMAIN\n" */
+static void registry_write(struct sessions *ss, const struct session *s)
+{
+	char path[PATH_MAX], dir[PATH_MAX], text[SS_DIR_MAX + VD_NAME_MAX + 32];
+	int e;
+
+	snprintf(dir, sizeof(dir), "%s/active", ss->cfg->state_dir);
+	registry_path(ss, s, path, sizeof(path));
+	snprintf(text, sizeof(text), "%s\n%d\n%s\n", s->dir,
+		 (int)(s->state == SS_RECORDING ? s->child : 0), s->dom.name);
+	e = mkdir_p(dir, 0700);
+	if (!e)
+		e = write_file(path, text);
+	if (e)
+		dm_log("%s: cannot write %s: %s (a daemon crash now would leave this trace "
+		       "unmerged)", s->dom.name, path, strerror(-e));
+}
+
+static void registry_remove(struct sessions *ss, const struct session *s)
+{
+	char path[PATH_MAX];
+
+	registry_path(ss, s, path, sizeof(path));
+	unlink(path);
+}
+
+/* The last line of @path holding @needle (or the last line), into @out. */
+static void last_line(const char *path, const char *needle, char *out, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] && (!needle || strstr(line, needle)))
+			cut(out, len, line);
+	}
+	fclose(f);
+}
+
+/* ---- children ---- */
+
+static pid_t spawn(const char *const argv[], const char *log_path)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	/* the daemon blocks signals for its signalfd: not the child's */
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();	/* not in the daemon's terminal's process group */
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+	if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+		_exit(126);
+	execv(argv[0], (char *const *)argv);
+	dprintf(2, "vmscoped: exec %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static void launch_recorder(struct sessions *ss, struct session *s)
+{
+	const struct vd_opts *o = &s->dom.opts;
+	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
+	const char *argv[24];
+	unsigned int n = 0;
+
+	snprintf(pid, sizeof(pid), "%d", (int)s->qemu_pid);
+	snprintf(out, sizeof(out), "%s/trace", s->dir);
+	snprintf(log, sizeof(log), "%s/record.log", s->dir);
+	argv[n++] = ss->cfg->vmscope;
+	argv[n++] = "record";
+	argv[n++] = "--pid";
+	argv[n++] = pid;
+	if (s->dom.cid) {
+		snprintf(cid, sizeof(cid), "%u", s->dom.cid);
+		argv[n++] = "--cid";
+		argv[n++] = cid;
+	}
+	if (o->events[0]) {
+		argv[n++] = "--events";
+		argv[n++] = o->events;
+	}
+	if (o->mode != VD_MODE_DEFAULT) {
+		argv[n++] = "--mode";
+		argv[n++] = o->mode == VD_MODE_FLIGHT ? "flight" : "discard";
+	}
+	if (o->buffer_size) {
+		snprintf(buf, sizeof(buf), "%llu", o->buffer_size);
+		argv[n++] = "--buffer-size";
+		argv[n++] = buf;
+	}
+	if (o->duration_s > 0) {
+		snprintf(dur, sizeof(dur), "%.3f", o->duration_s);
+		argv[n++] = "--duration";
+		argv[n++] = dur;
+	}
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n] = NULL;
+	s->child = spawn(argv, log);
+	if (s->child < 0) {
+		s->child = 0;
+		s->state = SS_FAILED;
+		snprintf(s->detail, sizeof(s->detail), "fork: %s", strerror(errno));
+		registry_remove(ss, s);
+		dm_log("%s: not recorded: %s", s->dom.name, s->detail);
+		return;
+	}
+	s->state = SS_RECORDING;
+	snprintf(s->detail, sizeof(s->detail), "recorder pid %d, QEMU pid %d, cid %u",
+		 (int)s->child, (int)s->qemu_pid, s->dom.cid);
+	registry_write(ss, s);
+	dm_log("%s: recording (QEMU pid %d, vsock cid %u) into %s", s->dom.name,
+	       (int)s->qemu_pid, s->dom.cid, s->dir);
+}
+
+static void launch_merge(struct sessions *ss, struct session *s)
+{
+	char in[PATH_MAX], out[PATH_MAX], log[PATH_MAX], old[PATH_MAX + 32];
+	const char *argv[6];
+	struct stat st;
+
+	snprintf(in, sizeof(in), "%s/trace", s->dir);
+	snprintf(out, sizeof(out), "%s/merged", s->dir);
+	snprintf(log, sizeof(log), "%s/merge.log", s->dir);
+	/* a merge a crashed daemon left half done: set aside, merged again */
+	if (!stat(out, &st)) {
+		snprintf(old, sizeof(old), "%s.incomplete-%ld", out, (long)time(NULL));
+		rename(out, old);
+	}
+	argv[0] = ss->cfg->vmscope;
+	argv[1] = "merge";
+	argv[2] = in;
+	argv[3] = "-o";
+	argv[4] = out;
+	argv[5] = NULL;
+	s->adopted = 0;
+	s->child = spawn(argv, log);
+	if (s->child < 0)
+		s->child = 0;
+	s->state = SS_MERGING;
+}
+
+/* The session's end: summary.txt, fsync, registry entry gone, log line. */
+static void finalize(struct sessions *ss, struct session *s, int merge_status)
+{
+	char path[PATH_MAX], rec[256], merge[256], line[SS_DIR_MAX + 1024];
+
+	snprintf(path, sizeof(path), "%s/record.log", s->dir);
+	last_line(path, " events, ", rec, sizeof(rec));
+	if (!rec[0])
+		last_line(path, NULL, rec, sizeof(rec));
+	snprintf(path, sizeof(path), "%s/merge.log", s->dir);
+	last_line(path, NULL, merge, sizeof(merge));
+	if (merge_status == 0)
+		snprintf(line, sizeof(line), "%s: trace finalized in %s: %s; merged", s->dom.name,
+			 s->dir, rec[0] ? rec : "(record printed no summary)");
+	else
+		snprintf(line, sizeof(line), "%s: trace finalized in %s: %s; merge FAILED "
+			 "(status %d: %s), the recording is in trace/", s->dom.name, s->dir,
+			 rec[0] ? rec : "(record printed no summary)", merge_status, merge);
+	snprintf(path, sizeof(path), "%s/trace", s->dir);
+	fsync_dir_files(path);
+	snprintf(path, sizeof(path), "%s/merged", s->dir);
+	fsync_dir_files(path);
+	snprintf(path, sizeof(path), "%s/summary.txt", s->dir);
+	strcat(line, "\n");
+	if (write_file(path, line))
+		dm_log("%s: cannot write %s", s->dom.name, path);
+	line[strlen(line) - 1] = '\0';
+	registry_remove(ss, s);
+	s->state = merge_status == 0 ? SS_DONE : SS_FAILED;
+	snprintf(s->detail, sizeof(s->detail), "%s", strchr(line, ':') + 2);
+	dm_log("%s", line);
+}
+
+/* The recorder is gone: merge what it wrote, or fail when it wrote nothing. */
+static void recorder_exited(struct sessions *ss, struct session *s, int status)
+{
+	char path[PATH_MAX], why[400];
+	struct stat st;
+
+	s->child = 0;
+	snprintf(path, sizeof(path), "%s/trace/metadata.vtf", s->dir);
+	if (!stat(path, &st)) {
+		launch_merge(ss, s);
+		if (!s->child)
+			finalize(ss, s, -1);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/record.log", s->dir);
+	last_line(path, NULL, why, sizeof(why));
+	s->state = SS_FAILED;
+	snprintf(path, sizeof(path), "not recorded (record status %d): %s", status,
+		 why[0] ? why : "no output");
+	cut(s->detail, sizeof(s->detail), path);
+	registry_remove(ss, s);
+	dm_log("%s: %s", s->dom.name, s->detail);
+}
+
+static void child_exited(struct sessions *ss, struct session *s, int status)
+{
+	if (s->state == SS_MERGING) {
+		s->child = 0;
+		finalize(ss, s, status);
+	} else {
+		recorder_exited(ss, s, status);
+	}
+}
+
+static int wait_status(int w)
+{
+	return WIFEXITED(w) ? WEXITSTATUS(w) : 128 + WTERMSIG(w);
+}
+
+static void stop_session(struct session *s, const char *why, double timeout)
+{
+	if (s->state == SS_PENDING) {
+		s->state = SS_STOPPING;	/* never started: finalized as not recorded */
+		snprintf(s->detail, sizeof(s->detail), "stopped before recording: %s", why);
+		return;
+	}
+	if (s->state != SS_RECORDING)
+		return;
+	if (s->child > 0)
+		kill(s->child, SIGTERM);
+	s->state = SS_STOPPING;
+	s->deadline = mono_s() + timeout;
+	dm_log("%s: stopping (%s)", s->dom.name, why);
+}
+
+void ss_tick(struct sessions *ss)
+{
+	int w;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &w, WNOHANG)) > 0)
+		for (unsigned int i = 0; i < ss->n; i++)
+			if (ss->s[i].child == pid && !ss->s[i].adopted)
+				child_exited(ss, &ss->s[i], wait_status(w));
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *s = &ss->s[i];
+
+		if (s->adopted && s->child > 0 && kill(s->child, 0) && errno == ESRCH) {
+			s->adopted = 0;
+			child_exited(ss, s, -1);
+		}
+		if (s->state == SS_STOPPING && !s->child) {
+			/* a pending session that was stopped */
+			s->state = SS_FAILED;
+			registry_remove(ss, s);
+			dm_log("%s: %s", s->dom.name, s->detail);
+		}
+		if (s->state == SS_STOPPING && s->child > 0 && mono_s() > s->deadline) {
+			dm_log("%s: recorder %d did not stop in %.0f s: killed (what it wrote "
+			       "stays readable)", s->dom.name, (int)s->child,
+			       ss->cfg->stop_timeout_s);
+			kill(s->child, SIGKILL);
+			s->deadline = mono_s() + 3600;
+		}
+		/* QEMU gone without a hook (libvirtd down, kill -9): stop too */
+		if (s->state == SS_RECORDING && s->qemu_pid > 0 && kill(s->qemu_pid, 0) &&
+		    errno == ESRCH)
+			stop_session(s, "its QEMU process exited", ss->cfg->stop_timeout_s);
+	}
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *s = &ss->s[i];
+		int busy = 0;
+
+		if (s->state != SS_PENDING)
+			continue;
+		for (unsigned int j = 0; j < ss->n; j++)
+			busy |= has_recorder(&ss->s[j]);
+		if (!busy)
+			launch_recorder(ss, s);
+	}
+}
+
+/* ---- start / stop ---- */
+
+/* A free slot: a new one, or the oldest finished session's. */
+static struct session *slot(struct sessions *ss)
+{
+	unsigned int oldest = SS_MAX;
+
+	if (ss->n < SS_MAX)
+		return &ss->s[ss->n++];
+	for (unsigned int i = 0; i < ss->n; i++)
+		if (!is_active(&ss->s[i]) &&
+		    (oldest == SS_MAX || ss->s[i].start_ns < ss->s[oldest].start_ns))
+			oldest = i;
+	if (oldest == SS_MAX)
+		return NULL;
+	memmove(&ss->s[oldest], &ss->s[oldest + 1], (ss->n - oldest - 1) * sizeof(ss->s[0]));
+	return &ss->s[ss->n - 1];
+}
+
+static int read_pid_file(const char *dir, const char *name, pid_t *pid)
+{
+	char path[PATH_MAX], buf[32];
+	FILE *f;
+	long v;
+	char *end;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	v = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || v <= 0 || v > 0x3fffffff)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* OUTPUT/NAME/YYYYmmddTHHMMSSZ[-N], created (never an existing one). */
+static int make_trace_dir(struct session *s, const char *base)
+{
+	char parent[SS_DIR_MAX - 24], stamp[20];
+	time_t t = (time_t)(s->start_ns / 1000000000u);
+	struct tm tm;
+	int e;
+
+	gmtime_r(&t, &tm);
+	if (!strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm))
+		return -EINVAL;
+	if (snprintf(parent, sizeof(parent), "%s/%s", base, s->dom.name) >= (int)sizeof(parent))
+		return -ENAMETOOLONG;
+	if ((e = mkdir_p(parent, 0750)))
+		return e;
+	for (int n = 1; n < 100; n++) {
+		if (n == 1)
+			snprintf(s->dir, sizeof(s->dir), "%s/%s", parent, stamp);
+		else
+			snprintf(s->dir, sizeof(s->dir), "%s/%s-%d", parent, stamp, n);
+		if (!mkdir(s->dir, 0750))
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static void write_session_txt(const struct session *s)
+{
+	const struct vd_opts *o = &s->dom.opts;
+	char path[PATH_MAX], text[2048];
+
+	snprintf(path, sizeof(path), "%s/session.txt", s->dir);
+	snprintf(text, sizeof(text),
+		 "domain %s\nuuid %s\nqemu_pid %d\nvsock_cid %u\nstart_ns %" PRIu64 "\n"
+		 "events %s\nmode %s\nbuffer_size %llu\nduration_s %.3f\n",
+		 s->dom.name, s->dom.uuid[0] ? s->dom.uuid : "-", (int)s->qemu_pid,
+		 s->dom.cid, s->start_ns, o->events[0] ? o->events : "all",
+		 o->mode == VD_MODE_FLIGHT ? "flight" : "discard", o->buffer_size,
+		 o->duration_s);
+	write_file(path, text);
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *msg,
+	     size_t msglen)
+{
+	struct session *s, *mine = NULL;
+	pid_t qemu = pid;
+	int e, pending = 0;
+
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *o = &ss->s[i];
+
+		if (!strcmp(o->dom.name, dom->name) && is_active(o) && o->state != SS_MERGING)
+			mine = o;
+		else if (o->state == SS_RECORDING || o->state == SS_PENDING)
+			return vd_why(msg, msglen, -1, "%s not traced: domain %s is being recorded and "
+				    "the host module records one session at a time", dom->name,
+				    o->dom.name);
+	}
+	if (!qemu && (e = read_pid_file(ss->cfg->pid_dir, dom->name, &qemu)))
+		return vd_why(msg, msglen, -1, "%s: no QEMU pid: %s/%s.pid: %s", dom->name,
+			    ss->cfg->pid_dir, dom->name, strerror(-e));
+	if (kill(qemu, 0) && errno == ESRCH)
+		return vd_why(msg, msglen, -1, "%s: QEMU pid %d does not exist", dom->name, (int)qemu);
+	if (mine) {
+		/* a restart: the old trace ends, this is a new one */
+		stop_session(mine, "restarted", ss->cfg->stop_timeout_s);
+	}
+	for (unsigned int i = 0; i < ss->n; i++)
+		pending |= has_recorder(&ss->s[i]);
+	s = slot(ss);
+	if (!s)
+		return vd_why(msg, msglen, -1, "%s: too many sessions (%d)", dom->name, SS_MAX);
+	memset(s, 0, sizeof(*s));
+	s->dom = *dom;
+	s->qemu_pid = qemu;
+	s->start_ns = realtime_ns();
+	e = make_trace_dir(s, dom->opts.output[0] ? dom->opts.output : ss->cfg->default_output);
+	if (e) {
+		vd_why(msg, msglen, -1, "%s: cannot create the trace folder under %s: %s", dom->name,
+		     dom->opts.output[0] ? dom->opts.output : ss->cfg->default_output,
+		     strerror(-e));
+		s->state = SS_FAILED;
+		snprintf(s->detail, sizeof(s->detail), "%s", msg);
+		return -1;
+	}
+	write_session_txt(s);
+	if (pending) {
+		s->state = SS_PENDING;
+		registry_write(ss, s);
+		snprintf(s->detail, sizeof(s->detail), "waits for the previous recorder to end");
+		dm_log("%s: pending: %s", s->dom.name, s->detail);
+	} else {
+		launch_recorder(ss, s);
+		if (s->state == SS_FAILED)
+			return vd_why(msg, msglen, -1, "%s: %s", dom->name, s->detail);
+	}
+	vd_why(msg, msglen, -1, "%s: %s into %s", dom->name, ss_state_name(s->state), s->dir);
+	return 0;
+}
+
+int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen)
+{
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *s = &ss->s[i];
+
+		if (strcmp(s->dom.name, name) || (s->state != SS_RECORDING &&
+						   s->state != SS_PENDING))
+			continue;
+		stop_session(s, "stop requested", ss->cfg->stop_timeout_s);
+		vd_why(msg, msglen, -1, "%s: stopping; the trace will be in %s", name, s->dir);
+		return 0;
+	}
+	return vd_why(msg, msglen, -1, "%s: no session recording", name);
+}
+
+void ss_stop_all(struct sessions *ss)
+{
+	for (unsigned int i = 0; i < ss->n; i++)
+		stop_session(&ss->s[i], "daemon stopping", ss->cfg->stop_timeout_s);
+}
+
+/* ---- recovery ---- */
+
+/* Is @pid a `vmscope record ... -o DIR/trace` (a predecessor's recorder)? */
+static int is_recorder_of(pid_t pid, const char *dir)
+{
+	char path[64], buf[8192], want[SS_DIR_MAX + 8];
+	ssize_t n;
+	int fd, rec = 0, out = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "%s/trace", dir);
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+		rec |= !strcmp(p, "record");
+		out |= !strcmp(p, want);
+	}
+	return rec && out;
+}
+
+void ss_recover(struct sessions *ss)
+{
+	char adir[PATH_MAX], path[PATH_MAX + 300], line[SS_DIR_MAX + 2];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(adir, sizeof(adir), "%s/active", ss->cfg->state_dir);
+	d = opendir(adir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct session *s;
+		char why[160];
+		FILE *f;
+		long pid = 0;
+
+		if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", adir, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		s = slot(ss);
+		if (!s) {
+			fclose(f);
+			break;
+		}
+		memset(s, 0, sizeof(*s));
+		s->start_ns = strtoull(e->d_name, NULL, 10);
+		if (fgets(line, sizeof(line), f))
+			cut(s->dir, sizeof(s->dir), strtok(line, "\n") ? line : "");
+		if (fgets(line, sizeof(line), f))
+			pid = strtol(line, NULL, 10);
+		if (fgets(line, sizeof(line), f))
+			cut(s->dom.name, sizeof(s->dom.name), strtok(line, "\n") ? line : "");
+		fclose(f);
+		if (s->dir[0] != '/' || vd_check_name(s->dom.name, why, sizeof(why))) {
+			dm_log("%s: unreadable, left alone", path);
+			s->state = SS_FAILED;
+			snprintf(s->detail, sizeof(s->detail), "unreadable registry entry");
+			continue;
+		}
+		s->state = SS_STOPPING;
+		s->deadline = mono_s() + ss->cfg->stop_timeout_s;
+		snprintf(s->detail, sizeof(s->detail), "left by a previous daemon");
+		if (pid > 0 && is_recorder_of((pid_t)pid, s->dir)) {
+			s->child = (pid_t)pid;
+			s->adopted = 1;
+			kill(s->child, SIGTERM);
+			dm_log("%s: a previous daemon's recorder (pid %ld) still runs: stopping "
+			       "and finalizing %s", s->dom.name, pid, s->dir);
+		} else {
+			dm_log("%s: finalizing %s, left by a previous daemon", s->dom.name, s->dir);
+			recorder_exited(ss, s, -1);
+		}
+	}
+	closedir(d);
+}
+
+/* ---- description ---- */
+
+void ss_describe(struct sessions *ss, Vmscope__Daemon__Response *r,
+		 Vmscope__Daemon__Session **vec, Vmscope__Daemon__Session *store,
+		 Vmscope__Daemon__Domain *dstore)
+{
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *s = &ss->s[i];
+
+		vmscope__daemon__session__init(&store[i]);
+		vmscope__daemon__domain__init(&dstore[i]);
+		dstore[i].name = s->dom.name;
+		dstore[i].uuid = s->dom.uuid;
+		dstore[i].cid = s->dom.cid;
+		dstore[i].pid = s->qemu_pid;
+		store[i].domain = &dstore[i];
+		store[i].state = (char *)ss_state_name(s->state);
+		store[i].path = s->dir;
+		store[i].start_ns = s->start_ns;
+		store[i].detail = s->detail;
+		vec[i] = &store[i];
+	}
+	r->n_sessions = ss->n;
+	r->sessions = vec;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmscoped's tracing sessions: one per traced domain start, each its own
+ * trace folder OUTPUT/DOMAIN/START-TIME/:
+ *
+ *   session.txt   the domain's facts and options (written at start)
+ *   trace/        the recording: `vmscope record --pid QEMU [--cid C] ...`
+ *   record.log    what record printed (its last line is its summary)
+ *   merged/       `vmscope merge trace -o merged` at the end
+ *   merge.log     what merge printed
+ *   summary.txt   one line, written last: the trace is finalized
+ *
+ * The recorder and the merge are child processes running the vmscope
+ * command itself (collector/record.c through cmd_record.c, merge/ through
+ * cmd_merge.c): rec_run keeps one recording per process, a recording
+ * survives the daemon's own crash, and a crashed recorder leaves a readable
+ * trace (collector/README.md) that is still merged.
+ *
+ * States: recording -> stopping (SIGTERM sent) -> merging -> done, or
+ * failed (nothing recorded, or merge failed: the recording stays).
+ * `pending`: a start waits for the previous recorder of the same domain
+ * to exit (a domain restart: stop and start arrive back to back).
+ *
+ * The host module records one session at a time, so while one domain is
+ * recorded a second one is refused (its session ends as failed, with that
+ * reason) rather than queued.
+ *
+ * Durability: an active session has a registry file STATE/active/DOMAIN
+ * (trace folder and recorder pid, fsynced); a daemon that starts finds
+ * those its predecessor left, stops any recorder still running and
+ * finalizes each (merge, summary): nothing recorded is left unmerged.
+ */
+#ifndef VMSCOPE_DAEMON_SESSIONS_H
+#define VMSCOPE_DAEMON_SESSIONS_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon.pb-c.h"
+#include "proto.h"
+
+struct dm_cfg {
+	const char *state_dir;		/* /var/lib/vmscope */
+	const char *default_output;	/* STATE/traces */
+	const char *pid_dir;		/* libvirt's /run/libvirt/qemu */
+	const char *vmscope;		/* the vmscope command */
+	double stop_timeout_s;		/* SIGTERM -> SIGKILL of a recorder */
+};
+
+/* OUTPUT (< VD_PATH_MAX) / DOMAIN (< VD_NAME_MAX) / START-TIME[-N] */
+#define SS_DIR_MAX (VD_PATH_MAX + VD_NAME_MAX + 32)
+
+enum ss_state { SS_PENDING, SS_RECORDING, SS_STOPPING, SS_MERGING, SS_DONE, SS_FAILED };
+
+struct session {
+	struct vd_domain dom;
+	pid_t qemu_pid;
+	char dir[SS_DIR_MAX];
+	uint64_t start_ns;
+	enum ss_state state;
+	pid_t child;			/* recorder or merge; 0: none */
+	int adopted;			/* child is a predecessor's: not ours to wait */
+	double deadline;		/* stopping: SIGKILL after */
+	char detail[512];
+};
+
+#define SS_MAX 64
+
+struct sessions {
+	const struct dm_cfg *cfg;
+	struct session s[SS_MAX];
+	unsigned int n;
+};
+
+const char *ss_state_name(enum ss_state st);
+
+void ss_init(struct sessions *ss, const struct dm_cfg *cfg);
+
+/* Finalize what a previous daemon left in STATE/active. */
+void ss_recover(struct sessions *ss);
+
+/*
+ * Start tracing @dom (a new trace; a running session of the same domain is
+ * stopped first). 0, or -1 with @msg saying why (also kept as the failed
+ * session's detail).
+ */
+int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *msg,
+	     size_t msglen);
+
+/* Stop @name's active session (finalized in the background): 0, -1 none. */
+int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen);
+
+/* Stop every active session (daemon shutdown). */
+void ss_stop_all(struct sessions *ss);
+
+/* Reap children, move states on, kill overdue recorders, notice QEMU
+ * processes that went away. Call on SIGCHLD and periodically. */
+void ss_tick(struct sessions *ss);
+
+/* Sessions not yet done or failed. */
+unsigned int ss_active(const struct sessions *ss);
+
+/* Fill a response's session list (pointers into @ss; valid until the next
+ * call that changes @ss). */
+void ss_describe(struct sessions *ss, Vmscope__Daemon__Response *r,
+		 Vmscope__Daemon__Session **vec, Vmscope__Daemon__Session *store,
+		 Vmscope__Daemon__Domain *dstore);
+
+#endif

@@ -1,0 +1,184 @@
+#!/bin/bash
+# vmscoped's sessions without a kernel: a fake `vmscope` (record: creates
+# its trace folder and waits for SIGTERM, then prints a summary; merge:
+# creates the merged folder) and fake QEMU processes (sleep) with
+# libvirt-style pid files. Drives the daemon through the real hook and
+# client commands and checks folders, states, log lines and timings.
+# Usage: daemon-test.sh PATH-TO-vmscoped PATH-TO-vmscope
+set -u
+daemon=$1 vmscope=$2
+T=$(mktemp -d /var/tmp/vmscoped-test.XXXXXX)
+fails=0
+dpid=
+cleanup() {
+	[ -n "$dpid" ] && kill -9 "$dpid" 2>/dev/null
+	# only this test's fakes: their path is this test's own folder
+	for p in $(pgrep -f "$T/fake-vmscope"); do kill -9 "$p" 2>/dev/null; done
+	for p in $(cat "$T"/qemu.* 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+export VMSCOPE_SOCKET=$T/run/vmscoped.sock
+
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else bad "$desc"; fi; }
+# wait_for SECONDS CMD...: until CMD succeeds
+wait_for() {
+	local n=$(($1 * 10)); shift
+	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+	return 1
+}
+
+cat >"$T/fake-vmscope" <<'FAKE'
+#!/bin/bash
+echo "$*" >>"$(dirname "$0")/calls"
+case $1 in
+record)
+	out=${!#}
+	mkdir "$out" || exit 1
+	echo meta >"$out/metadata.vtf"
+	echo "vmscope record: recording to $out"
+	trap 'echo "vmscope record: 42 events, 0.1 MiB, lost 0, collector stalls 0, 1.0 s -> $out"; exit 0' TERM
+	while :; do sleep 0.1; done ;;
+merge)
+	mkdir "$4" && echo merged >"$4/merged.vtf"
+	echo "vmscope merge: $2 -> $4"
+	exit "${FAKE_MERGE_RC:-0}" ;;
+esac
+exit 2
+FAKE
+chmod +x "$T/fake-vmscope"
+mkdir -p "$T/libvirt" "$T/state"
+
+# qemu NAME: a fake QEMU process and its libvirt pid file
+qemu() { sleep 1000 & echo $! >"$T/libvirt/$1.pid"; echo $! >"$T/qemu.$1"; }
+xml() { # NAME [OPTIN-ATTRS]: a domain XML; opted in when ATTRS is given (may be "")
+	echo "<domain type='kvm'><name>$1</name><uuid>6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10</uuid>"
+	[ $# -ge 2 ] && echo "<metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1' $2/></metadata>"
+	echo "<devices><vsock model='virtio'><cid auto='no' address='7'/></vsock></devices></domain>"
+}
+# hook NAME OP [ATTRS]: run the hook as libvirt does; its stderr to $T/hook.err
+hook() { local n=$1 op=$2; shift 2; xml "$n" "$@" | "$vmscope" hook "$n" "$op" begin - 2>>"$T/hook.err"; }
+start_daemon() {
+	"$daemon" --socket "$VMSCOPE_SOCKET" --state-dir "$T/state" --pid-dir "$T/libvirt" \
+		--vmscope "$T/fake-vmscope" --stop-timeout 5 2>>"$T/daemon.log" &
+	dpid=$!
+	wait_for 10 "$vmscope" daemon status >/dev/null
+}
+traces() { ls -d "$T/state/traces/$1"/*/ 2>/dev/null | wc -l; }
+finalized() { ls "$T/state/traces/$1"/*/summary.txt 2>/dev/null | wc -l; }
+is_state() { [ "$(state_of "$1")" = "$2" ]; }
+n_final() { [ "$(finalized "$1")" = "$2" ]; }
+state_of() { "$vmscope" session list | awk -v n="$1" '$1 == n { s = $2 } END { print s }'; }
+
+# ---- the daemon down: the hook warns and exits 0, quickly ----
+qemu a
+t0=$(date +%s%N)
+hook a started 'mode="flight"'; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "hook with no daemon exits 0 ($rc)" [ "$rc" -eq 0 ]
+check "hook with no daemon warns" grep -q "vmscoped not told, domain not traced" "$T/hook.err"
+echo "info: hook with no daemon took $ms ms (timed in the VM test, not here)"
+"$vmscope" daemon status >/dev/null 2>&1
+check "daemon status without a daemon exits 1" [ $? -eq 1 ]
+
+# ---- start; socket permissions; a second daemon is refused ----
+start_daemon || bad "daemon did not answer"
+check "daemon status answers" sh -c '"$0" daemon status | grep -q "0 active sessions"' "$vmscope"
+check "socket mode 0600" [ "$(stat -c %a "$VMSCOPE_SOCKET")" = 600 ]
+check "socket folder mode 0700" [ "$(stat -c %a "$T/run")" = 700 ]
+"$daemon" --socket "$VMSCOPE_SOCKET" --state-dir "$T/state" --vmscope "$T/fake-vmscope" \
+	2>"$T/second.err"
+check "a second daemon on the socket exits 1" [ $? -eq 1 ]
+check "and says why" grep -q "another vmscoped listens" "$T/second.err"
+
+# ---- an opted-in domain and one that is not ----
+t0=$(date +%s%N)
+hook a started 'mode="flight" events="kvm" buffer-size="1M"'
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "info: hook started with the daemon took $ms ms"
+qemu b
+hook b started
+check "recording a" wait_for 5 is_state a recording
+check "record got pid, cid and options" grep -q "record --pid $(cat "$T/qemu.a") --cid 7 --events kvm --mode flight --buffer-size 1048576 -o $T/state/traces/a/" "$T/calls"
+check "b (not opted in) has no session" [ -z "$(state_of b)" ]
+check "b left no folder" [ ! -e "$T/state/traces/b" ]
+check "a has a registry entry" grep -qx a "$T"/state/active/*
+
+# ---- a second opted-in domain while a records: refused, said so ----
+qemu c
+hook c started ''
+check "c refused: one session at a time" grep -q "c not traced: domain a is being recorded" "$T/hook.err"
+check "c left no folder" [ ! -e "$T/state/traces/c" ]
+
+# ---- stop: finalized, merged, logged ----
+hook a stopped ''
+hook a release ''
+check "a finalized" wait_for 10 is_state a done
+check "a: one trace, with summary" [ "$(traces a)" = 1 ] && [ "$(finalized a)" = 1 ]
+check "a merged" [ -f "$T"/state/traces/a/*/merged/merged.vtf ]
+check "summary line in the log" grep -q "a: trace finalized in $T/state/traces/a/.*: vmscope record: 42 events.*; merged" "$T/daemon.log"
+check "registry entry gone" [ -z "$(ls "$T/state/active")" ]
+
+# ---- a restart is a new trace ----
+hook a started ''
+wait_for 5 is_state a recording
+hook a started ''   # started again without a stop: the old one ends
+check "restart: the first of the pair finalized" wait_for 10 n_final a 2
+check "restart: a new one records" wait_for 10 is_state a recording
+check "restart: three folders" [ "$(traces a)" = 3 ]
+
+# ---- the daemon dies (kill -9): the next one finalizes what it left ----
+rec=$(pgrep -f "$T/fake-vmscope record" | head -1)
+kill -9 "$dpid"; wait "$dpid" 2>/dev/null; dpid=
+check "the recorder outlived the daemon" kill -0 "$rec"
+start_daemon
+gone() { ! kill -0 "$1" 2>/dev/null; }
+check "recovery: recorder stopped" wait_for 10 gone "$rec"
+check "recovery: all three finalized" wait_for 10 n_final a 3
+check "recovery: said in the log" grep -q "a previous daemon's recorder (pid $rec) still runs" "$T/daemon.log"
+
+# ---- QEMU exits without a hook: the session ends by itself ----
+hook a started ''
+wait_for 5 is_state a recording
+kill -9 "$(cat "$T/qemu.a")"
+check "QEMU gone: finalized" wait_for 10 n_final a 4
+check "QEMU gone: said why" grep -q "a: stopping (its QEMU process exited)" "$T/daemon.log"
+
+# ---- session start/stop from the command line; merge failure kept ----
+qemu d
+check "session start d" "$vmscope" session start d --pid "$(cat "$T/qemu.d")" --duration 300
+check "session start refuses a bad mode" sh -c '! "$0" session start d --mode ring 2>/dev/null' "$vmscope"
+check "session stop of nothing fails" sh -c '! "$0" session stop nosuch 2>/dev/null' "$vmscope"
+# (a recorder stopped before it has created its trace leaves nothing: wait)
+check "d records" wait_for 5 sh -c 'ls "$0"/state/traces/d/*/trace/metadata.vtf' "$T"
+check "session stop d" "$vmscope" session stop d
+check "d finalized" wait_for 10 n_final d 1
+check "d's record had --duration" grep -q "record --pid $(cat "$T/qemu.d") --duration 300.000 -o" "$T/calls"
+
+# ---- daemon SIGTERM: active sessions finalized before it exits ----
+qemu e
+hook e started 'output="'"$T/elsewhere"'"'
+wait_for 5 is_state e recording
+kill -TERM "$dpid"; wait "$dpid"; rc=$?; dpid=
+check "daemon exits 0 on SIGTERM ($rc)" [ "$rc" -eq 0 ]
+check "e finalized into its output folder" [ -f "$T"/elsewhere/e/*/summary.txt ]
+check "socket removed" [ ! -e "$VMSCOPE_SOCKET" ]
+check "no registry entries left" [ -z "$(ls "$T/state/active")" ]
+
+# ---- bad XML and refused options: warnings, exit 0 ----
+echo "<domain><name>x" | "$vmscope" hook x started - - 2>"$T/bad.err"; rc=$?
+check "malformed XML: exit 0 ($rc), warned" [ "$rc" -eq 0 ] && grep -q "unreadable" "$T/bad.err"
+xml x 'mode="ring"' | "$vmscope" hook x started - - 2>"$T/bad.err"; rc=$?
+check "refused option: exit 0 ($rc), warned" [ "$rc" -eq 0 ] && grep -q "refused: mode='ring'" "$T/bad.err"
+xml x '' | "$vmscope" hook x prepare begin - 2>"$T/bad.err"; rc=$?
+check "prepare: exit 0 ($rc), silent" [ "$rc" -eq 0 ] && [ ! -s "$T/bad.err" ]
+
+if [ "$fails" -ne 0 ]; then
+	echo "--- calls"; cat "$T/calls"
+	echo "--- daemon.log"; cat "$T/daemon.log"; echo "--- hook.err"; cat "$T/hook.err"
+	echo "$fails failures"
+	exit 1
+fi
+echo "all passed"

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmscoped's request parser: every op round trips through dm_req_pack and
+ * dm_req_parse; each field out of range, a wrong version, an unknown op or
+ * hook event, bytes that are not a request, and an oversize message are
+ * refused with a reason.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kvm-probes/tests/expect.h"
+#include "proto.h"
+
+static uint8_t buf[DM_MSG_MAX + 16];
+
+static struct dm_req sample(void)
+{
+	struct dm_req r = { .op = DM_HOOK, .hook = DM_HOOK_STARTED, .pid = 4242 };
+
+	strcpy(r.dom.name, "web1");
+	strcpy(r.dom.uuid, "6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10");
+	r.dom.cid = 9;
+	strcpy(r.dom.opts.events, "kvm,sched");
+	r.dom.opts.mode = VD_MODE_FLIGHT;
+	r.dom.opts.buffer_size = 1 << 20;
+	r.dom.opts.duration_s = 2.5;
+	strcpy(r.dom.opts.output, "/srv/t");
+	return r;
+}
+
+static void round_trips(void)
+{
+	static const enum dm_op ops[] = { DM_STATUS, DM_LIST, DM_START, DM_STOP, DM_HOOK };
+	char why[200];
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct dm_req r = sample(), back;
+		size_t n;
+		int rc;
+
+		r.op = ops[i];
+		n = dm_req_pack(&r, buf);
+		rc = dm_req_parse(buf, n, &back, why, sizeof(why));
+		EXPECT(n > 0 && rc == 0, "op %d: packed %zu, parse %d (%s)", ops[i], n, rc, why);
+		EXPECT(back.op == ops[i], "op %d came back as %d", ops[i], back.op);
+		if (ops[i] == DM_STATUS || ops[i] == DM_LIST)
+			continue;
+		EXPECT(!strcmp(back.dom.name, "web1") && back.dom.cid == 9 && back.pid == 4242 &&
+		       !strcmp(back.dom.uuid, r.dom.uuid), "op %d: domain changed", ops[i]);
+		EXPECT(!strcmp(back.dom.opts.events, "kvm,sched") &&
+		       back.dom.opts.mode == VD_MODE_FLIGHT &&
+		       back.dom.opts.buffer_size == 1 << 20 && back.dom.opts.duration_s == 2.5 &&
+		       !strcmp(back.dom.opts.output, "/srv/t"), "op %d: options changed", ops[i]);
+		EXPECT(ops[i] != DM_HOOK || back.hook == DM_HOOK_STARTED, "hook %d", back.hook);
+	}
+	for (int h = DM_HOOK_STARTED; h <= DM_HOOK_RECONNECT; h++)
+		EXPECT(dm_hook_from_name(dm_hook_name((enum dm_hook)h)) == (enum dm_hook)h,
+		       "hook name %d", h);
+	EXPECT(dm_hook_from_name("prepare") == DM_HOOK_NONE, "prepare is acted on");
+}
+
+/* Pack @m as the raw message (bypassing dm_req_pack's struct). */
+static size_t raw(Vmscope__Daemon__Request *m)
+{
+	return vmscope__daemon__request__pack(m, buf);
+}
+
+static void refused(void)
+{
+	Vmscope__Daemon__Request m = VMSCOPE__DAEMON__REQUEST__INIT;
+	Vmscope__Daemon__Domain d = VMSCOPE__DAEMON__DOMAIN__INIT;
+	Vmscope__Daemon__TraceOptions o = VMSCOPE__DAEMON__TRACE_OPTIONS__INIT;
+	struct dm_req r;
+	char why[200], longname[300], longevents[600];
+	int rc;
+
+#define REFUSED(desc) do { \
+		why[0] = '\0'; \
+		rc = dm_req_parse(buf, raw(&m), &r, why, sizeof(why)); \
+		EXPECT(rc == -1 && why[0], "%s: rc %d", desc, rc); \
+	} while (0)
+#define RESET() do { \
+		m.version = DM_PROTO_VERSION; m.op = VMSCOPE__DAEMON__OP__OP_START; \
+		m.domain = &d; m.options = &o; m.hook_event = (char *)""; \
+		d.name = (char *)"vm"; d.uuid = (char *)""; d.cid = 0; d.pid = 0; \
+		o.events = (char *)""; o.mode = 0; o.buffer_size = 0; o.duration_s = 0; \
+		o.output = (char *)""; \
+	} while (0)
+
+	RESET();
+	rc = dm_req_parse(buf, raw(&m), &r, why, sizeof(why));
+	EXPECT(rc == 0, "the base request is refused: %s", why);
+
+	RESET(); m.version = 2; REFUSED("version 2");
+	RESET(); m.version = 0; REFUSED("version 0");
+	RESET(); m.op = 0; REFUSED("op none");
+	RESET(); m.op = 77; REFUSED("op 77");
+	RESET(); m.domain = NULL; REFUSED("start without domain");
+	RESET(); d.name = (char *)""; REFUSED("empty name");
+	RESET(); d.name = (char *)"../etc"; REFUSED("name with /");
+	RESET(); d.name = (char *)".hidden"; REFUSED("name with a dot first");
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	RESET(); d.name = longname; REFUSED("name too long");
+	RESET(); d.uuid = (char *)"xyz"; REFUSED("bad uuid");
+	RESET(); d.uuid = longname; REFUSED("uuid too long");
+	RESET(); d.cid = 2; REFUSED("cid 2");
+	RESET(); d.cid = 0xffffffffu; REFUSED("cid -1");
+	RESET(); d.pid = -5; REFUSED("negative pid");
+	RESET(); d.pid = 0x40000000; REFUSED("pid too large");
+	RESET(); o.mode = 3; REFUSED("mode 3");
+	RESET(); o.buffer_size = 4096; REFUSED("buffer 4K");
+	RESET(); o.buffer_size = 1ull << 40; REFUSED("buffer 1T");
+	RESET(); o.duration_s = -1; REFUSED("negative duration");
+	RESET(); o.duration_s = NAN; REFUSED("NaN duration");
+	RESET(); o.duration_s = INFINITY; REFUSED("infinite duration");
+	RESET(); o.events = (char *)"kvm;reboot"; REFUSED("events alphabet");
+	memset(longevents, 'k', sizeof(longevents) - 1);
+	longevents[sizeof(longevents) - 1] = '\0';
+	RESET(); o.events = longevents; REFUSED("events too long");
+	RESET(); o.output = (char *)"rel"; REFUSED("relative output");
+	RESET(); o.output = (char *)"/a/../b"; REFUSED("output with ..");
+	RESET(); m.op = VMSCOPE__DAEMON__OP__OP_HOOK; m.hook_event = (char *)"prepare";
+	REFUSED("hook prepare");
+	RESET(); m.op = VMSCOPE__DAEMON__OP__OP_HOOK; m.hook_event = (char *)"";
+	REFUSED("hook without event");
+
+	/* bytes that are not a request */
+	static const uint8_t junk[] = { 0xff, 0xff, 0xff, 0xff, 0x0f };
+
+	EXPECT(dm_req_parse(junk, sizeof(junk), &r, why, sizeof(why)) == -1, "junk accepted");
+	EXPECT(dm_req_parse(buf, 0, &r, why, sizeof(why)) == -1 && strstr(why, "version"),
+	       "empty message: %s", why);
+	memset(buf, 0, sizeof(buf));
+	EXPECT(dm_req_parse(buf, DM_MSG_MAX + 1, &r, why, sizeof(why)) == -1 &&
+	       strstr(why, "longer"), "oversize: %s", why);
+}
+
+static void client_errors(void)
+{
+	struct dm_req r = sample();
+	Vmscope__Daemon__Response *resp;
+	char why[200];
+	int e = dm_call("/nonexistent/vmscoped.sock", &r, 100, &resp, why, sizeof(why));
+
+	EXPECT(e == -ENOENT && !resp && strstr(why, "cannot reach"), "no daemon: %d %s", e,
+	       why);
+}
+
+int main(void)
+{
+	round_trips();
+	refused();
+	client_errors();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}
