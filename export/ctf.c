@@ -185,6 +185,8 @@ int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
 			st->discarded += it.events;
 			continue;
 		}
+		if (it.kind == VR_BAD)
+			st->bad++;
 		if (it.kind != VR_EVENT)
 			continue;
 		ptrdiff_t i = it.desc - ev->desc;

@@ -23,6 +23,7 @@ struct ex_ctf_stats {
 	uint64_t packets;
 	uint64_t discarded;	/* the merged trace's counted losses */
 	uint64_t skipped;	/* records of events without a usable descriptor */
+	uint64_t bad;		/* items the reader could not use (vmscope dump says) */
 	unsigned int raw_layouts; /* events written as raw bytes (see ctf_tsdl.c) */
 };
 

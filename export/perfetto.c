@@ -596,6 +596,8 @@ int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats 
 			classify(&roles[i], &ev->desc[i]);
 	known_threads(p);
 	while (!p->err && (n = mr_next(m, &it, &org, &has)) == 1) {
+		if (it.kind == VR_BAD)
+			st->bad++;
 		if (it.kind != VR_EVENT)
 			continue;
 		st->events++;

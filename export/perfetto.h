@@ -22,6 +22,7 @@ struct ex_pf_stats {
 	uint64_t flow_steps;	/* host sync_t2/sync_t3 instants carrying a flow */
 	uint64_t flow_ends;	/* guest sync records ending a flow */
 	uint64_t table_full;	/* threads beyond the fixed table */
+	uint64_t bad;		/* items the reader could not use (vmscope dump says) */
 	uint32_t machines;	/* host + VMs */
 };
 
