@@ -95,6 +95,9 @@ int cmd_export(int argc, char **argv)
 			       " records on unknown threads\n",
 			       out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
 			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
+		if (!e && st.bad)
+			fprintf(stderr, "vmscope export: warning: %" PRIu64 " unusable records or "
+				"frames in the input were left out (vmscope dump lists them)\n", st.bad);
 		if (!e && st.table_full)
 			fprintf(stderr, "vmscope export: warning: %" PRIu64 " records on threads "
 				"beyond the thread table were left out\n", st.table_full);
@@ -108,6 +111,9 @@ int cmd_export(int argc, char **argv)
 			       " records without a usable descriptor left out, %u event layouts"
 			       " as raw bytes\n",
 			       out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
+		if (!e && st.bad)
+			fprintf(stderr, "vmscope export: warning: %" PRIu64 " unusable records or "
+				"frames in the input were left out (vmscope dump lists them)\n", st.bad);
 	}
 	if (e) {
 		fprintf(stderr, "vmscope export: %s\n", err);
