@@ -36,6 +36,13 @@ static void usage(FILE *out)
 		"nothing is written) or writing failed; 2 on a usage error.\n");
 }
 
+static void warn_bad(uint64_t bad)
+{
+	if (bad)
+		fprintf(stderr, "vmscope export: warning: %" PRIu64 " unusable records or frames"
+			" in the input were left out (vmscope dump lists them)\n", bad);
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -95,9 +102,8 @@ int cmd_export(int argc, char **argv)
 			       " records on unknown threads\n",
 			       out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
 			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
-		if (!e && st.bad)
-			fprintf(stderr, "vmscope export: warning: %" PRIu64 " unusable records or "
-				"frames in the input were left out (vmscope dump lists them)\n", st.bad);
+		if (!e)
+			warn_bad(st.bad);
 		if (!e && st.table_full)
 			fprintf(stderr, "vmscope export: warning: %" PRIu64 " records on threads "
 				"beyond the thread table were left out\n", st.table_full);
@@ -111,9 +117,8 @@ int cmd_export(int argc, char **argv)
 			       " records without a usable descriptor left out, %u event layouts"
 			       " as raw bytes\n",
 			       out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
-		if (!e && st.bad)
-			fprintf(stderr, "vmscope export: warning: %" PRIu64 " unusable records or "
-				"frames in the input were left out (vmscope dump lists them)\n", st.bad);
+		if (!e)
+			warn_bad(st.bad);
 	}
 	if (e) {
 		fprintf(stderr, "vmscope export: %s\n", err);
