@@ -25,6 +25,7 @@
 #include <vmscope/ioctl.h>
 #include <vmscope/sync_abi.h>
 #include "../kvm-probes/vmscope_events.h"
+#include "../kvm-probes/kmod/clock_tsc.h"
 #include "clock.h"
 #include "record.h"
 #include "sync_emitter.h"
@@ -60,7 +61,8 @@ static u64 vmscope_sync_period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
  * session's grace period after unpublishing covers us).
  */
 static void vmscope_sync_record(const struct vmscope_sync_sample *s,
-				unsigned int cpu, u64 missed)
+				u64 tsc_a, u64 tsc_b, unsigned int cpu,
+				u64 missed)
 {
 	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_guest_rec_chan);
 	struct vmscope_ev_sync_guest e;
@@ -72,6 +74,8 @@ static void vmscope_sync_record(const struct vmscope_sync_sample *s,
 	e.token = vmscope_sync_token;
 	e.seq = s->seq;
 	e.ret = s->ret;
+	e.tsc_a = tsc_a;
+	e.tsc_b = tsc_b;
 	e.cpu = cpu;
 	e.missed = min_t(u64, missed, U32_MAX);
 	vmscope_rb_chan_write(chan, VMSCOPE_EV_sync_guest, &e, sizeof(e));
@@ -81,10 +85,10 @@ static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 {
 	struct vmscope_sync_sample *s = &sc->samples[sc->head];
 	u64 seq = sc->next_seq++;
-	u64 t1, t4;
+	u64 t1, t4, tsc_a, tsc_b;
 	long ret;
 
-	t1 = vmscope_guest_clock();
+	t1 = vmscope_clock_tsc(&tsc_a, &tsc_b);
 	ret = kvm_hypercall4(VMSCOPE_SYNC_HC_NR, vmscope_sync_token, seq, t1,
 			     cpu);
 	t4 = vmscope_guest_clock();
@@ -95,7 +99,7 @@ static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 	s->ret = ret;
 	sc->head = (sc->head + 1) % VMSCOPE_SYNC_SAMPLES;
 	sc->issued++;
-	vmscope_sync_record(s, cpu, sc->missed);
+	vmscope_sync_record(s, tsc_a, tsc_b, cpu, sc->missed);
 }
 
 static enum hrtimer_restart vmscope_sync_tick(struct hrtimer *timer)

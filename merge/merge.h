@@ -82,6 +82,32 @@ struct mg_times {
 struct mg_acc {
 	uint64_t seq, token, t1, t2, t3;
 	int64_t seg;
+	struct mp_tsc h_tsc, g_tsc;	/* for the TSC cross-check */
+	struct mp_tsc_off off;
+};
+
+/*
+ * The TSC cross-check of one VM (README.md, "TSC cross-check"): for each
+ * accepted exchange, the host time of the guest's t1 derived from the TSC
+ * alone (guest TSC at t1 - KVM's offset = host TSC, converted to host ns
+ * from the host's TSC reading at t2), against the hull's bound there.
+ */
+struct mg_tsc_vm {
+	uint64_t checked;	/* exchanges with both readings and an offset */
+	uint64_t within;	/* TSC-derived time inside the hull bound */
+	uint64_t within_slack;	/* inside it widened by the reads' widths */
+	uint64_t no_readings;	/* a side's record carries no TSC readings */
+	uint64_t no_offset;	/* no kvm_write_tsc_offset known for the vCPU */
+	uint64_t off_changed;	/* the offset may have changed after t1 */
+	uint64_t max_abs_diff_ns, sum_abs_diff_ns;	/* |TSC - hull estimate| */
+	uint64_t max_outside_ns;	/* farthest beyond the widened bound */
+	uint64_t max_slack_ns;		/* widest widening */
+};
+
+/* The host's TSC rate, from the first and the latest sync_t2 readings. */
+struct mg_tsc_rate {
+	uint64_t ns0, tsc0, ns1, tsc1;
+	uint64_t n;
 };
 
 struct mg_result {
@@ -92,6 +118,8 @@ struct mg_result {
 	FILE ***acc;		/* [n_vms][MP_MAX_CPUS], NULL when none */
 	uint64_t *vm_exchanges, *vm_paired;	/* [n_vms] */
 	struct mg_causality c;
+	struct mg_tsc_rate host_rate;
+	struct mg_tsc_vm *tsc;	/* [n_vms] */
 	struct mg_counts n;
 	bool merged;
 	int err;
@@ -99,6 +127,10 @@ struct mg_result {
 /* Pass 1. 0, or a negative errno with a reason in @err. */
 int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	    char *err, size_t errlen);
+
+/* The TSC cross-check over the accepted exchanges (tsc_check.c); part of
+ * mg_sync, once the segments are final. */
+void mg_tsc_check(struct mg_result *r);
 
 /* Pass 2 (after mg_sync): write the merged trace folder @out (must not
  * exist). 0, or a negative errno with a reason in @err. */

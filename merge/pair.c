@@ -265,11 +265,14 @@ void mp_t3(struct mp *p, const struct mp_t3 *r)
 	x.x.t3 = r->t3;
 	x.guest_cpu = cpu;
 	x.tid = r->tid;
+	x.h_tsc = s->r.tsc;
+	x.off = s->r.off;
 	if (g) {
 		x.x.guest_valid = true;
 		x.x.guest_seq = g->g.seq;
 		x.x.t1 = g->g.t1;
 		x.x.t4 = g->g.t4;
+		x.g_tsc = g->g.tsc;
 		g->n_host++;
 		p->st.paired++;
 	} else {

@@ -44,10 +44,28 @@
 #define MP_WIN		64	/* guest records held per guest CPU */
 #define MP_MAX_CPUS	4096	/* guest CPUs per VM */
 
+/* One side's TSC readings just before (a) and after (b) its clock read
+ * of the exchange (t2 on the host, t1 in the guest), when its record
+ * carries them: the TSC cross-check's input (tsc_check.c). */
+struct mp_tsc {
+	uint64_t a, b;
+	bool valid;
+};
+
+/* The TSC offset KVM had programmed for the exchange's vCPU when its t2
+ * came: the latest kvm_write_tsc_offset of that VM and vCPU before it,
+ * and that write's host time. */
+struct mp_tsc_off {
+	uint64_t off, ts;
+	bool valid;
+};
+
 struct mp_t2 {
 	uint64_t t2, token, seq, t1, guest_cpu;
 	int32_t tid;
 	uint32_t vcpu;
+	struct mp_tsc tsc;
+	struct mp_tsc_off off;
 };
 
 struct mp_t3 {
@@ -59,6 +77,7 @@ struct mp_t3 {
 struct mp_guest {
 	uint32_t cpu;
 	uint64_t t1, t4, token, seq;
+	struct mp_tsc tsc;
 };
 
 /* A joined exchange. */
@@ -66,6 +85,8 @@ struct mp_exchange {
 	struct vmscope_sync_exchange x;
 	uint32_t guest_cpu;	/* the claim, the join key */
 	int32_t tid;
+	struct mp_tsc h_tsc, g_tsc;	/* host at t2, guest at t1 */
+	struct mp_tsc_off off;
 };
 
 /* The next guest sync record of VM @vm's stream of CPU @cpu: 1, or 0 when

@@ -15,6 +15,26 @@ static const char *verdict(enum vmscope_sync_verdict v)
 	}
 }
 
+static void report_tsc(FILE *f, const struct mg_tsc_vm *k)
+{
+	fprintf(f, "  tsc cross-check: ");
+	if (!k->checked) {
+		fprintf(f, "not available (%" PRIu64 " exchanges without TSC readings, %"
+			PRIu64 " without a known TSC offset, %" PRIu64 " with the offset "
+			"rewritten during the exchange)\n",
+			k->no_readings, k->no_offset, k->off_changed);
+		return;
+	}
+	fprintf(f, "%" PRIu64 " exchanges, TSC-derived t1 inside the hull bound %" PRIu64
+		", inside it widened by the TSC reads (at most %" PRIu64 " ns) %" PRIu64
+		" (farthest outside %" PRIu64 " ns); |TSC - hull estimate| mean %.1f ns, "
+		"max %" PRIu64 " ns; not checked: %" PRIu64 " without readings, %" PRIu64
+		" without offset, %" PRIu64 " offset rewritten\n",
+		k->checked, k->within, k->max_slack_ns, k->within_slack, k->max_outside_ns,
+		(double)k->sum_abs_diff_ns / (double)k->checked, k->max_abs_diff_ns,
+		k->no_readings, k->no_offset, k->off_changed);
+}
+
 static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name)
 {
 	const struct mt_vm *m = &r->mt.vm[v];
@@ -57,7 +77,7 @@ static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char
 			fprintf(f, ", %" PRIu64 " hull evictions", s->evictions);
 		fprintf(f, "\n");
 	}
-	fprintf(f, "  tsc cross-check: not available (the sync records carry no TSC readings)\n");
+	report_tsc(f, &r->tsc[v]);
 }
 
 void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)

@@ -87,4 +87,9 @@ void mg_roles_init(struct mg_roles *r, const struct vr_events *ev)
 	r->guest = mg_role_find(ev, "sync_guest", g, G_N, r->f_g);
 	r->tsc = mg_role_find(ev, "kvm_write_tsc_offset", tsc, 1, &r->f_tsc_vcpu);
 	r->sw = mg_role_find(ev, "sched_switch", sw, 1, &r->f_sw_next);
+	r->t2_has_tsc = r->t2 && mg_field_find(r->t2, "tsc_a", &r->f_t2_tsc[0]) &&
+			mg_field_find(r->t2, "tsc_b", &r->f_t2_tsc[1]);
+	r->g_has_tsc = r->guest && mg_field_find(r->guest, "tsc_a", &r->f_g_tsc[0]) &&
+		       mg_field_find(r->guest, "tsc_b", &r->f_g_tsc[1]);
+	r->tsc_has_next = r->tsc && mg_field_find(r->tsc, "next_tsc_offset", &r->f_tsc_next);
 }

@@ -33,6 +33,11 @@ struct mg_roles {
 	/* the descriptor of each role (a pointer into the vr_events), or NULL */
 	const struct vmscope_event_desc *t2, *t3, *guest, *tsc, *sw;
 	struct mg_field f_t2[T2_N], f_t3[T3_N], f_g[G_N], f_tsc_vcpu, f_sw_next;
+	/* optional fields (traces of older modules lack them): the TSC
+	 * readings of sync_t2 and sync_guest, the new offset of
+	 * kvm_write_tsc_offset */
+	bool t2_has_tsc, g_has_tsc, tsc_has_next;
+	struct mg_field f_t2_tsc[2], f_g_tsc[2], f_tsc_next;
 };
 
 /* Field @name of @d, or NULL. */

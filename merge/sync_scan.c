@@ -37,7 +37,50 @@ struct scan {
 	enum mg_tsc_breaks tsc_mode;
 	uint64_t *tsc_last;	/* [n_vms + 1]: last write per VM, [n_vms]: unknown VM */
 	bool *tsc_seen;
+	struct mp_tsc_off **offs;	/* [n_vms][MP_MAX_CPUS]: by vCPU id */
 };
+
+/* Both TSC readings of a record, when its layout has them. */
+static struct mp_tsc tsc_of(bool has, const struct mg_field f[2], const uint8_t *p)
+{
+	struct mp_tsc t = { 0 };
+
+	if (has) {
+		t.a = mg_get(&f[0], p);
+		t.b = mg_get(&f[1], p);
+		t.valid = true;
+	}
+	return t;
+}
+
+/* The offset KVM last wrote for vCPU @vcpu of @vm, if known. */
+static struct mp_tsc_off offset_of(const struct scan *c, uint32_t vm, uint64_t vcpu)
+{
+	struct mp_tsc_off none = { 0 };
+
+	if (vm >= c->r->n_vms || vcpu >= MP_MAX_CPUS || !c->offs[vm])
+		return none;
+	return c->offs[vm][vcpu];
+}
+
+/* A kvm_write_tsc_offset of @vm (MP_NO_VM: unknown, so that vCPU's
+ * offset is unknown in every VM). */
+static void offset_write(struct scan *c, uint32_t vm, uint64_t vcpu, uint64_t off,
+			 uint64_t ts)
+{
+	if (vcpu >= MP_MAX_CPUS)
+		return;
+	for (uint32_t v = 0; v < c->r->n_vms; v++) {
+		if (vm != MP_NO_VM && v != vm)
+			continue;
+		if (!c->offs[v] && !(c->offs[v] = calloc(MP_MAX_CPUS, sizeof(**c->offs)))) {
+			c->r->err = -ENOMEM;
+			return;
+		}
+		c->offs[v][vcpu] = (struct mp_tsc_off){ .off = off, .ts = ts,
+							.valid = vm != MP_NO_VM };
+	}
+}
 
 /* The next item of @s; false at its end. */
 static bool advance(struct ssrc *s)
@@ -67,6 +110,7 @@ static int pull(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
 		out->t4 = mg_get(&ro->f_g[G_T4], p);
 		out->token = mg_get(&ro->f_g[G_TOKEN], p);
 		out->seq = mg_get(&ro->f_g[G_SEQ], p);
+		out->tsc = tsc_of(ro->g_has_tsc, ro->f_g_tsc, p);
 		c->r->n.sync_records++;
 		advance(s);
 		return 1;
@@ -87,7 +131,8 @@ static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t
 {
 	struct mg_result *r = ((struct scan *)user)->r;
 	struct mg_acc a = { .seq = x->x.seq, .token = x->x.token, .t1 = x->x.t1,
-			    .t2 = x->x.t2, .t3 = x->x.t3, .seg = seg };
+			    .t2 = x->x.t2, .t3 = x->x.t3, .seg = seg,
+			    .h_tsc = x->h_tsc, .g_tsc = x->g_tsc, .off = x->off };
 	FILE **f;
 
 	if (x->guest_cpu >= MP_MAX_CPUS)
@@ -126,7 +171,24 @@ static void host_item(struct scan *c, struct ssrc *s)
 			.guest_cpu = mg_get(&f[T2_CPU], p),
 			.tid = (int32_t)mg_get(&f[T2_TID], p),
 			.vcpu = (uint32_t)mg_get(&f[T2_VCPU], p),
+			.tsc = tsc_of(ro->t2_has_tsc, ro->f_t2_tsc, p),
 		};
+		uint32_t vm = mp_thread_vm(r->pair, x.tid, NULL);
+
+		if (vm == MP_NO_VM && r->n_vms == 1)
+			vm = 0;
+		x.off = offset_of(c, vm, x.vcpu);
+		if (x.tsc.valid) {
+			struct mg_tsc_rate *k = &r->host_rate;
+			uint64_t mid = x.tsc.a + (x.tsc.b - x.tsc.a) / 2;
+
+			if (!k->n++) {
+				k->ns0 = x.t2;
+				k->tsc0 = mid;
+			}
+			k->ns1 = x.t2;
+			k->tsc1 = mid;
+		}
 		mp_t2(r->pair, &x);
 		r->n.sync_records++;
 	} else if (it->desc == ro->t3) {
@@ -162,6 +224,9 @@ static void host_item(struct scan *c, struct ssrc *s)
 		}
 		c->tsc_seen[k] = true;
 		c->tsc_last[k] = it->ts;
+		if (ro->tsc_has_next)
+			offset_write(c, vm, mg_get(&ro->f_tsc_vcpu, p),
+				     mg_get(&ro->f_tsc_next, p), it->ts);
 	} else if (it->desc == ro->sw) {
 		s->tid = (int32_t)mg_get(&ro->f_sw_next, p);
 	}
@@ -222,6 +287,9 @@ static void scan_free(struct scan *c)
 	free(c->vms);
 	free(c->tsc_last);
 	free(c->tsc_seen);
+	for (uint32_t v = 0; c->offs && v < c->r->n_vms; v++)
+		free(c->offs[v]);
+	free(c->offs);
 }
 
 int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
@@ -244,8 +312,10 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	c.tsc_mode = o->tsc_breaks;
 	c.tsc_last = calloc(r->n_vms + 1, sizeof(*c.tsc_last));
 	c.tsc_seen = calloc(r->n_vms + 1, sizeof(*c.tsc_seen));
+	c.offs = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.offs));
+	r->tsc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->tsc));
 	e = !r->pair || !r->acc || !r->vm_exchanges || !r->vm_paired || !c.vms ||
-	    !c.tsc_last || !c.tsc_seen ? -ENOMEM : 0;
+	    !c.tsc_last || !c.tsc_seen || !c.offs || !r->tsc ? -ENOMEM : 0;
 	if (!e && mp_init(r->pair, r->n_vms, pull, emit, &c)) {
 		free(r->pair);
 		r->pair = NULL;
@@ -277,6 +347,8 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		e = mt_finish(&r->mt);
 		if (!e)
 			e = r->err ? r->err : r->pair->err;
+		if (!e)
+			mg_tsc_check(r);
 	}
 	scan_free(&c);
 	r->time.sync = now() - t0;
@@ -305,5 +377,6 @@ void mg_result_free(struct mg_result *r)
 	free(r->pair);
 	free(r->vm_exchanges);
 	free(r->vm_paired);
+	free(r->tsc);
 	memset(r, 0, sizeof(*r));
 }

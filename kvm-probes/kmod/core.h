@@ -149,8 +149,8 @@ void vmscope_exit_reason_stop(void);
 bool vmscope_exit_reason_active(void);
 
 /* sync_pair.c */
-void vmscope_sync_t2(u64 t2, u64 token, u64 seq, u64 t1, u64 guest_cpu,
-		     u32 vcpu_id);
+void vmscope_sync_t2(u64 t2, u64 tsc_a, u64 tsc_b, u64 token, u64 seq,
+		     u64 t1, u64 guest_cpu, u32 vcpu_id);
 void vmscope_sync_maybe_t3(u32 vcpu_id);
 void vmscope_sync_reset(void);
 u64 vmscope_sync_collisions(void);

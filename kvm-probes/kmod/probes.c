@@ -15,6 +15,7 @@
 #include <trace/events/kvm.h>
 #include <trace/events/sched.h>
 #include <vmscope/sync_abi.h>
+#include "clock_tsc.h"
 #include "core.h"
 #include "fill_sched.h"
 #include "protos.h"
@@ -138,7 +139,9 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 					unsigned long a2, unsigned long a3)
 {
 	struct vmscope_ev_kvm_hypercall e;
-	u64 ts = trace_clock_local();
+	u64 tsc_a = 0, tsc_b = 0;
+	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b)
+					  : trace_clock_local();
 	u32 vcpu_id = U32_MAX;
 
 	if (nr == VMSCOPE_SYNC_HC_NR &&
@@ -146,7 +149,7 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 		/* Our kvm_exit probe saw this thread's VMMCALL exit just now. */
 		if (this_cpu_read(vmscope_cpu.last_exit_tid) == current->pid)
 			vcpu_id = this_cpu_read(vmscope_cpu.last_exit_vcpu);
-		vmscope_sync_t2(ts, a0, a1, a2, a3, vcpu_id);
+		vmscope_sync_t2(ts, tsc_a, tsc_b, a0, a1, a2, a3, vcpu_id);
 	}
 	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid, 0))
 		return;

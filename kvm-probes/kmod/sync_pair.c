@@ -38,8 +38,8 @@ static struct vmscope_sync_slot *sync_slot(pid_t tid)
 	return &sync_slots[hash_32((u32)tid, SYNC_SLOT_BITS)];
 }
 
-void vmscope_sync_t2(u64 t2, u64 token, u64 seq, u64 t1, u64 guest_cpu,
-		     u32 vcpu_id)
+void vmscope_sync_t2(u64 t2, u64 tsc_a, u64 tsc_b, u64 token, u64 seq,
+		     u64 t1, u64 guest_cpu, u32 vcpu_id)
 {
 	struct vmscope_sync_slot *s = sync_slot(current->pid);
 	struct vmscope_ev_sync_t2 e;
@@ -63,6 +63,8 @@ void vmscope_sync_t2(u64 t2, u64 token, u64 seq, u64 t1, u64 guest_cpu,
 	e.seq = seq;
 	e.t1 = t1;
 	e.guest_cpu = guest_cpu;
+	e.tsc_a = tsc_a;
+	e.tsc_b = tsc_b;
 	e.tid = current->pid;
 	e.vcpu_id = vcpu_id;
 	VMSCOPE_EMIT(sync_t2, e, t2);

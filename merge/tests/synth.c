@@ -63,6 +63,11 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g)
 	return (long double)s->H0 + G / (1.0L + s->drift[vm]);
 }
 
+static uint64_t host_tsc(const struct synth *s, uint64_t h)
+{
+	return s->tsc0 + (h - s->H0) * 5 / 2;
+}
+
 static uint64_t token_of(const struct synth *s, unsigned int vm)
 {
 	return rnd(s, 1, vm, 0) | 1;
@@ -74,6 +79,7 @@ struct xch {
 	uint64_t t1, t2, t3, t4, seq, token, t1_claim;
 	bool guest_rec;		/* the guest writes a record */
 	uint64_t grec_ts;	/* when (guest clock) */
+	uint64_t g_tsc;		/* the guest's TSC at t1 */
 	enum synth_forge kind;
 };
 
@@ -109,6 +115,7 @@ static void honest(const struct synth *s, unsigned int vm, unsigned int v, uint6
 
 	memset(x, 0, sizeof(*x));
 	x->t1 = x->t1_claim = guest_at(s, vm, tau);
+	x->g_tsc = host_tsc(s, s->H0 + tau) + s->tsc_off[vm] + (uint64_t)s->tsc_lie;
 	x->t2 = s->H0 + tau + d1;
 	x->t3 = x->t2 + r;
 	x->t4 = guest_at(s, vm, tau + d1 + r + d2);
@@ -233,8 +240,8 @@ int synth_stream_close(struct synth_stream *w)
 /* ---- the guest event table (ids unlike the host's, to test renumbering) ---- */
 
 
-static Vmscope__Trace__FieldDesc gf[9];
-static Vmscope__Trace__FieldDesc *gfp[9];
+static Vmscope__Trace__FieldDesc gf[11];
+static Vmscope__Trace__FieldDesc *gfp[11];
 static Vmscope__Trace__EventDesc gev[3];
 static Vmscope__Trace__EventDesc *gevp[3];
 
@@ -263,7 +270,7 @@ static void gevent(int i, uint32_t id, const char *name, const char *fmt, uint32
 	gevp[i] = &gev[i];
 }
 
-static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o)
+static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o, bool tsc)
 {
 	enum { U32 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U32,
 	       U64 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U64,
@@ -279,10 +286,18 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 	gfield(6, "seq", U64, 24, 8);
 	gfield(7, "ret", S64, 32, 8);
 	gfield(8, "cpu", U32, 40, 4);
+	gfield(9, "tsc_a", U64, 48, 8);
+	gfield(10, "tsc_b", U64, 56, 8);
 	gevent(0, SYNTH_GID_SWITCH, "sched_switch", "prev %d next %d", 8, 0, 2);
 	gevent(1, SYNTH_GID_TICK, SYNTH_GUEST_TICK, "n %u", 4, 2, 1);
-	gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu ret %lld cpu %u",
-	       44, 3, 6);
+	if (tsc) {
+		/* missed (44..47) is not described: bytes a reader skips */
+		gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu "
+		       "ret %lld cpu %u tsc_a %llu tsc_b %llu", 64, 3, 8);
+	} else {
+		gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu "
+		       "ret %lld cpu %u", 44, 3, 6);
+	}
 	vmscope__trace__event_table__init(t);
 	t->origin = o;
 	t->ringbuf_abi = VMSCOPE_RB_ABI_VERSION;
@@ -310,7 +325,7 @@ int synth_write_meta(struct synth *s, int dfd)
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
 	vr_events_to_pb(&guestev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
-	guest_table(&gt, &go);
+	guest_table(&gt, &go, s->tsc);
 	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	clk.name = "synth";
 	clk.unit = "ns";
@@ -420,6 +435,14 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
 	if (e)
 		return e;
+	/* KVM writes each vCPU's offset when it creates it, in its thread */
+	for (unsigned int i = 0; i < nq && s->tsc; i++) {
+		host_switch(s, &w, s->H0 + i, (int32_t)(1000 * (q[i].vm + 1) + 1 + q[i].v));
+		tw.vcpu_id = q[i].v;
+		tw.next_tsc_offset = s->tsc_off[q[i].vm];
+		synth_stream_rec(&w, s->H0 + i, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
+		s->n_host_events++;
+	}
 	for (;;) {
 		uint64_t best = fill;
 		int bi = -1;
@@ -442,6 +465,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		if (storm <= best && storm < end) {
 			host_switch(s, &w, storm, 2001);
 			tw.vcpu_id = 0;
+			tw.next_tsc_offset = s->tsc ? s->tsc_off[1] : 42;
 			synth_stream_rec(&w, storm, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
 			s->n_host_events++;
 			storm += 100000;
@@ -479,6 +503,11 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 					.t2 = x->t2, .token = x->token, .seq = x->seq,
 					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
 					.vcpu_id = p->v };
+
+				if (s->tsc) {
+					r2.tsc_a = host_tsc(s, x->t2) - 3;
+					r2.tsc_b = host_tsc(s, x->t2) + 3;
+				}
 				synth_stream_rec(&w, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
 			}
 			if (++p->i == p->n)
@@ -534,11 +563,12 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 		} else {
 			const struct xch *x = &xs[ix++];
 			struct synth_gsync r = { .t1 = x->t1, .t4 = x->t4, .token = x->token,
-					    .seq = x->seq, .ret = -1000, .cpu = v };
+					    .seq = x->seq, .ret = -1000, .cpu = v,
+					    .tsc_a = x->g_tsc - 2, .tsc_b = x->g_tsc + 2 };
 
 			if (tau_of(s, vm, v, k - 1) >= end)
 				continue;
-			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, &r, 44);
+			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, &r, s->tsc ? 64 : 44);
 		}
 		s->n_guest_events++;
 	}
@@ -573,6 +603,11 @@ int synth_write(struct synth *s, const char *path)
 		s->drift[v] = (unit(rnd(s, 11, v, 0)) - 0.5) * 400e-6;	/* +-200 ppm */
 	}
 	s->step_ns = 3000000 + (int64_t)(rnd(s, 12, 0, 0) % 1000000);
+	if (s->tsc && s->step)
+		return -EINVAL;
+	s->tsc0 = rnd(s, 13, 0, 0) >> 8;
+	for (unsigned int v = 0; v < s->n_vms; v++)
+		s->tsc_off[v] = rnd(s, 14, v, 0);	/* any value: mod 2^64 */
 	/* between exchange windows (see forged_k, tau_of) */
 	s->tau_step = s->period_ns + (s->duration_ns / 2 / s->period_ns) * s->period_ns +
 		      s->period_ns - s->period_ns / (2 * s->vcpus);

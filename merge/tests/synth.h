@@ -49,8 +49,14 @@ struct synth {
 	bool real_guest_table;	/* guests use the real event table (the
 				 * module's GUEST and BOTH events) instead
 				 * of the synthetic one (analysis tests) */
+	bool tsc;		/* TSC readings in the sync records: host TSC
+				 * = tsc0 + 2.5 ticks/ns, each VM's TSC = host
+				 * TSC + its offset, written once per vCPU at
+				 * the start (not with step) */
+	int64_t tsc_lie;	/* ticks added to the guests' TSC readings
+				 * (a relation the check must refuse) */
 	/* derived, filled by synth_write */
-	uint64_t H0, G0[4];
+	uint64_t H0, G0[4], tsc0, tsc_off[4];
 	double drift[4];	/* a - 1 per VM */
 	int64_t step_ns;
 	uint64_t tau_step;
@@ -77,10 +83,11 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g);
 #define SYNTH_GID_TICK		21
 #define SYNTH_GID_SYNC		22
 
-struct synth_gsync {		/* 44 bytes stored */
+struct synth_gsync {		/* 44 bytes stored; 64 with tsc */
 	uint64_t t1, t4, token, seq;
 	int64_t ret;
 	uint32_t cpu, missed;
+	uint64_t tsc_a, tsc_b;
 };
 
 struct synth_gswitch {

@@ -15,7 +15,11 @@
  *   time (simulated clock); threads follow sched_switch;
  * - causality: zero violations over every accepted exchange and the
  *   events around it;
- * - the same without the vCPU thread map (VMs found by token).
+ * - the same without the vCPU thread map (VMs found by token);
+ * - the TSC cross-check: with TSC readings in the sync records and each
+ *   vCPU's offset written at the start, every accepted exchange is
+ *   checked and its TSC-derived t1 lies inside the hull bound; with the
+ *   guests' readings 10 000 ticks (4 us) off the offset, none does.
  *
  * `test_merge --write DIR` writes the default synthetic trace (used by
  * cli/tests/merge-test.sh).
@@ -194,6 +198,45 @@ static void run(struct synth *s, const char *dir, const char *tag)
 	vr_trace_close(t);
 }
 
+static void run_tsc(const char *dir, const char *tag, int64_t lie)
+{
+	char in[512], err[256];
+	struct mg_opts o = { 0 };
+	struct mg_result r;
+	struct vr_trace *t;
+	struct synth s;
+
+	synth_defaults(&s, 21);
+	s.step = false;
+	s.tsc = true;
+	s.tsc_lie = lie;
+	snprintf(in, sizeof(in), "%s/%s", dir, tag);
+	CHECK_EQ(synth_write(&s, in), 0);
+	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	if (!t)
+		return;
+	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
+	mg_report(stdout, t, &r);
+	for (uint32_t v = 0; v < r.n_vms; v++) {
+		const struct mg_tsc_vm *k = &r.tsc[v];
+
+		CHECK(r.mt.vm[v].st.accepted > 100);
+		CHECK_EQ(k->checked, r.mt.vm[v].st.accepted);
+		CHECK_EQ(k->no_readings + k->no_offset + k->off_changed, 0);
+		if (lie) {
+			CHECK_EQ(k->within_slack, 0);
+			CHECK(k->max_abs_diff_ns >= 3500);
+		} else {
+			CHECK_EQ(k->within, k->checked);
+			CHECK_EQ(k->within_slack, k->checked);
+			/* readings 6 and 4 ticks wide: 2 ns of slack */
+			CHECK(k->max_slack_ns <= 3);
+		}
+	}
+	mg_result_free(&r);
+	vr_trace_close(t);
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st;
@@ -232,6 +275,8 @@ int main(int argc, char **argv)
 	synth_defaults(&s, 11);
 	s.tsc_storm = true;
 	run(&s, dir, "storm");
+	run_tsc(dir, "tsc", 0);
+	run_tsc(dir, "tsclie", 10000);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	if (tf_test_failures)
 		fprintf(stderr, "%d checks failed\n", tf_test_failures);

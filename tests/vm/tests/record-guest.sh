@@ -105,5 +105,15 @@ host_main() {
 	bound=$(grep -Eo 'bound [0-9]+ ns' /vmtest/merge.all | head -1)
 	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment /vmtest/merge.all)"
 	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' /vmtest/merge.all | head -1)"
+	# the independent TSC cross-check: the TSC-derived host time of every
+	# checked exchange's t1 lies inside the hull bound (widened by the
+	# width of the TSC reads around the clock reads)
+	tsc=$(grep -m1 'tsc cross-check: [0-9]' /vmtest/merge.all) ||
+		fail "no tsc cross-check: $(grep -m1 'tsc cross-check' /vmtest/merge.all)"
+	n=$(echo "$tsc" | sed -n 's/.*cross-check: \([0-9]*\) exchanges.*/\1/p')
+	ins=$(echo "$tsc" | sed -n 's/.*TSC reads (at most [0-9]* ns) \([0-9]*\) .*/\1/p')
+	log "tsc cross-check: $n exchanges checked, $ins inside the widened bound"
+	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} exchanges cross-checked: $tsc"
+	[ "$ins" = "$n" ] || fail "TSC-derived times outside the bound: $tsc"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
