@@ -5,8 +5,13 @@
 #  - `vmscope dump` shows host kvm_* events and, in the guest0 streams,
 #    the guest's sched_switch and sync_guest events;
 #  - host kvm_exit records = what the module says it wrote minus losses;
-#  - every guest sync event's (token, seq) has a host sync_t2 record;
-#  - `vmscope merge` finds zero causality violations and a bound.
+#  - every guest sync event's (token, seq) has a host sync_t2 record, sync
+#    fires on both guest CPUs, and each sync_t2 came from the vCPU of the
+#    guest CPU it claims;
+#  - `vmscope merge` finds zero causality violations (t1 <= t2 and
+#    t3 <= t4 in host time for every accepted exchange) and a bound;
+#  - the TSC cross-check: every checked exchange's TSC-derived host time
+#    lies inside the hull bound.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -94,6 +99,18 @@ host_main() {
 	log "sync: $ng guest (token, seq), $nh host sync_t2, $unpaired guest ones without a host t2"
 	[ "$ng" -gt 10 ] || fail "only $ng guest sync events"
 	[ "$unpaired" -eq 0 ] || fail "$unpaired guest sync events without a host sync_t2: $(comm -23 /vmtest/gsync.txt /vmtest/hsync.txt | head -3)"
+	# sync fires on every guest CPU, and each hypercall reached the host
+	# on the vCPU that guest CPU runs on (KVM's vcpu_id = guest CPU here)
+	gcpus=$(grep -E ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/dump.txt |
+		sed -n 's/.* cpu \([0-9]*\) missed .*/\1/p' | sort -un | tr '\n' ' ')
+	[ "$gcpus" = "0 1 " ] || fail "guest sync events on CPUs '$gcpus', want '0 1 '"
+	grep -E ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt |
+		sed -n 's/.* guest_cpu \([0-9]*\) .* vcpu \([0-9]*\)$/\1 \2/p' >/vmtest/t2cpu.txt
+	n_t2=$(grep -Ec ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt)
+	[ "$(wc -l </vmtest/t2cpu.txt)" -eq "$n_t2" ] || fail "cannot parse every sync_t2 line"
+	other=$(awk '$1 != $2' /vmtest/t2cpu.txt | wc -l)
+	log "sync on guest CPUs $gcpus; $n_t2 sync_t2, $other on another vCPU than the guest CPU they claim"
+	[ "$other" -eq 0 ] || fail "sync_t2 on another vCPU: $(awk '$1 != $2' /vmtest/t2cpu.txt | head -3)"
 
 	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
 		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
