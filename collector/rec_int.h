@@ -82,6 +82,7 @@ struct rec {
 	uint64_t start_rt, stop_rt;
 	struct rec_guests *g;
 	int meta_dirty;			/* atomic: a guest said hello */
+	struct vm_tscs *tsc;		/* [nvms]: KVM's TSC relation at start */
 };
 
 void rec_set_err(int *slot, int err);

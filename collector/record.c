@@ -401,15 +401,20 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	Vmscope__Trace__VmInfo *vi = calloc(o->nvms + 1, sizeof(*vi));
 	Vmscope__Trace__VmInfo **vip = calloc(o->nvms + 1, sizeof(*vip));
 	Vmscope__Trace__VcpuThread *vt = NULL, **vtp = NULL;
+	Vmscope__Trace__VcpuTsc *tsc = NULL, **tscp = NULL;
 	Vmscope__Trace__GuestHello **gh = calloc(o->nvms + 1, sizeof(*gh));
-	size_t nvt = 0, k = 0;
+	size_t nvt = 0, k = 0, ntsc = 0, kt = 0;
 	int e = -ENOMEM;
 
-	for (unsigned int i = 0; i < o->nvms; i++)
+	for (unsigned int i = 0; i < o->nvms; i++) {
 		nvt += o->vms[i].nvcpus;
+		ntsc += r->tsc ? r->tsc[i].n : 0;
+	}
 	vt = calloc(nvt + 1, sizeof(*vt));
 	vtp = calloc(nvt + 1, sizeof(*vtp));
-	if (!vi || !vip || !vt || !vtp || !gh)
+	tsc = calloc(ntsc + 1, sizeof(*tsc));
+	tscp = calloc(ntsc + 1, sizeof(*tscp));
+	if (!vi || !vip || !vt || !vtp || !gh || !tsc || !tscp)
 		goto out;
 	uname(&u);
 	if (gethostname(hostname, sizeof(hostname) - 1))
@@ -455,6 +460,18 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 			vt[k].tid = v->tid[c];
 			vtp[k] = &vt[k];
 		}
+		vi[i].tsc = &tscp[kt];
+		vi[i].n_tsc = r->tsc ? r->tsc[i].n : 0;
+		for (unsigned int c = 0; c < vi[i].n_tsc; c++, kt++) {
+			const struct vm_tsc *t = &r->tsc[i].v[c];
+
+			vmscope__trace__vcpu_tsc__init(&tsc[kt]);
+			tsc[kt].vcpu_id = t->vcpu_id;
+			tsc[kt].offset = t->offset;
+			tsc[kt].ratio = t->ratio;
+			tsc[kt].frac_bits = t->frac_bits;
+			tscp[kt] = &tsc[kt];
+		}
 		vip[i] = &vi[i];
 	}
 	/* the selected events by name (Options.events: empty = all) */
@@ -495,7 +512,31 @@ out:
 	free(vip);
 	free(vt);
 	free(vtp);
+	free(tsc);
+	free(tscp);
 	return e;
+}
+
+/* KVM's TSC relation of every VM's vCPUs, read once probing is on (a
+ * later write is then in the trace), into the next SessionMetadata. */
+static void read_tsc(struct rec *r)
+{
+	const struct rec_opts *o = r->o;
+
+	r->tsc = calloc(o->nvms + 1, sizeof(*r->tsc));
+	if (!r->tsc)
+		return;
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		int n = vm_tsc_read(&r->tsc[i], o->vms[i].pid, VM_KVM_DEBUGFS);
+
+		if (n > 0)
+			continue;
+		fprintf(stderr, "vmscope record: VM %u (pid %d): KVM's TSC offsets not read "
+			"from %s: %s; the merge's TSC cross-check then needs a "
+			"kvm_write_tsc_offset in the trace\n", i, (int)o->vms[i].pid,
+			VM_KVM_DEBUGFS, n ? strerror(-n) : "no vCPU there");
+	}
+	__atomic_store_n(&r->meta_dirty, 1, __ATOMIC_RELEASE);
 }
 
 static int write_header(struct rec *r, struct tf_writer *w, int role,
@@ -834,6 +875,7 @@ out_oom:
 	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET;
 	if (hb_probes(h, &ctl))
 		goto out;
+	read_tsc(r);
 	fprintf(stderr, "vmscope record: recording to %s: %u CPUs, %u x %u KiB sub-buffers, %s%s\n",
 		o->path, h->cfg.nr_cpu_ids, 1u << h->cfg.nr_subbuf_shift,
 		(1u << h->cfg.subbuf_shift) / 1024,
@@ -929,6 +971,7 @@ out:
 	free(r->gsw);
 	rg_free(r);
 	free(r->sw);
+	free(r->tsc);
 	free(r->rt);
 	if (r->efd >= 0)
 		close(r->efd);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,95 @@ void vm_parse_cmdline(struct vm_desc *vm, const char *buf, size_t len)
 		}
 		prev = a;
 	}
+}
+
+/* A whole decimal number (optionally signed) and a newline at most. */
+static bool parse_num(const char *s, bool is_signed, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	if (is_signed)
+		*v = (uint64_t)strtoll(s, &end, 10);
+	else
+		*v = strtoull(s, &end, 10);
+	if (errno || end == s || (!is_signed && s[strspn(s, " ")] == '-'))
+		return false;
+	return !*end || !strcmp(end, "\n");
+}
+
+static bool read_num(const char *dir, const char *file, bool is_signed, uint64_t *v)
+{
+	char path[512], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return slurp(path, buf, sizeof(buf)) > 0 && parse_num(buf, is_signed, v);
+}
+
+/* The one "<pid>-<fd>" entry of @root into @out. */
+static int vm_dir(const char *root, pid_t pid, char *out, size_t len)
+{
+	struct dirent *de;
+	int found = 0;
+	DIR *d = opendir(root);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long p = strtol(de->d_name, &end, 10);
+
+		if (p != pid || *end != '-' || !end[1] || end[1 + strspn(end + 1, "0123456789")])
+			continue;
+		if (found++)
+			break;
+		snprintf(out, len, "%s/%s", root, de->d_name);
+	}
+	closedir(d);
+	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
+}
+
+int vm_tsc_read(struct vm_tscs *out, pid_t pid, const char *root)
+{
+	char dir[512], vdir[800];
+	struct dirent *de;
+	int e;
+	DIR *d;
+
+	out->n = 0;
+	e = vm_dir(root, pid, dir, sizeof(dir));
+	if (e)
+		return e;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && out->n < VM_MAX_VCPUS) {
+		struct vm_tsc *t = &out->v[out->n];
+		uint64_t id, ratio, frac;
+		char *end;
+
+		if (strncmp(de->d_name, "vcpu", 4) || !de->d_name[4])
+			continue;
+		errno = 0;
+		id = strtoull(de->d_name + 4, &end, 10);
+		if (errno || *end || id > UINT32_MAX)
+			continue;
+		snprintf(vdir, sizeof(vdir), "%s/%s", dir, de->d_name);
+		if (!read_num(vdir, "tsc-offset", true, &t->offset))
+			continue;
+		t->vcpu_id = (uint32_t)id;
+		t->ratio = 0;
+		t->frac_bits = 0;
+		if (read_num(vdir, "tsc-scaling-ratio", false, &ratio) &&
+		    read_num(vdir, "tsc-scaling-ratio-frac-bits", false, &frac) &&
+		    frac > 0 && frac < 64 && ratio) {
+			t->ratio = ratio;
+			t->frac_bits = (uint32_t)frac;
+		}
+		out->n++;
+	}
+	closedir(d);
+	return (int)out->n;
 }
 
 int vm_from_pid(struct vm_desc *vm, pid_t pid)

@@ -22,6 +22,37 @@ struct vm_desc {
 	int32_t tid[VM_MAX_VCPUS];
 };
 
+/*
+ * KVM's TSC relation of each vCPU (guest TSC = (host TSC * ratio >>
+ * frac_bits) + offset), from KVM's debugfs: VM_KVM_DEBUGFS/<pid>-<fd>/
+ * vcpu<id>/tsc-offset, tsc-scaling-ratio and tsc-scaling-ratio-frac-bits
+ * (the last two only where the CPU can scale: frac_bits 0 then). The
+ * merge's TSC cross-check needs the offset of every vCPU it checks; KVM
+ * writes it when it creates the vCPU, long before a recording starts, so
+ * the trace's kvm_write_tsc_offset records alone would leave it unknown
+ * on a host with a stable TSC.
+ */
+#define VM_KVM_DEBUGFS "/sys/kernel/debug/kvm"
+
+struct vm_tsc {
+	uint32_t vcpu_id;
+	uint32_t frac_bits;
+	uint64_t offset;	/* the kernel's s64, two's complement */
+	uint64_t ratio;
+};
+
+struct vm_tscs {
+	unsigned int n;
+	struct vm_tsc v[VM_MAX_VCPUS];
+};
+
+/* Read the vCPUs of QEMU process @pid under @root (VM_KVM_DEBUGFS).
+ * The number read, or -ENOENT (no such directory: debugfs not mounted,
+ * or the process has no VM), -EEXIST (several VMs in the process: which
+ * one is traced is unknown), other -errno. Unreadable or malformed files
+ * leave that vCPU out. */
+int vm_tsc_read(struct vm_tscs *out, pid_t pid, const char *root);
+
 /* Fill @vm from /proc/@pid. 0, or -errno (-ESRCH: no such process). */
 int vm_from_pid(struct vm_desc *vm, pid_t pid);
 

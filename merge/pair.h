@@ -54,9 +54,12 @@ struct mp_tsc {
 
 /* The TSC offset KVM had programmed for the exchange's vCPU when its t2
  * came: the latest kvm_write_tsc_offset of that VM and vCPU before it,
- * and that write's host time. */
+ * or the recorder's reading at the start (VmInfo.tsc, ts 0), and the
+ * host time of that write; the scaling ratio when the recorder read one
+ * (frac_bits 0: none known, taken as no scaling). */
 struct mp_tsc_off {
-	uint64_t off, ts;
+	uint64_t off, ts, ratio;
+	uint32_t frac_bits;
 	bool valid;
 };
 

@@ -71,15 +71,35 @@ static void offset_write(struct scan *c, uint32_t vm, uint64_t vcpu, uint64_t of
 	if (vcpu >= MP_MAX_CPUS)
 		return;
 	for (uint32_t v = 0; v < c->r->n_vms; v++) {
+		struct mp_tsc_off *o;
+
 		if (vm != MP_NO_VM && v != vm)
 			continue;
 		if (!c->offs[v] && !(c->offs[v] = calloc(MP_MAX_CPUS, sizeof(**c->offs)))) {
 			c->r->err = -ENOMEM;
 			return;
 		}
-		c->offs[v][vcpu] = (struct mp_tsc_off){ .off = off, .ts = ts,
-							.valid = vm != MP_NO_VM };
+		o = &c->offs[v][vcpu];
+		o->off = off;
+		o->ts = ts;
+		o->valid = vm != MP_NO_VM;	/* the ratio stays: set at creation */
 	}
+}
+
+/* The recorder's reading of KVM's TSC relation at the start. */
+static void offsets_from_session(struct scan *c, const Vmscope__Trace__SessionMetadata *s)
+{
+	for (uint32_t v = 0; v < c->r->n_vms; v++)
+		for (size_t i = 0; i < s->vms[v]->n_tsc; i++) {
+			const Vmscope__Trace__VcpuTsc *t = s->vms[v]->tsc[i];
+
+			offset_write(c, v, t->vcpu_id, t->offset, 0);
+			if (t->vcpu_id < MP_MAX_CPUS && c->offs[v] && t->frac_bits &&
+			    t->frac_bits < 64 && t->ratio) {
+				c->offs[v][t->vcpu_id].ratio = t->ratio;
+				c->offs[v][t->vcpu_id].frac_bits = t->frac_bits;
+			}
+		}
 }
 
 /* The next item of @s; false at its end. */
@@ -333,7 +353,8 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	}
 	if (!e) {
 		mp_sort_threads(r->pair);
-		e = open_all(&c, err, errlen);
+		offsets_from_session(&c, s);
+		e = r->err ? r->err : open_all(&c, err, errlen);
 	}
 	if (!e) {
 		mh_build(&c.heap);

@@ -33,8 +33,10 @@ static void check_one(struct mg_tsc_vm *k, const struct mt_vm *v, const struct m
 	const struct vmscope_sync_segment *seg = mt_segment(v, a->seg);
 	struct vmscope_sync_tsc_check out;
 	uint32_t mult = (uint32_t)llround(ldexp(ns_per_tick, RATE_SHIFT));
+	bool scaled = a->off.frac_bits > 0;
 	struct vmscope_sync_tsc t = {
-		.ratio = 1ull << FRAC_BITS, .frac_bits = FRAC_BITS, .offset = a->off.off,
+		.ratio = scaled ? a->off.ratio : 1ull << FRAC_BITS,
+		.frac_bits = scaled ? a->off.frac_bits : FRAC_BITS, .offset = a->off.off,
 		.host_ref_ns = a->t2, .host_ref_tsc = mid(&a->h_tsc),
 		.host_mult = mult, .host_shift = RATE_SHIFT,
 		/* evaluated at its own reference: only the pair matters */

@@ -4,10 +4,16 @@
  * -name in both spellings (NAME,debug-threads=on and guest=NAME,...),
  * guest-cid= of a vhost-vsock device, and, for a live process (this
  * one, whose threads we name "CPU n/KVM" like QEMU does), its vCPU
- * threads; a pid that does not exist is -ESRCH.
+ * threads; a pid that does not exist is -ESRCH. KVM's per-vCPU TSC
+ * relation from a debugfs-shaped tree: signed offsets, the optional
+ * scaling files, malformed files and foreign entries left out, a process
+ * with two VMs refused, no directory -ENOENT.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -40,6 +46,70 @@ static void *vcpu(void *arg)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
 	return NULL;
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (slash = strchr(path + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		mkdir(path, 0700);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *w)
+{
+	(void)st, (void)flag, (void)w;
+	return remove(p);
+}
+
+static const struct vm_tsc *tsc_of(const struct vm_tscs *t, uint32_t id)
+{
+	for (unsigned int i = 0; i < t->n; i++)
+		if (t->v[i].vcpu_id == id)
+			return &t->v[i];
+	return NULL;
+}
+
+static void test_tsc(void)
+{
+	static struct vm_tscs t;
+	char root[] = "/tmp/test_vms-XXXXXX";
+	const struct vm_tsc *v;
+
+	CHECK(mkdtemp(root) != NULL);
+	put(root, "4242-11/vcpu0/tsc-offset", "-123456789012\n");
+	put(root, "4242-11/vcpu0/tsc-scaling-ratio", "281474976710656\n");
+	put(root, "4242-11/vcpu0/tsc-scaling-ratio-frac-bits", "48\n");
+	put(root, "4242-11/vcpu1/tsc-offset", "77\n");
+	put(root, "4242-11/vcpu2/tsc-offset", "12abc\n");		/* malformed */
+	put(root, "4242-11/vcpu3/tsc-offset", "");		/* empty */
+	put(root, "4242-11/vcpux/tsc-offset", "5\n");		/* not a vCPU */
+	put(root, "4242-11/vcpu1/tsc-scaling-ratio", "-1\n");	/* no frac: none */
+	put(root, "42-3/vcpu0/tsc-offset", "9\n");		/* another pid */
+	put(root, "4242x-3/vcpu0/tsc-offset", "9\n");		/* not "<pid>-<fd>" */
+	CHECK(vm_tsc_read(&t, 4242, root) == 2);
+	v = tsc_of(&t, 0);
+	CHECK(v && v->offset == (uint64_t)-123456789012ll && v->ratio == 1ull << 48 &&
+	      v->frac_bits == 48);
+	v = tsc_of(&t, 1);
+	CHECK(v && v->offset == 77 && v->ratio == 0 && v->frac_bits == 0);
+	CHECK(vm_tsc_read(&t, 42, root) == 1 && t.v[0].offset == 9);
+	CHECK(vm_tsc_read(&t, 7, root) == -ENOENT);
+	put(root, "4242-12/vcpu0/tsc-offset", "1\n");		/* a second VM */
+	CHECK(vm_tsc_read(&t, 4242, root) == -EEXIST && t.n == 0);
+	nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	CHECK(vm_tsc_read(&t, 4242, root) == -ENOENT);
 }
 
 int main(void)
@@ -76,6 +146,7 @@ int main(void)
 	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
+	test_tsc();
 	fprintf(stderr, "collector-vms: %s\n", failures ? "FAILED" : "ok");
 	return failures != 0;
 }

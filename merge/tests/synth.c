@@ -314,6 +314,7 @@ int synth_write_meta(struct synth *s, int dfd)
 	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
 	Vmscope__Trace__VmInfo vm[4], *vmp[4];
 	Vmscope__Trace__VcpuThread vt[4][8], *vtp[4][8];
+	Vmscope__Trace__VcpuTsc vts[4][8], *vtsp[4][8];
 	Vmscope__Trace__EventTable gt;
 	Vmscope__Trace__Origin go = VMSCOPE__TRACE__ORIGIN__INIT;
 	static uint8_t sid[16] = { 7, 7, 7 };
@@ -347,6 +348,14 @@ int synth_write_meta(struct synth *s, int dfd)
 			vtp[v][c] = &vt[v][c];
 		}
 		vm[v].n_vcpus = s->no_tid_map ? 0 : s->vcpus;
+		for (unsigned int c = 0; c < s->vcpus && s->tsc && s->tsc_session; c++) {
+			vmscope__trace__vcpu_tsc__init(&vts[v][c]);
+			vts[v][c].vcpu_id = c;
+			vts[v][c].offset = s->tsc_off[v];
+			vtsp[v][c] = &vts[v][c];
+		}
+		vm[v].n_tsc = s->tsc && s->tsc_session ? s->vcpus : 0;
+		vm[v].tsc = vtsp[v];
 		vm[v].vcpus = vtp[v];
 		vmp[v] = &vm[v];
 	}
@@ -436,7 +445,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	if (e)
 		return e;
 	/* KVM writes each vCPU's offset when it creates it, in its thread */
-	for (unsigned int i = 0; i < nq && s->tsc; i++) {
+	for (unsigned int i = 0; i < nq && s->tsc && !s->tsc_session; i++) {
 		host_switch(s, &w, s->H0 + i, (int32_t)(1000 * (q[i].vm + 1) + 1 + q[i].v));
 		tw.vcpu_id = q[i].v;
 		tw.next_tsc_offset = s->tsc_off[q[i].vm];

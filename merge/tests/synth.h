@@ -55,6 +55,9 @@ struct synth {
 				 * the start (not with step) */
 	int64_t tsc_lie;	/* ticks added to the guests' TSC readings
 				 * (a relation the check must refuse) */
+	bool tsc_session;	/* with tsc: the offsets in the session's
+				 * VmInfo.tsc (the recorder's reading)
+				 * instead of initial writes */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4], tsc0, tsc_off[4];
 	double drift[4];	/* a - 1 per VM */

@@ -17,7 +17,8 @@
  *   events around it;
  * - the same without the vCPU thread map (VMs found by token);
  * - the TSC cross-check: with TSC readings in the sync records and each
- *   vCPU's offset written at the start, every accepted exchange is
+ *   vCPU's offset written at the start (or, with no write at all, in
+ *   the session's VmInfo.tsc as the recorder reads it), every accepted exchange is
  *   checked and its TSC-derived t1 lies inside the hull bound; with the
  *   guests' readings 10 000 ticks (4 us) off the offset, none does.
  *
@@ -198,7 +199,7 @@ static void run(struct synth *s, const char *dir, const char *tag)
 	vr_trace_close(t);
 }
 
-static void run_tsc(const char *dir, const char *tag, int64_t lie)
+static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 {
 	char in[512], err[256];
 	struct mg_opts o = { 0 };
@@ -210,6 +211,7 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie)
 	s.step = false;
 	s.tsc = true;
 	s.tsc_lie = lie;
+	s.tsc_session = session;
 	snprintf(in, sizeof(in), "%s/%s", dir, tag);
 	CHECK_EQ(synth_write(&s, in), 0);
 	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
@@ -275,8 +277,9 @@ int main(int argc, char **argv)
 	synth_defaults(&s, 11);
 	s.tsc_storm = true;
 	run(&s, dir, "storm");
-	run_tsc(dir, "tsc", 0);
-	run_tsc(dir, "tsclie", 10000);
+	run_tsc(dir, "tsc", 0, false);
+	run_tsc(dir, "tscsession", 0, true);
+	run_tsc(dir, "tsclie", 10000, false);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	if (tf_test_failures)
 		fprintf(stderr, "%d checks failed\n", tf_test_failures);

@@ -152,6 +152,11 @@ int main(void)
 	vm.qemu_pid = 1200; vm.vsock_cid = 3; vm.n_vcpus = 2; vm.vcpus = vcpus;
 	vm.agent_connected = 1; vm.guest_kernel = &kern; vm.guest_clock = &clk;
 	vm.guest_events = &tab;
+	Vmscope__Trace__VcpuTsc ts0 = VMSCOPE__TRACE__VCPU_TSC__INIT;
+	ts0.vcpu_id = 1; ts0.offset = (uint64_t)-5000000; ts0.ratio = 1ull << 48;
+	ts0.frac_bits = 48;
+	Vmscope__Trace__VcpuTsc *tscs[] = { &ts0 };
+	vm.n_tsc = 1; vm.tsc = tscs;
 	Vmscope__Trace__VmInfo *vms[] = { &vm };
 
 	char *evnames[] = { "kvm_exit", "kvm_entry" };
