@@ -113,6 +113,12 @@ static void honest(const struct synth *s, unsigned int vm, unsigned int v, uint6
 	uint64_t r = 800 + expo(rnd(s, 4, vm * 64 + v, k), 400, w);
 	uint64_t d2 = 300 + expo(rnd(s, 5, vm * 64 + v, k), 200, w);
 
+	if (vm == 0 && s->step && s->skew_ns) {
+		if (tau < s->tau_step)
+			d1 += s->skew_ns;
+		else
+			d2 += s->skew_ns;
+	}
 	memset(x, 0, sizeof(*x));
 	x->t1 = x->t1_claim = guest_at(s, vm, tau);
 	x->g_tsc = host_tsc(s, s->H0 + tau) + s->tsc_off[vm] + (uint64_t)s->tsc_lie;

@@ -55,6 +55,12 @@ struct synth {
 				 * the start (not with step) */
 	int64_t tsc_lie;	/* ticks added to the guests' TSC readings
 				 * (a relation the check must refuse) */
+	uint64_t skew_ns;	/* VM 0 with step: this much more delay on the
+				 * way in before the step and on the way back
+				 * after it, so that the two segments' estimates
+				 * are biased in opposite directions and a
+				 * stream's converted times go back at the
+				 * change (the merge clamps them) */
 	bool tsc_session;	/* with tsc: the offsets in the session's
 				 * VmInfo.tsc (the recorder's reading)
 				 * instead of initial writes */
