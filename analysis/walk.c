@@ -24,15 +24,16 @@ enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
 enum { S_PREV, S_STATE, S_NEXT, S_N };
 
 struct switch_fields {
-	struct mg_field f[S_N], prev_comm, next_comm;
-	bool has_comm;
+	struct mg_field f[S_N], prev_comm, next_comm, preempt;
+	bool has_comm, has_preempt;
 };
 
 struct role_of {
 	uint8_t role;
 	uint32_t vm;
 	const struct switch_fields *sw;	/* R_HSWITCH, R_GSWITCH */
-	struct mg_field wake_pid;	/* R_GWAKE */
+	struct mg_field wake_pid, wake_cpu;	/* R_GWAKE */
+	bool has_wake_cpu;
 };
 
 enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
@@ -240,6 +241,7 @@ static void find_switch(const struct vr_events *ev, const char *name, struct swi
 	*d = mg_role_find(ev, name, f, S_N, s->f);
 	s->has_comm = *d && mg_str_field_find(*d, "prev_comm", &s->prev_comm) &&
 		      mg_str_field_find(*d, "next_comm", &s->next_comm);
+	s->has_preempt = *d && mg_field_find(*d, "preempt", &s->preempt);
 }
 
 static void set_role(struct an_walk *w, const struct vmscope_event_desc *d, enum role r,
@@ -295,8 +297,12 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 			snprintf(name, sizeof(name), "vm%u:%s", v, wake[k]);
 			d = mg_role_find(w->ev, name, fw, 1, &pid);
 			set_role(w, d, R_GWAKE, v);
-			if (d)
-				w->roles[d - w->ev->desc].wake_pid = pid;
+			if (d) {
+				struct role_of *r = &w->roles[d - w->ev->desc];
+
+				r->wake_pid = pid;
+				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
+			}
 		}
 	}
 	return 0;
@@ -524,6 +530,7 @@ static void fill_switch(struct an_switch *s, const struct switch_fields *f, uint
 	s->prev_tid = (int32_t)mg_get(&f->f[S_PREV], p);
 	s->next_tid = (int32_t)mg_get(&f->f[S_NEXT], p);
 	s->prev_state = mg_get(&f->f[S_STATE], p);
+	s->prev_runnable = !s->prev_state || (f->has_preempt && mg_get(&f->preempt, p));
 	s->prev_comm = f->has_comm ? (const char *)p + f->prev_comm.off : none;
 	s->next_comm = f->has_comm ? (const char *)p + f->next_comm.off : none;
 }
@@ -572,8 +579,13 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		break;
 	case R_HSWITCH:
 		if (has_o && h->host_switch) {
+			const struct mg_field *pc = r->sw->has_comm ? &r->sw->prev_comm : NULL;
+			const struct mg_field *nc = r->sw->has_comm ? &r->sw->next_comm : NULL;
+
 			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
-			h->host_switch(h->ctx, &s);
+			h->host_switch(h->ctx, &s,
+				       task_of(w, AN_VM_HOST, s.prev_tid, it->payload, pc),
+				       task_of(w, AN_VM_HOST, s.next_tid, it->payload, nc));
 		}
 		break;
 	case R_GSWITCH:
@@ -584,7 +596,9 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		if (has_o && h->guest_wakeup)
 			h->guest_wakeup(h->ctx, r->vm, ts,
 					task_of(w, r->vm, (int32_t)mg_get(&r->wake_pid, it->payload),
-						NULL, NULL));
+						NULL, NULL),
+					r->has_wake_cpu ?
+					(int32_t)mg_get(&r->wake_cpu, it->payload) : -1);
 		break;
 	}
 }
@@ -655,6 +669,11 @@ const struct an_vcpu_time *an_walk_vcpu_time(const struct an_walk *w, uint32_t v
 					     uint32_t vcpu)
 {
 	return vm < w->n_vms && vcpu < w->vm[vm].n ? &w->vm[vm].v[vcpu].t : NULL;
+}
+
+int32_t an_walk_vcpu_task(const struct an_walk *w, uint32_t vm, uint32_t vcpu)
+{
+	return vm < w->n_vms && vcpu < w->vm[vm].n ? w->vm[vm].v[vcpu].task : AN_TASK_UNKNOWN;
 }
 
 int32_t an_walk_vcpu_tid(const struct an_walk *w, uint32_t vm, uint32_t vcpu)

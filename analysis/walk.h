@@ -22,8 +22,8 @@
  * kvm_exit was the last one on its host CPU when its thread is unknown.
  *
  * Memory does not grow with the trace's length: per vCPU state, a task
- * table of at most AN_MAX_TASKS guest threads (further threads count as
- * one "other" task) and a table of at most AN_MAX_REASONS exit reasons.
+ * table of at most AN_MAX_TASKS threads (guest tasks and host threads seen
+ * in sched_switch; further threads count as one "other" task) and a table of at most AN_MAX_REASONS exit reasons.
  * A loss in the trace (ring buffer drops, sub-buffer gaps, damage) ends
  * every open exit without counting it and forgets every vCPU's task: the
  * state before a hole is not carried across it.
@@ -44,7 +44,10 @@
 #define AN_TASK_OTHER	(-2)	/* beyond AN_MAX_TASKS */
 
 #define AN_COMM_LEN	16
+#define AN_VM_HOST	UINT32_MAX	/* an_task.vm of a host thread */
 
+/* A thread: a guest task of VM vm, or a host thread (vm AN_VM_HOST) as
+ * the host's sched_switch names it. */
 struct an_task {
 	uint32_t vm;
 	int32_t tid;
@@ -76,7 +79,8 @@ struct an_switch {
 	uint64_t ts;
 	uint32_t cpu;		/* host CPU, or guest CPU (= vCPU) */
 	int32_t prev_tid, next_tid;
-	uint64_t prev_state;	/* 0: preempted (runnable); else blocked */
+	uint64_t prev_state;	/* the kernel's: 0 running (preempted) */
+	bool prev_runnable;	/* preempted, or prev_state 0: still runnable */
 	const char *prev_comm, *next_comm;	/* AN_COMM_LEN, maybe unterminated */
 };
 
@@ -86,11 +90,14 @@ struct an_hooks {
 	/* guest sched_switch of VM @vm; prev/next as walk task indexes */
 	void (*guest_switch)(void *ctx, uint32_t vm, const struct an_switch *s,
 			     int32_t prev_task, int32_t next_task);
-	/* guest sched_wakeup/sched_waking of task @task at @ts */
-	void (*guest_wakeup)(void *ctx, uint32_t vm, uint64_t ts, int32_t task);
+	/* guest sched_wakeup/sched_waking of task @task at @ts, onto guest
+	 * CPU @cpu (-1 unknown) */
+	void (*guest_wakeup)(void *ctx, uint32_t vm, uint64_t ts, int32_t task, int32_t cpu);
 	/* host sched_switch (only those the recording kept: record --pid
-	 * keeps a switch when either side is a recorded process) */
-	void (*host_switch)(void *ctx, const struct an_switch *s);
+	 * keeps a switch when either side is a recorded process); prev/next
+	 * as walk tasks of AN_VM_HOST */
+	void (*host_switch)(void *ctx, const struct an_switch *s, int32_t prev_task,
+			    int32_t next_task);
 	/* a loss: every open interval ends without being counted */
 	void (*loss)(void *ctx, uint64_t ts);
 	/* the end of the trace at @ts */
@@ -129,6 +136,9 @@ const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm);
 uint32_t an_walk_nr_vcpus(const struct an_walk *w, uint32_t vm);
 const struct an_vcpu_time *an_walk_vcpu_time(const struct an_walk *w, uint32_t vm,
 					     uint32_t vcpu);
+/* The guest task running on (vm, vcpu) now (during a hook), or
+ * AN_TASK_UNKNOWN. */
+int32_t an_walk_vcpu_task(const struct an_walk *w, uint32_t vm, uint32_t vcpu);
 /* The vCPU thread of (vm, vcpu) from the session's map, or -1. */
 int32_t an_walk_vcpu_tid(const struct an_walk *w, uint32_t vm, uint32_t vcpu);
 /* The (vm, vcpu) of host thread @tid, false when it is no vCPU thread. */

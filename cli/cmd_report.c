@@ -11,10 +11,12 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report exits [OPTIONS] MERGED\n"
-		"\n"
+		"       vmscope report sched [OPTIONS] MERGED\n\n"
 		"Analyses of a merged trace (the output of `vmscope merge`), in one pass\n"
 		"whose memory does not grow with the trace's length:\n"
-		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n\n"
+		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n"
+		"  sched   guest threads' running/runnable/blocked time against what the\n"
+		"          host did to their vCPU threads: stalls and who caused them\n\n"
 		"`vmscope report CMD --help` describes each.\n");
 }
 
@@ -30,6 +32,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "exits"))
 		return report_exits(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sched"))
+		return report_sched(argc - 1, argv + 1);
 	fprintf(stderr, "vmscope report: unknown report '%s'\n\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
@@ -59,14 +63,21 @@ const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t
 	return buf;
 }
 
-int report_walk(const char *cmd, const char *path, struct an_walk **w,
-		const struct an_hooks *h)
+int report_walk_setup(const char *cmd, const char *path, struct an_walk **w,
+		      struct an_hooks *h,
+		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg)
 {
 	char err[512] = "";
 	int e = an_walk_open(w, path, err, sizeof(err));
 
 	if (e) {
 		fprintf(stderr, "vmscope report %s: %s\n", cmd, err);
+		*w = NULL;
+		return -1;
+	}
+	if (setup && setup(*w, h, arg)) {
+		fprintf(stderr, "vmscope report %s: out of memory\n", cmd);
+		an_walk_close(*w);
 		*w = NULL;
 		return -1;
 	}

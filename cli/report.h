@@ -8,6 +8,7 @@
 #include "walk.h"
 
 int report_exits(int argc, char **argv);
+int report_sched(int argc, char **argv);
 
 /* A duration for a table: "812 ns", "12.3 us", "4.56 ms", "1.234 s". */
 const char *report_dur(uint64_t ns, char *buf, size_t len);
@@ -16,13 +17,15 @@ const char *report_dur(uint64_t ns, char *buf, size_t len);
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);
 
 /*
- * Open @path with an_walk_open and run it with @h; errors are printed as
+ * Open @path with an_walk_open, call @setup (when not NULL; it may fill
+ * @h, and fails with -1) and run the walk with @h; errors are printed as
  * "vmscope report CMD: ...". Returns 0 (clean), 1 (the stream did not end
  * cleanly; the walk's results are usable) or -1 (nothing to report; *w is
  * NULL).
  */
-int report_walk(const char *cmd, const char *path, struct an_walk **w,
-		const struct an_hooks *h);
+int report_walk_setup(const char *cmd, const char *path, struct an_walk **w,
+		      struct an_hooks *h,
+		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg);
 
 /* The sum of the observed time of @vm's vCPUs (or of one, @vcpu >= 0). */
 uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu);

@@ -363,7 +363,7 @@ int report_exits(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	h.ctx = &x;
-	status = report_walk("exits", argv[optind], &w, &h);
+	status = report_walk_setup("exits", argv[optind], &w, &h, NULL, NULL);
 	if (status < 0) {
 		an_exits_free(&x);
 		return EXIT_FAILURE_RUNTIME;

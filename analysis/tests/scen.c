@@ -24,7 +24,7 @@ const char *const scen_task_comm[SCEN_TASKS] = { "alpha", "beta", "gamma" };
 /* typical durations per reason, ns */
 static const uint64_t base_ns[SCEN_REASONS] = { 20000, 1500, 100000, 5000 };
 
-enum phase { P_START, P_SWITCH, P_EXIT, P_USER, P_ENTRY };
+enum phase { P_START, P_SWITCH, P_EXIT, P_USER, P_HOG_OFF, P_HOG_ON, P_ENTRY };
 
 struct vstate {
 	unsigned int vm, v;
@@ -33,6 +33,8 @@ struct vstate {
 	int task, reason;
 	uint64_t exit_ts, user_ts, guest_since, dur;
 	bool lost;		/* a loss inside the current exit */
+	uint64_t hog, task_since;	/* hog duration; task running since (0: unknown) */
+	uint64_t last_out[SCEN_TASKS];	/* switched out at (0: never) */
 };
 
 static uint64_t rnd(struct vstate *s)
@@ -84,6 +86,7 @@ static void emit(struct scen *s, struct scen_out *o, uint32_t origin, unsigned i
 
 	scen_out_event(o, origin, ev, ts, p, size, &mo);
 	s->records++;
+	s->last_ts = ts;
 }
 
 static void host_emit(struct scen *s, struct scen_out *o, const struct vstate *v, unsigned int ev,
@@ -163,6 +166,12 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 		snprintf(sw.next_comm, sizeof(sw.next_comm), "%s", scen_task_comm[next]);
 		emit(s, o, v->vm + 1, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), v->v,
 		     100 + v->task, v->v);
+		if (v->task_since)
+			x->running_ns[v->vm][v->task] += now - v->task_since;
+		v->last_out[v->task] = now;
+		if (v->last_out[next])
+			x->blocked_ns[v->vm][next] += now - v->last_out[next];
+		v->task_since = now;
 		v->task = next;
 		v->ph = P_EXIT;
 		v->next = now + 500 + rnd(v) % 5000;
@@ -190,6 +199,44 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 		v->exit_ts = now;
 		v->ph = v->reason == 0 ? P_USER : P_ENTRY;
 		v->next = now + (v->reason == 0 ? v->dur / 3 : v->dur);
+		if (s->hog && v->vm == 0 && v->v == 0 && v->reason && !v->lost && rnd(v) % 8 == 0) {
+			v->hog = 1000000 + rnd(v) % 2000000;
+			v->ph = P_HOG_OFF;
+			v->next = now + v->dur / 3;
+		}
+		break;
+	}
+	case P_HOG_OFF: {
+		struct vmscope_ev_sched_switch sw = { .prev_pid = 1001, .prev_tgid = 1000,
+						      .preempt = 1, .next_pid = SCEN_HOG_TID,
+						      .next_tgid = SCEN_HOG_TID };
+
+		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "CPU 0/KVM");
+		snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
+		host_emit(s, o, v, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw));
+		v->ph = P_HOG_ON;
+		v->next = now + v->hog;
+		break;
+	}
+	case P_HOG_ON: {
+		struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_HOG_TID, .prev_state = 0,
+						      .next_pid = 1001, .next_tgid = 1000 };
+		struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_HOG_TID,
+					.origin = 0, .vcpu = MO_NONE };
+
+		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "hog");
+		snprintf(sw.next_comm, sizeof(sw.next_comm), "CPU 0/KVM");
+		scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
+		s->records++;
+		s->last_ts = now;
+		x->hog_ns[v->task] += v->hog;
+		if (v->reason == 2)
+			x->hog_hlt_ns[v->task] += v->hog;
+		x->hog_n++;
+		if (v->hog > x->hog_max)
+			x->hog_max = v->hog;
+		v->ph = P_ENTRY;
+		v->next = v->exit_ts + v->dur + v->hog;
 		break;
 	}
 	case P_USER: {
@@ -279,6 +326,11 @@ int scen_write(struct scen *s, const char *dir)
 
 	memset(&s->x.count, 0, offsetof(struct scen_expect, keep));
 	s->loss_done = false;
+	memset(s->x.hog_ns, 0, sizeof(s->x.hog_ns));
+	memset(s->x.hog_hlt_ns, 0, sizeof(s->x.hog_hlt_ns));
+	s->x.hog_n = s->x.hog_max = 0;
+	memset(s->x.running_ns, 0, sizeof(s->x.running_ns));
+	memset(s->x.blocked_ns, 0, sizeof(s->x.blocked_ns));
 	for (unsigned int vm = 0; vm < SCEN_VMS; vm++)
 		for (int r = 0; r < SCEN_REASONS; r++)
 			s->x.min[vm][r] = UINT64_MAX;
@@ -301,6 +353,15 @@ int scen_write(struct scen *s, const char *dir)
 			if (v[i].next < v[best].next)
 				best = i;
 		step(s, o, &v[best]);
+	}
+	/* the walk closes what runs at its last record */
+	for (unsigned int i = 0; i < n; i++)
+	{
+		if (v[i].task_since && s->last_ts > v[i].task_since)
+			s->x.running_ns[v[i].vm][v[i].task] += s->last_ts - v[i].task_since;
+		for (int t = 0; t < SCEN_TASKS; t++)
+			if (t != v[i].task && v[i].last_out[t])
+				s->x.blocked_ns[v[i].vm][t] += s->last_ts - v[i].last_out[t];
 	}
 	return scen_out_close(o);
 }

@@ -14,8 +14,9 @@
  * (kvm_userspace_exit) before their kvm_entry; durations are random
  * (heavy-tailed). Host records carry their vCPU thread (as merge gives it
  * from the host's sched_switch), or no thread with `unknown_tids`.
- * Optionally the host thread of VM 0's vCPU 0 is preempted by a host hog
- * (host sched_switch away and back) while a guest task runs.
+ * With `hog`, one in 8 non-io exits of VM 0's vCPU 0 is preempted inside
+ * by a host task "hog" (tid SCEN_HOG_TID): host sched_switch away from the
+ * vCPU thread (preempted) and back, 1-3 ms later.
  *
  * Generation is streaming (O(1) memory) and deterministic; the story's
  * exact totals are accumulated into `struct scen_expect` as records are
@@ -31,6 +32,7 @@
 #define SCEN_VCPUS	4
 #define SCEN_TASKS	3
 #define SCEN_REASONS	4	/* io, cpuid, hlt, npf */
+#define SCEN_HOG_TID	4242
 
 struct scen_expect {
 	uint64_t count[SCEN_VMS][SCEN_TASKS][SCEN_REASONS];
@@ -43,9 +45,14 @@ struct scen_expect {
 	bool keep;
 	uint64_t *dur[SCEN_VMS][SCEN_REASONS];
 	uint64_t ndur[SCEN_VMS][SCEN_REASONS];
-	/* the hog (with `hog`): time VM 0 vCPU 0's thread was off its CPU
-	 * while guest task 0 ran or was runnable there */
-	uint64_t hog_ns;
+	/* with `hog`: per VM 0 task, the time VM 0 vCPU 0's thread was
+	 * preempted by the host hog while that task ran there, the number of
+	 * times, the longest */
+	uint64_t hog_ns[SCEN_TASKS], hog_n, hog_max;
+	uint64_t hog_hlt_ns[SCEN_TASKS];	/* of hog_ns, inside HLT exits */
+	/* with one vCPU per VM: guest terms per task (tasks of a VM share
+	 * tids across its vCPUs, so only then are they well defined) */
+	uint64_t running_ns[SCEN_VMS][SCEN_TASKS], blocked_ns[SCEN_VMS][SCEN_TASKS];
 };
 
 struct scen {
@@ -59,6 +66,7 @@ struct scen {
 					 * records; that exit is not expected */
 	bool loss_done;
 	uint64_t records;		/* written */
+	uint64_t last_ts;		/* of the last record */
 	struct scen_expect x;
 };
 

@@ -33,6 +33,7 @@
 #include "exits.h"
 #include "hist.h"
 #include "scen.h"
+#include "sched.h"
 #include "topn.h"
 #include "walk.h"
 
@@ -378,6 +379,66 @@ static void test_loss(const char *dir)
 	an_exits_free(&x);
 }
 
+/* report sched: a host hog preempts VM 0 vCPU 0 inside exits. */
+static void test_sched(const char *dir)
+{
+	struct scen s = { .seed = 5, .n_vms = 1, .vcpus = 1, .n_records = 20000, .hog = true };
+	struct an_hooks h = { 0 };
+	struct an_sched sc;
+	struct an_walk *w;
+	char merged[4096], err[256];
+	uint64_t hog_total = 0;
+
+	CHECK_EQ(scen_write(&s, dir), 0);
+	CHECK(s.x.hog_n >= 20);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	CHECK_EQ(an_walk_open(&w, merged, err, sizeof(err)), 0);
+	if (!w)
+		return;
+	CHECK_EQ(an_sched_init(&sc, w, 4), 0);
+	an_sched_hooks(&sc, &h);
+	CHECK_EQ(an_walk_run(w, &h, err, sizeof(err)), 0);
+	for (int t = 0; t < SCEN_TASKS; t++) {
+		int i = task_idx(w, 0, t);
+		const struct an_sched_task *st = i >= 0 ? &sc.t[i] : NULL;
+		uint64_t exit_ns = 0;
+
+		CHECK(st != NULL);
+		if (!st)
+			continue;
+		hog_total += s.x.hog_ns[t];
+		CHECK_EQ(st->stall_running_ns, s.x.hog_ns[t]);
+		CHECK_EQ(st->running_ns, s.x.running_ns[0][t]);
+		CHECK_EQ(st->blocked_ns, s.x.blocked_ns[0][t]);
+		for (int r = 0; r < SCEN_REASONS; r++)
+			if (r != 2)
+				exit_ns += s.x.total[0][t][r];
+		CHECK_EQ(st->exit_ns, exit_ns - (s.x.hog_ns[t] - s.x.hog_hlt_ns[t]));
+		if (s.x.hog_ns[t]) {
+			const struct an_task *k = an_walk_task(w, st->by[0].host_task);
+
+			CHECK(k && k->vm == AN_VM_HOST && k->tid == SCEN_HOG_TID &&
+			      !strcmp(k->comm, "hog"));
+			CHECK_EQ(st->by[0].ns, s.x.hog_ns[t]);
+		}
+	}
+	const struct an_sched_vcpu *v = an_sched_vcpu(&sc, 0, 0);
+
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_EQ(v->preempted_ns, hog_total);
+		CHECK_EQ(v->n_preempted, s.x.hog_n);
+		CHECK_EQ(v->blocked_ns, 0);
+	}
+	CHECK_EQ(an_topn_sort(&sc.worst), 4);
+	const struct an_stall *worst = an_topn_item(&sc.worst, 0);
+
+	CHECK_EQ(worst->end - worst->start, s.x.hog_max);
+	CHECK(worst->preempted);
+	an_sched_free(&sc);
+	an_walk_close(w);
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st;
@@ -397,12 +458,23 @@ static void mkdir_tmp(char *path, size_t len)
 
 int main(int argc, char **argv)
 {
-	char d1[256], d2[256], d3[256], d4[256];
+	char d1[256], d2[256], d3[256], d4[256], d5[256];
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
 
 		return scen_write(&s, argv[2]) ? 1 : 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--write-sched")) {
+		struct scen s = { .seed = 5, .n_vms = 1, .vcpus = 1, .n_records = 20000,
+				  .hog = true };
+
+		if (scen_write(&s, argv[2]))
+			return 1;
+		/* what the report must say, for cli/tests/report-test.sh */
+		printf("hog_total_ns %" PRIu64 " hog_n %" PRIu64 " hog_max_ns %" PRIu64 "\n",
+		       s.x.hog_ns[0] + s.x.hog_ns[1] + s.x.hog_ns[2], s.x.hog_n, s.x.hog_max);
+		return 0;
 	}
 	test_hist();
 	test_topn();
@@ -411,12 +483,15 @@ int main(int argc, char **argv)
 	mkdir_tmp(d2, sizeof(d2));
 	mkdir_tmp(d3, sizeof(d3));
 	mkdir_tmp(d4, sizeof(d4));
+	mkdir_tmp(d5, sizeof(d5));
 	test_scenario(d1);
 	test_unknown_tids(d2, d3);
 	test_loss(d4);
+	test_sched(d5);
 	nftw(d1, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	nftw(d2, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	nftw(d3, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	nftw(d4, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(d5, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return tf_test_result("analysis");
 }

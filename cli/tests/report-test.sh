@@ -1,10 +1,12 @@
 #!/bin/sh
-# `vmscope report exits` on the merged trace analysis/tests/test_analysis.c
+# `vmscope report exits` and `report sched` on the merged traces analysis/tests/test_analysis.c
 # --write makes (2 VMs x 3 vCPUs, three guest tasks, io/cpuid/hlt/npf exits
 # on AMD for VM 0 and their Intel codes for VM 1): text tables, --by,
 # --sort, --top, --json (parsed: group counts add up to the exits, every
 # task group lists its reasons); a truncated merged stream (report of
-# what was read, exit 1); a trace that is not merged; usage errors.
+# what was read, exit 1); a trace that is not merged; usage errors. Then
+# `report sched` on a trace where a host task preempts the vCPU thread
+# (--write-sched): stalls per thread and vCPU add up to the hog's time.
 # Usage: report-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
 exe=$1 writer=$2
@@ -75,6 +77,42 @@ size=$(stat -c %s "$dir/cut/merged.vtf")
 truncate -s $((size / 2)) "$dir/cut/merged.vtf"
 expect 1 'merged stream ended' -- report exits "$dir/cut"
 expect 1 '^0 +io +[0-9]+ ' -- report exits "$dir/cut"
+
+# report sched on a trace where a host task "hog" preempts the vCPU thread
+# inside exits while guest threads run; the writer says the true totals
+mkdir "$dir/s"
+truth=$("$writer" --write-sched "$dir/s") || { echo "FAIL: writing the sched trace"; exit 1; }
+echo "sched trace: $truth"
+set -- $truth
+hog_total=$2 hog_n=$4 hog_max=$6
+s=$dir/s/merged
+expect 0 'usage: vmscope report sched' -- report sched --help
+expect 2 'usage: vmscope report sched' -- report sched
+expect 2 '--top: a number' -- report sched --top x "$s"
+expect 1 'not a merged trace' -- report sched "$dir/s/in"
+expect 0 '^  (alpha|beta|gamma)/10[0-2] .* hog/4242 ' -- report sched "$s"
+expect 0 "^  0 +1001 .* $hog_n .* hog/4242 " -- report sched "$s"
+expect 0 '^0 +0 +(alpha|beta|gamma)/10[0-2] .* hog/4242 .* preempted$' -- report sched "$s"
+if "$exe" report sched --json --top 3 "$s" >"$dir/s.json" 2>"$out" &&
+	python3 - "$dir/s.json" "$hog_total" "$hog_n" "$hog_max" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+total, n, mx = (int(x) for x in sys.argv[2:5])
+vm = r["vms"][0]
+assert sum(t["stall_running_ns"] for t in vm["threads"]) == total
+for t in vm["threads"]:
+    assert sum(b["ns"] for b in t["stalled_by"]) + t["stalled_by_others_ns"] == t["stall_running_ns"]
+    assert all(b["host_task"]["comm"] == "hog" for b in t["stalled_by"])
+cpu = vm["vcpus"][0]
+assert cpu["preempted_ns"] == total and cpu["preemptions"] == n, cpu
+assert r["worst"][0]["duration_ns"] == mx and r["worst"][0]["host_task"]["tid"] == 4242
+assert len(r["worst"]) == 3
+PY
+then
+	echo "ok: report sched --json: stalls add up to the hog's time"
+else
+	echo "FAIL: report sched --json"; cat "$out"; fails=$((fails + 1))
+fi
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Guest scheduling against the host's: see sched.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+struct vcpus {			/* one VM's vCPUs, grown on demand */
+	struct an_sched_vcpu *v;
+	uint32_t cap;
+};
+
+int an_sched_init(struct an_sched *s, const struct an_walk *w, size_t worst)
+{
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	s->n_vms = an_walk_nr_vms(w);
+	s->t = calloc(AN_MAX_TASKS, sizeof(*s->t));
+	s->v = calloc(s->n_vms ? s->n_vms : 1, sizeof(struct vcpus));
+	if (!s->t || !s->v || an_topn_init(&s->worst, worst, sizeof(struct an_stall))) {
+		an_sched_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void an_sched_free(struct an_sched *s)
+{
+	struct vcpus *vs = (struct vcpus *)s->v;
+
+	for (uint32_t i = 0; vs && i < s->n_vms; i++)
+		free(vs[i].v);
+	free(s->v);
+	free(s->t);
+	an_topn_free(&s->worst);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct an_sched_vcpu *vcpu(struct an_sched *s, uint32_t vm, uint32_t v)
+{
+	struct vcpus *vs = (struct vcpus *)s->v;
+
+	if (vm >= s->n_vms || v >= AN_MAX_VCPUS)
+		return NULL;
+	if (v >= vs[vm].cap) {
+		uint32_t cap = vs[vm].cap ? vs[vm].cap : 4;
+		struct an_sched_vcpu *n;
+
+		while (cap <= v)
+			cap *= 2;
+		n = realloc(vs[vm].v, cap * sizeof(*n));
+		if (!n) {
+			s->oom++;
+			return NULL;
+		}
+		memset(n + vs[vm].cap, 0, (cap - vs[vm].cap) * sizeof(*n));
+		vs[vm].v = n;
+		vs[vm].cap = cap;
+	}
+	return &vs[vm].v[v];
+}
+
+const struct an_sched_vcpu *an_sched_vcpu(const struct an_sched *s, uint32_t vm, uint32_t v)
+{
+	const struct vcpus *vs = (const struct vcpus *)s->v;
+
+	return vm < s->n_vms && v < vs[vm].cap ? &vs[vm].v[v] : NULL;
+}
+
+static struct an_sched_task *task(struct an_sched *s, int32_t t)
+{
+	const struct an_task *k = an_walk_task(s->w, t);
+
+	if (!k || k->vm == AN_VM_HOST)
+		return NULL;
+	s->t[t].seen = true;
+	return &s->t[t];
+}
+
+/* Charge @ns to @host_task in @by, keeping the AN_SCHED_BY largest. */
+static void charge(struct an_by_host *by, uint64_t *other, int32_t host_task, uint64_t ns)
+{
+	int i, min = 0;
+
+	for (i = 0; i < AN_SCHED_BY; i++) {
+		if (by[i].n && by[i].host_task == host_task) {
+			by[i].ns += ns;
+			by[i].n++;
+			return;
+		}
+		if (!by[i].n)
+			break;
+		if (by[i].ns < by[min].ns)
+			min = i;
+	}
+	if (i < AN_SCHED_BY) {
+		by[i].host_task = host_task;
+		by[i].ns = ns;
+		by[i].n = 1;
+		return;
+	}
+	/* full: the smallest goes to "other" when the new one is larger */
+	if (ns > by[min].ns) {
+		*other += by[min].ns;
+		by[min].host_task = host_task;
+		by[min].ns = ns;
+		by[min].n = 1;
+	} else {
+		*other += ns;
+	}
+}
+
+static void runq_remove(struct an_sched *s, const struct an_sched_task *t, int32_t ti,
+			uint32_t vm)
+{
+	struct an_sched_vcpu *v = t->cpu != UINT32_MAX ? vcpu(s, vm, t->cpu) : NULL;
+
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < v->nrunq; i++)
+		if (v->runq[i] == ti) {
+			v->runq[i] = v->runq[--v->nrunq];
+			return;
+		}
+}
+
+static void runq_add(struct an_sched *s, int32_t ti, uint32_t vm, uint32_t cpu)
+{
+	struct an_sched_vcpu *v = vcpu(s, vm, cpu);
+
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < v->nrunq; i++)
+		if (v->runq[i] == ti)
+			return;
+	if (v->nrunq == AN_RUNQ) {
+		s->runq_overflow++;
+		return;
+	}
+	v->runq[v->nrunq++] = ti;
+}
+
+/* End the task's current state at @ts. */
+static void close_state(struct an_sched_task *t, uint64_t ts)
+{
+	uint64_t d = ts > t->since ? ts - t->since : 0;
+
+	switch (t->st) {
+	case AN_T_RUNNING:
+		t->running_ns += d;
+		break;
+	case AN_T_RUNNABLE:
+		t->runnable_ns += d;
+		break;
+	case AN_T_BLOCKED:
+		t->blocked_ns += d;
+		break;
+	default:
+		break;
+	}
+	t->since = ts;
+}
+
+static void on_guest_switch(void *ctx, uint32_t vm, const struct an_switch *sw, int32_t prev,
+			    int32_t next)
+{
+	struct an_sched *s = ctx;
+	struct an_sched_task *p = task(s, prev), *n = task(s, next);
+
+	if (p) {
+		close_state(p, sw->ts);
+		runq_remove(s, p, prev, vm);
+		p->st = sw->prev_runnable ? AN_T_RUNNABLE : AN_T_BLOCKED;
+		p->cpu = sw->cpu;
+		if (p->st == AN_T_RUNNABLE)
+			runq_add(s, prev, vm, sw->cpu);
+	}
+	if (n) {
+		close_state(n, sw->ts);
+		runq_remove(s, n, next, vm);
+		n->st = AN_T_RUNNING;
+		n->cpu = sw->cpu;
+	}
+}
+
+static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int32_t cpu)
+{
+	struct an_sched *s = ctx;
+	struct an_sched_task *t = task(s, ti);
+
+	if (!t || t->st == AN_T_RUNNING || t->st == AN_T_RUNNABLE)
+		return;
+	close_state(t, ts);
+	t->st = AN_T_RUNNABLE;
+	t->cpu = cpu >= 0 ? (uint32_t)cpu : UINT32_MAX;
+	if (cpu >= 0)
+		runq_add(s, ti, vm, (uint32_t)cpu);
+}
+
+/* The vCPU thread of (vm, vcpu) comes back after being off since v->off_since. */
+static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sched_vcpu *v,
+		    uint64_t ts)
+{
+	uint64_t d = ts - v->off_since;
+	int32_t by = v->off_preempted ? v->off_by : AN_TASK_UNKNOWN;
+	struct an_sched_task *t = task(s, v->off_task);
+
+	v->off = false;
+	if (v->off_preempted) {
+		v->preempted_ns += d;
+		v->n_preempted++;
+	} else {
+		v->blocked_ns += d;
+		v->n_blocked++;
+	}
+	charge(v->by, &v->by_other_ns, by, d);
+	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
+	v->ring[v->nring % AN_OFF_RING].end = ts;
+	v->nring++;
+	/* the task that was running there, if it still is in guest terms */
+	if (t && t->st == AN_T_RUNNING && t->cpu == vc) {
+		const struct an_task *k = an_walk_task(s->w, v->off_task);
+		struct an_stall st = { .vm = vm, .vcpu = vc, .host_cpu = v->host_cpu,
+				       .task = v->off_task, .host_task = by,
+				       .start = v->off_since, .end = ts,
+				       .preempted = v->off_preempted };
+
+		t->stall_running_ns += d;
+		charge(t->by, &t->by_other_ns, by, d);
+		if (k && k->tid != 0)	/* the idle task is not stalled */
+			an_topn_add(&s->worst, d, &st);
+	}
+	for (uint32_t i = 0; i < v->nrunq; i++) {
+		struct an_sched_task *q = task(s, v->runq[i]);
+
+		if (q && q->st == AN_T_RUNNABLE)
+			q->stall_runnable_ns += d;
+	}
+}
+
+static void on_host_switch(void *ctx, const struct an_switch *sw, int32_t prev, int32_t next)
+{
+	struct an_sched *s = ctx;
+	uint32_t vm, vc;
+	struct an_sched_vcpu *v;
+
+	if (an_walk_thread_vcpu(s->w, sw->prev_tid, &vm, &vc) && (v = vcpu(s, vm, vc))) {
+		v->off = true;
+		v->off_since = sw->ts;
+		v->off_by = next;
+		v->off_preempted = sw->prev_runnable;
+		v->host_cpu = sw->cpu;
+		v->off_task = an_walk_vcpu_task(s->w, vm, vc);
+	}
+	(void)prev;
+	if (an_walk_thread_vcpu(s->w, sw->next_tid, &vm, &vc) && (v = vcpu(s, vm, vc)) && v->off)
+		back_on(s, vm, vc, v, sw->ts);
+}
+
+/* Off-CPU time of @v inside [start, end] (its last AN_OFF_RING intervals). */
+static uint64_t off_within(const struct an_sched_vcpu *v, uint64_t start, uint64_t end)
+{
+	uint64_t sum = 0;
+	uint32_t n = v->nring < AN_OFF_RING ? v->nring : AN_OFF_RING;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = v->ring[i].start > start ? v->ring[i].start : start;
+		uint64_t b = v->ring[i].end < end ? v->ring[i].end : end;
+
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+static void on_exit_done(void *ctx, const struct an_exit *x)
+{
+	struct an_sched *s = ctx;
+	struct an_sched_task *t = task(s, x->task);
+	struct an_sched_vcpu *v = vcpu(s, x->vm, x->vcpu);
+	uint64_t d = x->end - x->start, off = v ? off_within(v, x->start, x->end) : 0;
+
+	if (!t || x->halted)
+		return;
+	t->exit_ns += d > off ? d - off : 0;
+}
+
+static void on_loss(void *ctx, uint64_t ts)
+{
+	struct an_sched *s = ctx;
+	struct vcpus *vs = (struct vcpus *)s->v;
+
+	(void)ts;
+	/* nothing open is carried across a hole */
+	for (uint32_t i = 0; i < AN_MAX_TASKS; i++)
+		if (s->t[i].seen)
+			s->t[i].st = AN_T_UNKNOWN;
+	for (uint32_t vm = 0; vm < s->n_vms; vm++)
+		for (uint32_t c = 0; c < vs[vm].cap; c++) {
+			vs[vm].v[c].off = false;
+			vs[vm].v[c].nrunq = 0;
+		}
+}
+
+static void on_end(void *ctx, uint64_t ts)
+{
+	struct an_sched *s = ctx;
+
+	for (uint32_t i = 0; i < AN_MAX_TASKS; i++)
+		if (s->t[i].seen)
+			close_state(&s->t[i], ts);
+}
+
+void an_sched_hooks(struct an_sched *s, struct an_hooks *h)
+{
+	h->ctx = s;
+	h->exit = on_exit_done;
+	h->guest_switch = on_guest_switch;
+	h->guest_wakeup = on_guest_wakeup;
+	h->host_switch = on_host_switch;
+	h->loss = on_loss;
+	h->end = on_end;
+}

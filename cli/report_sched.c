@@ -1,0 +1,370 @@
+/*
+ * `vmscope report sched`: guest scheduling against what the host did to
+ * the vCPU threads (analysis/sched.h), as text tables or JSON (json-c).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "commands.h"
+#include "report.h"
+#include "sched.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope report sched [--json] [--top N] [--tasks N] MERGED\n\n"
+		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
+		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
+		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
+		"when either side belongs to a recorded process).\n\n"
+		"Per guest thread, in guest terms: running, runnable (woken or preempted,\n"
+		"not yet running), blocked. Of the time it was running, how long its vCPU's\n"
+		"host thread was off its host CPU (stalled), and by which host task it was\n"
+		"preempted, or 'blocked in host' when the vCPU thread slept; of the time it\n"
+		"was runnable on a guest CPU, how long that vCPU's thread was off its CPU;\n"
+		"and the time its vCPU spent in (non-HLT) exits while it ran, off-CPU time\n"
+		"inside them not counted twice. Per vCPU, as the host saw it: time preempted\n"
+		"(runnable on the host but not running: steal-like time) and by whom, and\n"
+		"time blocked in the host. Then the worst stalls of a running guest task\n"
+		"with the host task that preempted its vCPU, the host CPU and the time.\n"
+		"The guest kernel's own steal time is not recorded, so it is not shown.\n\n"
+		"  --top N     the N worst stalls (default 10; 0: none)\n"
+		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
+		"              20; 0: all)\n"
+		"  --json      one JSON object instead of the tables (every thread)\n\n"
+		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
+		"stream did not end cleanly (what was read is still reported); 2 on a\n"
+		"usage error.\n");
+}
+
+struct ctx {
+	const struct an_walk *w;
+	struct an_sched s;
+	size_t top;
+};
+
+static uint64_t stalled(const struct an_sched_task *t)
+{
+	return t->stall_running_ns + t->stall_runnable_ns;
+}
+
+static const struct an_sched *sort_s;
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct an_sched_task *x = &sort_s->t[*(const int32_t *)a];
+	const struct an_sched_task *y = &sort_s->t[*(const int32_t *)b];
+
+	if (stalled(x) != stalled(y))
+		return stalled(x) < stalled(y) ? 1 : -1;
+	if (x->running_ns != y->running_ns)
+		return x->running_ns < y->running_ns ? 1 : -1;
+	return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+}
+
+/* The guest tasks of @vm seen by the analysis, most stalled first. */
+static size_t tasks_of(const struct an_sched *s, uint32_t vm, int32_t *out)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < an_walk_nr_tasks(s->w); i++) {
+		const struct an_task *k = an_walk_task(s->w, (int32_t)i);
+
+		if (s->t[i].seen && k && k->vm == vm)
+			out[n++] = (int32_t)i;
+	}
+	sort_s = s;	/* qsort has no context argument; one sort at a time */
+	qsort(out, n, sizeof(*out), cmp_task);
+	return n;
+}
+
+static const char *host_name(const struct an_walk *w, int32_t host_task, char *buf, size_t len)
+{
+	if (host_task == AN_TASK_UNKNOWN) {
+		snprintf(buf, len, "(blocked in host)");
+		return buf;
+	}
+	return report_task(w, host_task, buf, len);
+}
+
+static void text_by(const struct an_walk *w, const struct an_by_host *by, uint64_t other)
+{
+	char n[64], d[32];
+
+	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++)
+		printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, n, sizeof(n)),
+		       report_dur(by[i].ns, d, sizeof(d)));
+	if (other)
+		printf(", others %s", report_dur(other, d, sizeof(d)));
+}
+
+static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t ntop)
+{
+	const struct an_walk *w = c->w;
+	const struct an_sched *s = &c->s;
+	char b[8][32], t[64];
+
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
+		size_t n = tasks_of(s, vm, idx);
+
+		printf("VM %u %s: %zu guest threads, most stalled first%s\n", vm,
+		       an_walk_vm_name(w, vm), n,
+		       max_tasks && n > max_tasks ? " (the first ones; --tasks)" : "");
+		printf("  %-24s %10s %10s %10s %10s %10s %10s  %s\n", "thread", "running", "runnable",
+		       "blocked", "stalled:run", "stalled:rq", "in exits", "stalled by (host)");
+		for (size_t i = 0; i < n && (!max_tasks || i < max_tasks); i++) {
+			const struct an_sched_task *k = &s->t[idx[i]];
+
+			printf("  %-24s %10s %10s %10s %10s %10s %10s  ",
+			       report_task(w, idx[i], t, sizeof(t)),
+			       report_dur(k->running_ns, b[0], sizeof(b[0])),
+			       report_dur(k->runnable_ns, b[1], sizeof(b[1])),
+			       report_dur(k->blocked_ns, b[2], sizeof(b[2])),
+			       report_dur(k->stall_running_ns, b[3], sizeof(b[3])),
+			       report_dur(k->stall_runnable_ns, b[4], sizeof(b[4])),
+			       report_dur(k->exit_ns, b[5], sizeof(b[5])));
+			text_by(w, k->by, k->by_other_ns);
+			printf("\n");
+		}
+		printf("  vCPUs as the host saw them:\n");
+		printf("  %-5s %8s %12s %8s %12s %8s  %s\n", "vcpu", "thread", "preempted", "times",
+		       "blocked", "times", "preempted/blocked by");
+		for (uint32_t v = 0; v < an_walk_nr_vcpus(w, vm); v++) {
+			const struct an_sched_vcpu *p = an_sched_vcpu(s, vm, v);
+
+			if (!p)
+				continue;
+			printf("  %-5u %8d %12s %8" PRIu64 " %12s %8" PRIu64 "  ", v,
+			       an_walk_vcpu_tid(w, vm, v),
+			       report_dur(p->preempted_ns, b[0], sizeof(b[0])), p->n_preempted,
+			       report_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked);
+			text_by(w, p->by, p->by_other_ns);
+			printf("\n");
+		}
+	}
+	if (ntop) {
+		printf("\nthe %zu worst stalls of a running guest thread:\n", ntop);
+		printf("%-4s %-5s %-24s %10s %-28s %-8s %s\n", "VM", "vcpu", "guest thread",
+		       "duration", "host task", "host cpu", "from (host time)");
+	}
+	for (size_t i = 0; i < ntop; i++) {
+		const struct an_stall *st = an_topn_item(&s->worst, i);
+		char h[64];
+
+		printf("%-4u %-5u %-24s %10s %-28s %-8u %" PRIu64 ".%09" PRIu64 "%s\n", st->vm,
+		       st->vcpu, report_task(w, st->task, t, sizeof(t)),
+		       report_dur(st->end - st->start, b[0], sizeof(b[0])),
+		       host_name(w, st->host_task, h, sizeof(h)), st->host_cpu,
+		       st->start / 1000000000, st->start % 1000000000,
+		       st->preempted ? " preempted" : "");
+	}
+	printf("\n(the guest kernel's own steal time is not recorded by the guest module)\n");
+}
+
+/* ---- JSON ---- */
+
+static json_object *jthread(const struct an_walk *w, int32_t task)
+{
+	const struct an_task *k = an_walk_task(w, task);
+	json_object *o = json_object_new_object();
+	char n[64];
+
+	json_object_object_add(o, "tid", json_object_new_int(k ? k->tid : -1));
+	json_object_object_add(o, "comm", json_object_new_string(
+		k ? k->comm : host_name(w, task, n, sizeof(n))));
+	return o;
+}
+
+static json_object *jby(const struct an_walk *w, const struct an_by_host *by)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++) {
+		json_object *o = json_object_new_object();
+
+		if (by[i].host_task == AN_TASK_UNKNOWN)
+			json_object_object_add(o, "blocked_in_host", json_object_new_boolean(1));
+		else
+			json_object_object_add(o, "host_task", jthread(w, by[i].host_task));
+		json_object_object_add(o, "ns", json_object_new_uint64(by[i].ns));
+		json_object_object_add(o, "times", json_object_new_uint64(by[i].n));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static void jadd(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static json_object *json(const char *path, const struct ctx *c, int32_t *idx, size_t ntop)
+{
+	const struct an_walk *w = c->w;
+	const struct an_sched *s = &c->s;
+	json_object *root = json_object_new_object(), *vms = json_object_new_array();
+	json_object *worst = json_object_new_array();
+
+	json_object_object_add(root, "trace", json_object_new_string(path));
+	jadd(root, "records", an_walk_counts(w)->records);
+	jadd(root, "losses", an_walk_counts(w)->losses);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
+		json_object *v = json_object_new_object(), *ts = json_object_new_array();
+		json_object *cpus = json_object_new_array();
+		size_t n = tasks_of(s, vm, idx);
+
+		json_object_object_add(v, "vm", json_object_new_int((int)vm));
+		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
+		for (size_t i = 0; i < n; i++) {
+			const struct an_sched_task *k = &s->t[idx[i]];
+			json_object *o = jthread(w, idx[i]);
+
+			jadd(o, "running_ns", k->running_ns);
+			jadd(o, "runnable_ns", k->runnable_ns);
+			jadd(o, "blocked_ns", k->blocked_ns);
+			jadd(o, "stall_running_ns", k->stall_running_ns);
+			jadd(o, "stall_runnable_ns", k->stall_runnable_ns);
+			jadd(o, "exit_ns", k->exit_ns);
+			json_object_object_add(o, "stalled_by", jby(w, k->by));
+			jadd(o, "stalled_by_others_ns", k->by_other_ns);
+			json_object_array_add(ts, o);
+		}
+		json_object_object_add(v, "threads", ts);
+		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
+			const struct an_sched_vcpu *p = an_sched_vcpu(s, vm, i);
+			json_object *o;
+
+			if (!p)
+				continue;
+			o = json_object_new_object();
+			json_object_object_add(o, "vcpu", json_object_new_int((int)i));
+			json_object_object_add(o, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
+			jadd(o, "preempted_ns", p->preempted_ns);
+			jadd(o, "preemptions", p->n_preempted);
+			jadd(o, "blocked_ns", p->blocked_ns);
+			jadd(o, "blocks", p->n_blocked);
+			json_object_object_add(o, "by", jby(w, p->by));
+			jadd(o, "by_others_ns", p->by_other_ns);
+			json_object_array_add(cpus, o);
+		}
+		json_object_object_add(v, "vcpus", cpus);
+		json_object_array_add(vms, v);
+	}
+	json_object_object_add(root, "vms", vms);
+	for (size_t i = 0; i < ntop; i++) {
+		const struct an_stall *st = an_topn_item(&s->worst, i);
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "vm", json_object_new_int((int)st->vm));
+		json_object_object_add(o, "vcpu", json_object_new_int((int)st->vcpu));
+		json_object_object_add(o, "thread", jthread(w, st->task));
+		if (st->host_task == AN_TASK_UNKNOWN)
+			json_object_object_add(o, "blocked_in_host", json_object_new_boolean(1));
+		else
+			json_object_object_add(o, "host_task", jthread(w, st->host_task));
+		json_object_object_add(o, "preempted", json_object_new_boolean(st->preempted));
+		json_object_object_add(o, "host_cpu", json_object_new_int((int)st->host_cpu));
+		jadd(o, "start_ns", st->start);
+		jadd(o, "duration_ns", st->end - st->start);
+		json_object_array_add(worst, o);
+	}
+	json_object_object_add(root, "worst", worst);
+	return root;
+}
+
+static int setup(struct an_walk *w, struct an_hooks *h, void *arg)
+{
+	struct ctx *c = arg;
+
+	c->w = w;
+	if (an_sched_init(&c->s, w, c->top))
+		return -1;
+	an_sched_hooks(&c->s, h);
+	return 0;
+}
+
+static int number(const char *opt, const char *arg, size_t *out)
+{
+	char *end;
+
+	*out = strtoul(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || *out > 100000) {
+		fprintf(stderr, "vmscope report sched: %s: a number up to 100000, not '%s'\n", opt, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int report_sched(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 't' },
+		{ "tasks", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct ctx c = { 0 };
+	struct an_hooks h = { 0 };
+	struct an_walk *w;
+	size_t top = 10, max_tasks = 20, ntop;
+	bool as_json = false;
+	int32_t *idx;
+	int ch, status;
+
+	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			as_json = true;
+			break;
+		case 't':
+			if (number("--top", optarg, &top))
+				return EXIT_USAGE;
+			break;
+		case 'n':
+			if (number("--tasks", optarg, &max_tasks))
+				return EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	c.top = top;
+	status = report_walk_setup("sched", argv[optind], &w, &h, setup, &c);
+	if (status < 0)
+		return EXIT_FAILURE_RUNTIME;
+	ntop = an_topn_sort(&c.s.worst);
+	idx = calloc(AN_MAX_TASKS, sizeof(*idx));
+	if (!idx) {
+		fprintf(stderr, "vmscope report sched: out of memory\n");
+		status = 1;
+	} else if (as_json) {
+		json_object *j = json(argv[optind], &c, idx, ntop);
+
+		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+	} else {
+		text(&c, idx, max_tasks, ntop);
+	}
+	if (c.s.oom) {
+		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not analysed\n");
+		status = 1;
+	}
+	free(idx);
+	an_sched_free(&c.s);
+	an_walk_close(w);
+	return status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

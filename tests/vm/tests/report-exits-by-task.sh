@@ -1,0 +1,90 @@
+# vmtest-timeout: 900
+# `vmscope report exits --by task` attributes exits to the guest tasks that
+# caused them: in the test host, `vmscope record --pid QEMU` while the guest
+# (1 vCPU) streams its events with `vmscope agent` and runs exit-tasks
+# (tests/vm/tools/exit-tasks.c): task "exit-io" does N port writes (IOIO
+# exits), then task "exit-cpuid" M CPUIDs (CPUID exits). After `vmscope
+# merge`, the JSON report must charge "io" exits to exit-io and "cpuid"
+# exits to exit-cpuid with counts within 2% of N and M, and the other task
+# must have almost none of them (the same 2%).
+
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
+
+PORT=5643
+N=3000	# port writes
+M=5000	# CPUIDs
+EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
+TRACE=/tmp/trace-exits
+
+guest_main() {
+	guest_prepare_vsock
+	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	guest_agent_start "$PORT" --flush-ms 50
+	sleep 1
+	check "exit-tasks $N $M" sh -c "'$EXIT_TASKS' $N $M >/vmtest/tasks.txt"
+	sleep 1
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+	check "rmmod vmscope_guest" rmmod vmscope_guest
+}
+
+host_main() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start g1 guest_main 1 3
+	gdir=$VMTEST_GUESTS/g1
+	qpid=$(cat "$gdir/qemu.pid")
+	wait_file "$gdir/ready"
+
+	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
+	rec=$REC_PID
+	touch "$gdir/go"
+	wait_file "$gdir/done"
+	kill -STOP "$qpid"
+	sleep 1
+	kill -INT "$rec"
+	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
+	kill -CONT "$qpid"
+	touch "$gdir/bye"
+	guest_wait g1 300 || fail "guest failed"
+	cat "$gdir/tasks.txt" 2>/dev/null
+	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+
+	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
+		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
+	grep -E 'bound|causality' /vmtest/merge.out | head -5
+	"$VMSCOPE" report exits --by task --top 5 /tmp/merged >/vmtest/report.txt 2>&1 ||
+		fail "report exits failed: $(tail -n 5 /vmtest/report.txt)"
+	cat /vmtest/report.txt
+	"$VMSCOPE" report exits --by task --json /tmp/merged >/vmtest/report.json ||
+		fail "report exits --json failed"
+	python3 - "$N" "$M" /vmtest/report.json >/vmtest/check.txt 2>&1 <<'PY'
+import json, sys
+n, m, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+r = json.load(open(path))
+def count(comm, reason):
+    return sum(x["count"] for g in r["groups"] if g["task"]["comm"] == comm
+               for x in g["reasons"] if x["reason"] == reason)
+got = {(c, k): count(c, k) for c in ("exit-io", "exit-cpuid") for k in ("io", "cpuid")}
+print("counts:", r["counts"])
+for (c, k), v in sorted(got.items()):
+    print(f"{c} {k} {v}")
+ok = True
+for c, k, want in (("exit-io", "io", n), ("exit-cpuid", "cpuid", m)):
+    if abs(got[(c, k)] - want) > 0.02 * want:
+        print(f"FAIL: {c} has {got[(c, k)]} {k} exits, want {want} +-2%"); ok = False
+for c, k, want in (("exit-io", "cpuid", m), ("exit-cpuid", "io", n)):
+    if got[(c, k)] > 0.02 * want:
+        print(f"FAIL: {c} has {got[(c, k)]} {k} exits, want almost none"); ok = False
+sys.exit(0 if ok else 1)
+PY
+	st=$?
+	cat /vmtest/check.txt
+	[ "$st" -eq 0 ] || fail "attribution: $(grep FAIL /vmtest/check.txt | head -3)"
+	log "report exits --by task: $(grep -E '^exit-' /vmtest/check.txt | tr '\n' ';')"
+	check "rmmod vmscope_host" rmmod vmscope_host
+}

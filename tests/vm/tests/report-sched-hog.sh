@@ -1,0 +1,105 @@
+# vmtest-timeout: 900
+# `vmscope report sched` finds who stalled a guest thread: the guest (1
+# vCPU) streams its events with `vmscope agent` and runs a busy task
+# "spinner" (tests/vm/tools/hog.c) for 4 s; meanwhile, in the test host,
+# the vCPU thread is pinned to CPU 1 and a SCHED_FIFO busy task
+# "vmscope-hog" (the same tool) runs on CPU 1 for 300 ms, preempting it.
+# After `vmscope record` and `vmscope merge`, the report must charge
+# spinner's stall to vmscope-hog within 10% of the time the hog says it
+# ran, and count the vCPU's preemption by it the same.
+
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
+
+PORT=5643
+HOG=$VMTEST_BUILD/tests/vm/tools/hog
+HOG_MS=300
+TRACE=/tmp/trace-sched
+
+guest_main() {
+	guest_prepare_vsock
+	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	guest_agent_start "$PORT" --flush-ms 50
+	"$HOG" 4000 spinner >/vmtest/spinner.txt &
+	spin=$!
+	touch /vmtest/spinning
+	wait "$spin" || fail "spinner failed"
+	sleep 1
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+	check "rmmod vmscope_guest" rmmod vmscope_guest
+}
+
+host_main() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start g1 guest_main 1 3
+	gdir=$VMTEST_GUESTS/g1
+	qpid=$(cat "$gdir/qemu.pid")
+	wait_file "$gdir/ready"
+	vcpu_tid=
+	for t in /proc/"$qpid"/task/*; do
+		[ "$(cat "$t/comm")" = "CPU 0/KVM" ] && vcpu_tid=${t##*/}
+	done
+	[ -n "$vcpu_tid" ] || fail "no 'CPU 0/KVM' thread in QEMU $qpid"
+	check "pin the vCPU thread to CPU 1" taskset -pc 1 "$vcpu_tid"
+
+	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
+	rec=$REC_PID
+	touch "$gdir/go"
+	wait_file "$gdir/spinning"
+	sleep 1
+	chrt -f 50 taskset -c 1 "$HOG" "$HOG_MS" >/vmtest/hog.txt ||
+		fail "hog failed: $(cat /vmtest/hog.txt)"
+	cat /vmtest/hog.txt
+	hog_ns=$(sed -n 's/^hog ran \([0-9]*\) ns$/\1/p' /vmtest/hog.txt)
+	[ -n "$hog_ns" ] || fail "the hog said nothing"
+	wait_file "$gdir/done"
+	kill -STOP "$qpid"
+	sleep 1
+	kill -INT "$rec"
+	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
+	kill -CONT "$qpid"
+	touch "$gdir/bye"
+	guest_wait g1 300 || fail "guest failed"
+	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+
+	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
+		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
+	grep -E 'bound|causality' /vmtest/merge.out | head -5
+	"$VMSCOPE" report sched --top 5 /tmp/merged >/vmtest/report.txt 2>&1 ||
+		fail "report sched failed: $(tail -n 5 /vmtest/report.txt)"
+	cat /vmtest/report.txt
+	"$VMSCOPE" report sched --json /tmp/merged >/vmtest/report.json ||
+		fail "report sched --json failed"
+	python3 - "$hog_ns" /vmtest/report.json >/vmtest/check.txt 2>&1 <<'PY'
+import json, sys
+hog, path = int(sys.argv[1]), sys.argv[2]
+r = json.load(open(path))
+vm = r["vms"][0]
+def by_hog(entries):
+    return sum(b["ns"] for b in entries
+               if b.get("host_task", {}).get("comm") == "vmscope-hog")
+stall = sum(by_hog(t["stalled_by"]) for t in vm["threads"] if t["comm"] == "spinner")
+vcpu = by_hog(vm["vcpus"][0]["by"]) if vm["vcpus"] else 0
+worst = [w for w in r["worst"] if w.get("host_task", {}).get("comm") == "vmscope-hog"]
+print(f"hog ran {hog} ns; spinner stalled by vmscope-hog {stall} ns; "
+      f"vCPU 0 off by it {vcpu} ns; worst stall by it "
+      f"{worst[0]['duration_ns'] if worst else 0} ns ({worst[0]['thread']['comm'] if worst else '-'})")
+ok = True
+for what, v in (("spinner's stall", stall), ("vCPU 0 preempted", vcpu)):
+    if abs(v - hog) > 0.1 * hog:
+        print(f"FAIL: {what} by vmscope-hog {v} ns, want {hog} +-10%"); ok = False
+if not worst or worst[0]["thread"]["comm"] != "spinner":
+    print("FAIL: no worst stall of spinner by vmscope-hog"); ok = False
+sys.exit(0 if ok else 1)
+PY
+	st=$?
+	cat /vmtest/check.txt
+	[ "$st" -eq 0 ] || fail "$(grep FAIL /vmtest/check.txt | head -3)"
+	log "$(head -1 /vmtest/check.txt)"
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
