@@ -1,26 +1,34 @@
 # The built-in demo (scripts/demo): a test host with vmscope_host.ko runs a
-# 2-vCPU KVM guest with vmscope_guest.ko. While `vmscope capture` records
-# that guest's KVM events from the host module's ring buffers, the guest
-# runs the periodic clock-sync emitter, makes KVM exit with port I/O and
-# CPUID, and sends a message to the host over AF_VSOCK. Each side prints
-# what it saw. Merged guest+host timelines and reports join this demo as
-# they land.
+# 2-vCPU KVM guest with vmscope_guest.ko. `vmscope record` records the
+# guest's KVM and scheduling events on the host and, through `vmscope
+# agent` over vsock, the guest kernel's events, while the guest runs named
+# tasks that make KVM exit (exit-io: port writes, exit-cpuid: CPUIDs) and a
+# busy task (spinner) whose vCPU the host preempts for 200 ms with a
+# SCHED_FIFO task (vmscope-hog). Then `vmscope merge` puts both sides on one
+# timeline and the reports say which guest task caused which exits and who
+# stalled whom; the merged trace is also written as a Perfetto trace.
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
+EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
+HOG=$VMTEST_BUILD/tests/vm/tools/hog
 
 guest_main() {
 	insmod "$GUEST_KO" || fail "insmod vmscope_guest"
 	guest_prepare_vsock
 	touch /vmtest/ready
 	wait_file /vmtest/go
-	"$VMSCOPE" sync-emitter start --period 10ms || fail "sync-emitter start"
-	"$EXITLOOP" --pio 5000 || fail "exitloop --pio"
-	"$EXITLOOP" --cpuid 5000 || fail "exitloop --cpuid"
-	"$VMSCOPE" sync-emitter stop || fail "sync-emitter stop"
-	"$VMSCOPE" sync-emitter status
-	printf 'hello from the guest, %s vCPUs\n' "$(nproc)" >/run/msg.txt
-	"$VSOCK_XFER" send 2 5000 /run/msg.txt
+	guest_agent_start 5643 --flush-ms 50
+	"$EXIT_TASKS" 2000 3000 || fail "exit-tasks"
+	taskset -c 0 "$HOG" 2000 spinner >/dev/null &
+	spin=$!
+	touch /vmtest/spinning
+	wait "$spin" || fail "spinner"
+	sleep 1
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/done
+	wait_file /vmtest/bye
 	rmmod vmscope_guest
 }
 
@@ -29,33 +37,49 @@ host_main() {
 	insmod "$HOST_KO" || fail "insmod vmscope_host"
 	"$VMSCOPE" version
 	host_prepare_kvm
-	"$VSOCK_XFER" listen 5000 /run/msg.txt 300 >/run/listener.out 2>&1 &
 	echo
 	echo "== guest: 2 vCPUs, vsock CID 3"
 	guest_start demo guest_main 2 3
 	gdir=$VMTEST_GUESTS/demo
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
-	"$VMSCOPE" capture --pid "$qpid" --subbufs-shift 7 >/run/capture.txt 2>/run/capture.err &
-	cap=$!
-	for _ in $(seq 300); do
-		grep -q '^capture: recording' /run/capture.err && break
-		sleep 0.2
+	vcpu0=
+	for t in /proc/"$qpid"/task/*; do
+		[ "$(cat "$t/comm")" = "CPU 0/KVM" ] && vcpu0=${t##*/}
 	done
+	[ -n "$vcpu0" ] && taskset -pc 1 "$vcpu0" >/dev/null
+
+	echo "== host: vmscope record --pid $qpid (host events, and the guest's through its agent)"
+	record_start --pid "$qpid" --buffer-size 8M -o /tmp/demo-trace
+	rec=$REC_PID
 	touch "$gdir/go"
+	wait_file "$gdir/spinning"
+	sleep 0.5
+	chrt -f 50 taskset -c 1 "$HOG" 200 >/run/hog.txt || fail "hog"
+	echo "   a SCHED_FIFO task on the CPU of vCPU 0's thread: $(cat /run/hog.txt)"
+	wait_file "$gdir/done"
+	kill -STOP "$qpid"
+	sleep 1
+	kill -INT "$rec"
+	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
+	kill -CONT "$qpid"
+	touch "$gdir/bye"
 	guest_wait demo 600 || fail "the guest failed"
-	kill -INT "$cap"
-	wait "$cap" || fail "capture failed: $(cat /run/capture.err)"
-	wait
+	cat /vmtest/record.err
 	echo
-	echo "== host: AF_VSOCK listener"
-	cat /run/listener.out
-	echo "   message: $(cat /run/msg.txt)"
+	echo "== host: vmscope merge (guest clock aligned to the host's from the sync exchanges)"
+	"$VMSCOPE" merge -o /tmp/demo-merged /tmp/demo-trace >/run/merge.out 2>&1 ||
+		fail "merge failed: $(tail -n 20 /run/merge.out)"
+	grep -E 'segment|causality|merged' /run/merge.out | head -8
 	echo
-	echo "== host: vmscope capture of the guest's QEMU (pid $qpid), from the ring buffers"
-	cat /run/capture.err /run/capture.txt
+	echo "== host: vmscope report exits --by task (which guest task caused which exits)"
+	"$VMSCOPE" report exits --by task --top 5 /tmp/demo-merged || fail "report exits"
 	echo
-	echo "== host: sync exchanges paired by vmscope_host (t2 at kvm_hypercall, t3 at the next kvm_entry)"
-	"$VMSCOPE" stats | grep -E '^(state|sync_t2|sync_t3)' || true
+	echo "== host: vmscope report sched (guest threads against the host's scheduling)"
+	"$VMSCOPE" report sched --top 5 --tasks 10 /tmp/demo-merged || fail "report sched"
+	echo
+	"$VMSCOPE" export --perfetto /tmp/demo-merged -o "$VMTEST_OUT/demo.perfetto-trace" ||
+		fail "export --perfetto"
+	echo "== the Perfetto trace (open it in https://ui.perfetto.dev): build/vmtests/demo/demo.perfetto-trace"
 	rmmod vmscope_host
 }

@@ -16,6 +16,11 @@
 
 static void port_writes(long n)
 {
+	/* per process: a fork does not inherit it */
+	if (ioperm(0x80, 1, 1)) {
+		perror("ioperm(0x80) (needs root)");
+		_exit(1);
+	}
 	for (long i = 0; i < n; i++)
 		outb(0, 0x80);
 }
@@ -60,10 +65,6 @@ int main(int argc, char **argv)
 	if (argc != 3 || (n = atol(argv[1])) <= 0 || (m = atol(argv[2])) <= 0) {
 		fprintf(stderr, "usage: exit-tasks N-PORT-WRITES M-CPUIDS\n");
 		return 2;
-	}
-	if (ioperm(0x80, 1, 1)) {
-		perror("ioperm(0x80) (needs root)");
-		return 1;
 	}
 	if (task("exit-io", port_writes, n) || task("exit-cpuid", cpuids, m))
 		return 1;
