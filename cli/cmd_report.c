@@ -3,7 +3,10 @@
  * (analysis/), a text table by default and JSON with --json.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "commands.h"
 #include "report.h"
@@ -104,4 +107,24 @@ uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu
 			sum += t->guest_ns + t->kernel_ns + t->user_ns + t->halted_ns;
 	}
 	return sum;
+}
+
+int report_number(const char *cmd, const char *opt, const char *arg, size_t *out)
+{
+	char *end;
+
+	*out = strtoul(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || *out > 100000) {
+		fprintf(stderr, "vmscope report %s: %s: a number up to 100000, not '%s'\n", cmd, opt,
+			arg);
+		return -1;
+	}
+	return 0;
+}
+
+void report_print_json(void *j)
+{
+	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
 }

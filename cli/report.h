@@ -27,6 +27,13 @@ int report_walk_setup(const char *cmd, const char *path, struct an_walk **w,
 		      struct an_hooks *h,
 		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg);
 
+/* A count option's value (0..100000) into *out; prints the error of
+ * "vmscope report CMD: OPT: ..." and returns -1 when @arg is none. */
+int report_number(const char *cmd, const char *opt, const char *arg, size_t *out);
+
+/* Print @j (a json_object *) pretty, and release it. */
+void report_print_json(void *j);
+
 /* The sum of the observed time of @vm's vCPUs (or of one, @vcpu >= 0). */
 uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu);
 

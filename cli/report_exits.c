@@ -313,7 +313,6 @@ int report_exits(int argc, char **argv)
 	struct an_hooks h = { .exit = an_exits_add };
 	struct an_exits x;
 	struct an_walk *w;
-	char *end;
 	int c, k, status;
 	size_t ntop;
 
@@ -339,12 +338,8 @@ int report_exits(int argc, char **argv)
 			o.sort = (enum an_sort)k;
 			break;
 		case 't':
-			o.top = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || o.top > 100000) {
-				fprintf(stderr, "vmscope report exits: --top: a number up to 100000, not '%s'\n",
-					optarg);
+			if (report_number("exits", "--top", optarg, &o.top))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -371,11 +366,7 @@ int report_exits(int argc, char **argv)
 	an_exits_sort(&x, o.sort);
 	ntop = an_topn_sort(&x.top);
 	if (o.json) {
-		json_object *j = json_report(argv[optind], w, &x, &o, ntop);
-
-		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
+		report_print_json(json_report(argv[optind], w, &x, &o, ntop));
 	} else {
 		text_vms(w);
 		text_groups(w, &x, &o);

@@ -287,18 +287,6 @@ static int setup(struct an_walk *w, struct an_hooks *h, void *arg)
 	return 0;
 }
 
-static int number(const char *opt, const char *arg, size_t *out)
-{
-	char *end;
-
-	*out = strtoul(arg, &end, 10);
-	if (!*arg || *end || arg[0] == '-' || *out > 100000) {
-		fprintf(stderr, "vmscope report sched: %s: a number up to 100000, not '%s'\n", opt, arg);
-		return -1;
-	}
-	return 0;
-}
-
 int report_sched(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -322,11 +310,11 @@ int report_sched(int argc, char **argv)
 			as_json = true;
 			break;
 		case 't':
-			if (number("--top", optarg, &top))
+			if (report_number("sched", "--top", optarg, &top))
 				return EXIT_USAGE;
 			break;
 		case 'n':
-			if (number("--tasks", optarg, &max_tasks))
+			if (report_number("sched", "--tasks", optarg, &max_tasks))
 				return EXIT_USAGE;
 			break;
 		case 'h':
@@ -351,11 +339,7 @@ int report_sched(int argc, char **argv)
 		fprintf(stderr, "vmscope report sched: out of memory\n");
 		status = 1;
 	} else if (as_json) {
-		json_object *j = json(argv[optind], &c, idx, ntop);
-
-		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
+		report_print_json(json(argv[optind], &c, idx, ntop));
 	} else {
 		text(&c, idx, max_tasks, ntop);
 	}

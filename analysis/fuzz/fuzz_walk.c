@@ -11,6 +11,8 @@
  * beyond no crash/leak/UB: the walk reads it to a clean end; the groups'
  * counts add up to the completed exits and so do the vCPUs'; every
  * group's percentiles lie within its min and max; the top-N is sorted.
+ * Then the sched analysis on the same trace: every thread's stall adds up
+ * to what is charged to host tasks; the worst stalls are sorted.
  */
 #include <ftw.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "../tests/scen.h"
 #include "exits.h"
 #include "out.h"
+#include "sched.h"
 #include "vmscope_events.h"
 #include "walk.h"
 
@@ -159,6 +162,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	an_exits_free(&x);
 	an_walk_close(w);
+
+	/* the sched analysis on the same trace */
+	{
+		struct an_hooks hs = { 0 };
+		struct an_sched sc;
+		uint64_t prev = UINT64_MAX;
+
+		ASSERT(an_walk_open(&w, merged, err, sizeof(err)) == 0);
+		ASSERT(an_sched_init(&sc, w, 5) == 0);
+		an_sched_hooks(&sc, &hs);
+		ASSERT(an_walk_run(w, &hs, err, sizeof(err)) == 0);
+		for (uint32_t i = 0; i < an_walk_nr_tasks(w); i++) {
+			const struct an_sched_task *t = &sc.t[i];
+			uint64_t by = t->by_other_ns;
+
+			for (int k = 0; k < AN_SCHED_BY; k++)
+				by += t->by[k].ns;
+			ASSERT(by == t->stall_running_ns);
+		}
+		ntop = an_topn_sort(&sc.worst);
+		for (size_t i = 0; i < ntop; i++) {
+			const struct an_stall *st = an_topn_item(&sc.worst, i);
+
+			ASSERT(st->end >= st->start && st->end - st->start <= prev);
+			prev = st->end - st->start;
+		}
+		an_sched_free(&sc);
+		an_walk_close(w);
+	}
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

@@ -24,11 +24,7 @@ guest_main() {
 	spin=$!
 	touch /vmtest/spinning
 	wait "$spin" || fail "spinner"
-	sleep 1
-	kill -TERM "$agent"
-	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
-	touch /vmtest/done
-	wait_file /vmtest/bye
+	guest_agent_finish
 	rmmod vmscope_guest
 }
 
@@ -43,28 +39,17 @@ host_main() {
 	gdir=$VMTEST_GUESTS/demo
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
-	vcpu0=
-	for t in /proc/"$qpid"/task/*; do
-		[ "$(cat "$t/comm")" = "CPU 0/KVM" ] && vcpu0=${t##*/}
-	done
+	vcpu0=$(qemu_vcpu_tid "$qpid" 0)
 	[ -n "$vcpu0" ] && taskset -pc 1 "$vcpu0" >/dev/null
 
 	echo "== host: vmscope record --pid $qpid (host events, and the guest's through its agent)"
 	record_start --pid "$qpid" --buffer-size 8M -o /tmp/demo-trace
-	rec=$REC_PID
 	touch "$gdir/go"
 	wait_file "$gdir/spinning"
 	sleep 0.5
 	chrt -f 50 taskset -c 1 "$HOG" 200 >/run/hog.txt || fail "hog"
 	echo "   a SCHED_FIFO task on the CPU of vCPU 0's thread: $(cat /run/hog.txt)"
-	wait_file "$gdir/done"
-	kill -STOP "$qpid"
-	sleep 1
-	kill -INT "$rec"
-	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
-	kill -CONT "$qpid"
-	touch "$gdir/bye"
-	guest_wait demo 600 || fail "the guest failed"
+	host_record_finish demo "$qpid"
 	cat /vmtest/record.err
 	echo
 	echo "== host: vmscope merge (guest clock aligned to the host's from the sync exchanges)"

@@ -14,3 +14,37 @@ guest_agent_start() {
 	done
 	fail "agent did not connect: $(cat /vmtest/agent.err)"
 }
+
+# Guest, after its workload: stop the agent (it sends what is left and
+# closes), say done, and wait for the host's bye.
+guest_agent_finish() {
+	sleep 1
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+}
+
+# Host: host_record_finish NAME QPID: once guest NAME says done, stop
+# `vmscope record` ($REC_PID, record_start) with the guest's QEMU paused,
+# let the guest finish, and check that its agent had connected.
+host_record_finish() {
+	_gdir=$VMTEST_GUESTS/$1 _qpid=$2
+	wait_file "$_gdir/done"
+	kill -STOP "$_qpid"
+	sleep 1
+	kill -INT "$REC_PID"
+	wait "$REC_PID" || fail "record failed: $(cat /vmtest/record.err)"
+	kill -CONT "$_qpid"
+	touch "$_gdir/bye"
+	guest_wait "$1" 300 || fail "guest $1 failed"
+	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+}
+
+# Host: the thread id of vCPU N of QEMU QPID (its threads are named
+# "CPU N/KVM": debug-threads=on), or nothing.
+qemu_vcpu_tid() {
+	for _t in /proc/"$1"/task/*; do
+		[ "$(cat "$_t/comm")" = "CPU $2/KVM" ] && echo "${_t##*/}"
+	done
+}

@@ -24,11 +24,7 @@ guest_main() {
 	guest_agent_start "$PORT" --flush-ms 50
 	sleep 1
 	check "exit-tasks $N $M" sh -c "'$EXIT_TASKS' $N $M >/vmtest/tasks.txt"
-	sleep 1
-	kill -TERM "$agent"
-	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
-	touch /vmtest/done
-	wait_file /vmtest/bye
+	guest_agent_finish
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
@@ -41,18 +37,9 @@ host_main() {
 	wait_file "$gdir/ready"
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
-	rec=$REC_PID
 	touch "$gdir/go"
-	wait_file "$gdir/done"
-	kill -STOP "$qpid"
-	sleep 1
-	kill -INT "$rec"
-	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
-	kill -CONT "$qpid"
-	touch "$gdir/bye"
-	guest_wait g1 300 || fail "guest failed"
-	cat "$gdir/tasks.txt" 2>/dev/null
-	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+	host_record_finish g1 "$qpid"
+	cat "$VMTEST_OUT/guests/g1/tasks.txt" 2>/dev/null
 
 	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
 		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"

@@ -25,11 +25,7 @@ guest_main() {
 	spin=$!
 	touch /vmtest/spinning
 	wait "$spin" || fail "spinner failed"
-	sleep 1
-	kill -TERM "$agent"
-	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
-	touch /vmtest/done
-	wait_file /vmtest/bye
+	guest_agent_finish
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
@@ -40,15 +36,11 @@ host_main() {
 	gdir=$VMTEST_GUESTS/g1
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
-	vcpu_tid=
-	for t in /proc/"$qpid"/task/*; do
-		[ "$(cat "$t/comm")" = "CPU 0/KVM" ] && vcpu_tid=${t##*/}
-	done
+	vcpu_tid=$(qemu_vcpu_tid "$qpid" 0)
 	[ -n "$vcpu_tid" ] || fail "no 'CPU 0/KVM' thread in QEMU $qpid"
 	check "pin the vCPU thread to CPU 1" taskset -pc 1 "$vcpu_tid"
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
-	rec=$REC_PID
 	touch "$gdir/go"
 	wait_file "$gdir/spinning"
 	sleep 1
@@ -57,15 +49,7 @@ host_main() {
 	cat /vmtest/hog.txt
 	hog_ns=$(sed -n 's/^hog ran \([0-9]*\) ns$/\1/p' /vmtest/hog.txt)
 	[ -n "$hog_ns" ] || fail "the hog said nothing"
-	wait_file "$gdir/done"
-	kill -STOP "$qpid"
-	sleep 1
-	kill -INT "$rec"
-	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
-	kill -CONT "$qpid"
-	touch "$gdir/bye"
-	guest_wait g1 300 || fail "guest failed"
-	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
+	host_record_finish g1 "$qpid"
 
 	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
 		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
