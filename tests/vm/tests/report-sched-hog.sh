@@ -1,4 +1,5 @@
 # vmtest-timeout: 900
+# vmtest-quarantine: new, not yet run; run by name
 # `vmscope report sched` finds who stalled a guest thread: the guest (1
 # vCPU) streams its events with `vmscope agent` and runs a busy task
 # "spinner" (tests/vm/tools/hog.c) for 4 s; meanwhile, in the test host,
