@@ -20,9 +20,8 @@ guest_main() {
 	wait_file /vmtest/go
 	guest_agent_start 5643 --flush-ms 50
 	"$EXIT_TASKS" 2000 3000 || fail "exit-tasks"
-	taskset -c 0 "$HOG" 2000 spinner >/dev/null &
+	taskset -c 0 "$HOG" 3000 spinner /vmtest/spinning >/dev/null &
 	spin=$!
-	touch /vmtest/spinning
 	wait "$spin" || fail "spinner"
 	guest_agent_finish
 	rmmod vmscope_guest
