@@ -199,13 +199,15 @@ static int cmp_share(const void *a, const void *b)
 void an_exits_sort(struct an_exits *x, enum an_sort s)
 {
 	sort_by = s;	/* qsort has no context argument; one sort at a time */
+	if (!x->n)
+		return;
 	qsort(x->g, x->n, sizeof(*x->g), cmp_group);
 	for (size_t i = 0; i < x->n; i++)
-		qsort(x->g[i].r, x->g[i].nr, sizeof(*x->g[i].r), cmp_share);
+		if (x->g[i].nr)
+			qsort(x->g[i].r, x->g[i].nr, sizeof(*x->g[i].r), cmp_share);
 	/* the hash indexes the old order: rebuild it */
 	free(x->hash);
 	x->hash = NULL;
 	x->hash_cap = 0;
-	if (x->n)
-		rehash(x);
+	rehash(x);
 }

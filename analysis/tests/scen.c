@@ -34,6 +34,7 @@ struct vstate {
 	uint64_t exit_ts, user_ts, guest_since, dur;
 	bool lost;		/* a loss inside the current exit */
 	uint64_t hog, task_since;	/* hog duration; task running since (0: unknown) */
+	bool block;			/* the hog is a block in the host */
 	uint64_t last_out[SCEN_TASKS];	/* switched out at (0: never) */
 };
 
@@ -201,6 +202,7 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 		v->next = now + (v->reason == 0 ? v->dur / 3 : v->dur);
 		if (s->hog && v->vm == 0 && v->v == 0 && v->reason && !v->lost && rnd(v) % 8 == 0) {
 			v->hog = 1000000 + rnd(v) % 2000000;
+			v->block = rnd(v) % 4 == 0;
 			v->ph = P_HOG_OFF;
 			v->next = now + v->dur / 3;
 		}
@@ -213,6 +215,12 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 
 		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "CPU 0/KVM");
 		snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
+		if (v->block) {		/* sleeps: the CPU goes idle */
+			sw.preempt = 0;
+			sw.prev_state = 1;
+			sw.next_pid = sw.next_tgid = 0;
+			snprintf(sw.next_comm, sizeof(sw.next_comm), "swapper/0");
+		}
 		host_emit(s, o, v, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw));
 		v->ph = P_HOG_ON;
 		v->next = now + v->hog;
@@ -225,14 +233,25 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 					.origin = 0, .vcpu = MO_NONE };
 
 		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "hog");
+		if (v->block) {
+			sw.prev_pid = mo.tid = 0;
+			snprintf(sw.prev_comm, sizeof(sw.prev_comm), "swapper/0");
+		}
 		snprintf(sw.next_comm, sizeof(sw.next_comm), "CPU 0/KVM");
 		scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
 		s->records++;
 		s->last_ts = now;
-		x->hog_ns[v->task] += v->hog;
-		if (v->reason == 2)
-			x->hog_hlt_ns[v->task] += v->hog;
-		x->hog_n++;
+		if (v->block) {
+			x->block_ns[v->task] += v->hog;
+			x->block_n++;
+			if (v->reason == 2)
+				x->block_hlt_ns[v->task] += v->hog;
+		} else {
+			x->hog_ns[v->task] += v->hog;
+			x->hog_n++;
+			if (v->reason == 2)
+				x->hog_hlt_ns[v->task] += v->hog;
+		}
 		if (v->hog > x->hog_max)
 			x->hog_max = v->hog;
 		v->ph = P_ENTRY;
@@ -328,6 +347,9 @@ int scen_write(struct scen *s, const char *dir)
 	s->loss_done = false;
 	memset(s->x.hog_ns, 0, sizeof(s->x.hog_ns));
 	memset(s->x.hog_hlt_ns, 0, sizeof(s->x.hog_hlt_ns));
+	memset(s->x.block_ns, 0, sizeof(s->x.block_ns));
+	memset(s->x.block_hlt_ns, 0, sizeof(s->x.block_hlt_ns));
+	s->x.block_n = 0;
 	s->x.hog_n = s->x.hog_max = 0;
 	memset(s->x.running_ns, 0, sizeof(s->x.running_ns));
 	memset(s->x.blocked_ns, 0, sizeof(s->x.blocked_ns));

@@ -16,7 +16,9 @@
  * from the host's sched_switch), or no thread with `unknown_tids`.
  * With `hog`, one in 8 non-io exits of VM 0's vCPU 0 is preempted inside
  * by a host task "hog" (tid SCEN_HOG_TID): host sched_switch away from the
- * vCPU thread (preempted) and back, 1-3 ms later.
+ * vCPU thread (preempted) and back, 1-3 ms later; one in 4 of those is
+ * instead the vCPU thread blocking (switch to the idle task, not
+ * runnable).
  *
  * Generation is streaming (O(1) memory) and deterministic; the story's
  * exact totals are accumulated into `struct scen_expect` as records are
@@ -50,6 +52,9 @@ struct scen_expect {
 	 * times, the longest */
 	uint64_t hog_ns[SCEN_TASKS], hog_n, hog_max;
 	uint64_t hog_hlt_ns[SCEN_TASKS];	/* of hog_ns, inside HLT exits */
+	/* with `hog`, the same for the times the vCPU thread blocked in the
+	 * host instead (switched away not runnable, to the idle task) */
+	uint64_t block_ns[SCEN_TASKS], block_n, block_hlt_ns[SCEN_TASKS];
 	/* with one vCPU per VM: guest terms per task (tasks of a VM share
 	 * tids across its vCPUs, so only then are they well defined) */
 	uint64_t running_ns[SCEN_VMS][SCEN_TASKS], blocked_ns[SCEN_VMS][SCEN_TASKS];

@@ -387,10 +387,11 @@ static void test_sched(const char *dir)
 	struct an_sched sc;
 	struct an_walk *w;
 	char merged[4096], err[256];
-	uint64_t hog_total = 0;
+	uint64_t hog_total = 0, block_total = 0;
 
 	CHECK_EQ(scen_write(&s, dir), 0);
 	CHECK(s.x.hog_n >= 20);
+	CHECK(s.x.block_n >= 10);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	CHECK_EQ(an_walk_open(&w, merged, err, sizeof(err)), 0);
 	if (!w)
@@ -407,20 +408,28 @@ static void test_sched(const char *dir)
 		if (!st)
 			continue;
 		hog_total += s.x.hog_ns[t];
-		CHECK_EQ(st->stall_running_ns, s.x.hog_ns[t]);
+		block_total += s.x.block_ns[t];
+		CHECK_EQ(st->stall_running_ns, s.x.hog_ns[t] + s.x.block_ns[t]);
 		CHECK_EQ(st->running_ns, s.x.running_ns[0][t]);
 		CHECK_EQ(st->blocked_ns, s.x.blocked_ns[0][t]);
 		for (int r = 0; r < SCEN_REASONS; r++)
 			if (r != 2)
 				exit_ns += s.x.total[0][t][r];
-		CHECK_EQ(st->exit_ns, exit_ns - (s.x.hog_ns[t] - s.x.hog_hlt_ns[t]));
-		if (s.x.hog_ns[t]) {
-			const struct an_task *k = an_walk_task(w, st->by[0].host_task);
+		CHECK_EQ(st->exit_ns, exit_ns - (s.x.hog_ns[t] - s.x.hog_hlt_ns[t]) -
+				      (s.x.block_ns[t] - s.x.block_hlt_ns[t]));
+		/* two charges: the hog, and blocked in the host */
+		for (int k = 0; k < AN_SCHED_BY && st->by[k].n; k++) {
+			const struct an_task *h = an_walk_task(w, st->by[k].host_task);
 
-			CHECK(k && k->vm == AN_VM_HOST && k->tid == SCEN_HOG_TID &&
-			      !strcmp(k->comm, "hog"));
-			CHECK_EQ(st->by[0].ns, s.x.hog_ns[t]);
+			if (st->by[k].host_task == AN_TASK_UNKNOWN) {
+				CHECK_EQ(st->by[k].ns, s.x.block_ns[t]);
+			} else {
+				CHECK(h && h->vm == AN_VM_HOST && h->tid == SCEN_HOG_TID &&
+				      !strcmp(h->comm, "hog"));
+				CHECK_EQ(st->by[k].ns, s.x.hog_ns[t]);
+			}
 		}
+		CHECK_EQ(st->by[2].n, 0);
 	}
 	const struct an_sched_vcpu *v = an_sched_vcpu(&sc, 0, 0);
 
@@ -428,13 +437,14 @@ static void test_sched(const char *dir)
 	if (v) {
 		CHECK_EQ(v->preempted_ns, hog_total);
 		CHECK_EQ(v->n_preempted, s.x.hog_n);
-		CHECK_EQ(v->blocked_ns, 0);
+		CHECK_EQ(v->blocked_ns, block_total);
+		CHECK_EQ(v->n_blocked, s.x.block_n);
 	}
 	CHECK_EQ(an_topn_sort(&sc.worst), 4);
 	const struct an_stall *worst = an_topn_item(&sc.worst, 0);
 
 	CHECK_EQ(worst->end - worst->start, s.x.hog_max);
-	CHECK(worst->preempted);
+	CHECK_EQ(worst->preempted, worst->host_task != AN_TASK_UNKNOWN);
 	an_sched_free(&sc);
 	an_walk_close(w);
 }
@@ -472,8 +482,9 @@ int main(int argc, char **argv)
 		if (scen_write(&s, argv[2]))
 			return 1;
 		/* what the report must say, for cli/tests/report-test.sh */
-		printf("hog_total_ns %" PRIu64 " hog_n %" PRIu64 " hog_max_ns %" PRIu64 "\n",
-		       s.x.hog_ns[0] + s.x.hog_ns[1] + s.x.hog_ns[2], s.x.hog_n, s.x.hog_max);
+		printf("hog_total_ns %" PRIu64 " hog_n %" PRIu64 " block_total_ns %" PRIu64 "\n",
+		       s.x.hog_ns[0] + s.x.hog_ns[1] + s.x.hog_ns[2], s.x.hog_n,
+		       s.x.block_ns[0] + s.x.block_ns[1] + s.x.block_ns[2]);
 		return 0;
 	}
 	test_hist();
