@@ -17,6 +17,7 @@
  * and size that disagree is declared as one byte array instead.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,12 +157,19 @@ int ctf_tsdl(FILE *f, const struct vr_events *ev, const Vmscope__Trace__SessionM
 		literal(v, sizeof(v), s->vms[i]->name ? s->vms[i]->name : "", 128);
 		fprintf(f, "\tvm%zu_name = \"%s\";\n", i, v);
 	}
+	/* the session's start in both clocks places the trace clock in
+	 * wall-clock time, so readers show times of day (cycles stay the
+	 * merged trace's ns: babeltrace2 --clock-cycles) */
+	uint64_t off = 0, start = s ? vr_clock_ns(s->host_clock, s->start_ts) : 0;
+
+	if (s && s->start_realtime_ns && s->start_ts && s->start_realtime_ns >= start)
+		off = s->start_realtime_ns - start;
 	fprintf(f, "};\n\n"
 		"clock {\n\tname = \"host\";\n"
 		"\tdescription = \"vmscope host trace clock; guest events converted to it by vmscope merge\";\n"
-		"\tfreq = 1000000000;\n\toffset = 0;\n};\n\n"
+		"\tfreq = 1000000000;\n\toffset_s = %" PRIu64 ";\n\toffset = %" PRIu64 ";\n};\n\n"
 		"typealias integer { size = 64; align = 8; signed = false; map = clock.host.value; }"
-		" := vmscope_clock_t;\n\n");
+		" := vmscope_clock_t;\n\n", off / 1000000000, off % 1000000000);
 	fprintf(f, "stream {\n\tid = 0;\n"
 		"\tpacket.context := struct {\n"
 		"\t\tvmscope_clock_t timestamp_begin;\n"
