@@ -12,6 +12,14 @@
 
 #include "ex_out.h"
 
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
 static int fail(int e, char *err, size_t errlen, const char *what, const char *path)
 {
 	snprintf(err, errlen, "%s %s: %s", what, path, strerror(e));
@@ -72,7 +80,7 @@ int ex_out_file(struct ex_out *o, const char *path, bool force, char *err, size_
 		free(o->tmp);
 		return e;
 	}
-	fchmod(o->fd, 0644);
+	fchmod(o->fd, 0666 & ~current_umask());	/* as open(O_CREAT) would */
 	return 0;
 }
 
@@ -92,6 +100,7 @@ int ex_out_dir(struct ex_out *o, const char *path, const char *const *names, boo
 		free(o->tmp);
 		return e;
 	}
+	fchmod(o->fd, 0777 & ~current_umask());	/* mkdtemp made it 0700 */
 	return 0;
 }
 
