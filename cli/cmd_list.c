@@ -1,10 +1,14 @@
 /*
- * `vmscope list`: every event the host module can record, with its fields
- * and format, from the module's own descriptors (what a trace will store),
- * or from the table compiled into this tool when no module is loaded.
+ * `vmscope list`: every event vmscope can record, which module records it
+ * (the descriptor's sides: HOST, GUEST or BOTH), its fields and format,
+ * from a loaded module's own descriptors (what a trace will store), or
+ * from the table compiled into this tool when no module is loaded. Both
+ * modules answer with the whole table (kvm-probes/events.def, one id
+ * space), so either one's descriptors list every event.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,17 +24,33 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope list [--fields] [--builtin]\n\n"
-		"Lists the host events: name, source tracepoint, payload size, format.\n"
-		"The descriptors come from the loaded vmscope_host module, or from the\n"
-		"table compiled into this tool when the module is not loaded.\n\n"
+		"Lists every event: name, which module records it (HOST: vmscope_host,\n"
+		"GUEST: vmscope_guest, BOTH), source tracepoint, payload size, format.\n"
+		"The descriptors come from the loaded vmscope_host module, else from a\n"
+		"loaded vmscope_guest module, else from the table compiled into this\n"
+		"tool.\n\n"
 		"  --fields   also list each event's fields (type, offset, size)\n"
 		"  --builtin  use the compiled-in table even if the module is loaded\n");
 }
 
+/* The descriptor's sides as a word; "?" for bits no module defines. */
+static const char *sides_name(uint32_t sides)
+{
+	switch (sides) {
+	case VMSCOPE_SIDES_HOST: return "HOST";
+	case VMSCOPE_SIDES_GUEST: return "GUEST";
+	case VMSCOPE_SIDES_BOTH: return "BOTH";
+	default: return "?";
+	}
+}
+
 static void show(const struct vmscope_event_desc *d, int fields)
 {
-	printf("%-22s %s:%-22s %3u bytes  \"%s\"\n", d->name, d->system,
-	       d->tracepoint, d->payload_size, d->format);
+	char source[sizeof(d->system) + sizeof(d->tracepoint) + 1];
+
+	snprintf(source, sizeof(source), "%s:%s", d->system, d->tracepoint);
+	printf("%-22s %-5s %-34s %3u bytes  \"%s\"\n", d->name,
+	       sides_name(d->sides), source, d->payload_size, d->format);
 	if (!fields)
 		return;
 	for (unsigned int i = 0; i < d->nr_fields; i++) {
@@ -90,15 +110,24 @@ int cmd_list(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	int fd = builtin ? -1 : vmscope_device_open(VMSCOPE_HOST_DEVICE, 1);
+	/* inside a guest only vmscope_guest is there; it has the same table */
+	const char *dev = VMSCOPE_HOST_DEVICE, *module = "vmscope_host";
+	int fd = builtin ? -1 : vmscope_device_open(dev, 1);
+	int host_err = errno;
+
+	if (fd < 0 && !builtin) {
+		dev = VMSCOPE_GUEST_DEVICE;
+		module = "vmscope_guest";
+		fd = vmscope_device_open(dev, 1);
+	}
 	if (fd >= 0) {
 		struct vmscope_version v;
 
-		if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v)) {
+		if (vmscope_device_version(fd, dev, &v)) {
 			close(fd);
 			return EXIT_FAILURE_RUNTIME;
 		}
-		printf("# events of the loaded vmscope_host module %s\n", v.release);
+		printf("# events of the loaded %s module %s\n", module, v.release);
 		int n = list_from_module(fd, fields);
 		close(fd);
 		if (n < 0)
@@ -109,8 +138,8 @@ int cmd_list(int argc, char **argv)
 	if (builtin)
 		printf("# events compiled into this tool\n");
 	else
-		printf("# vmscope_host is not loaded (%s): events compiled into this tool\n",
-		       strerror(errno));
+		printf("# neither vmscope_host nor vmscope_guest is loaded (%s): "
+		       "events compiled into this tool\n", strerror(host_err));
 	for (unsigned int i = 0; i < VMSCOPE_NR_EVENTS; i++)
 		show(&vmscope_event_descs[i], fields);
 	printf("# %d events\n", VMSCOPE_NR_EVENTS);

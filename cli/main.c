@@ -9,7 +9,7 @@
 static const struct command commands[] = {
 	{ "version", "show the tool's version and the loaded modules' versions", cmd_version },
 	{ "sync-once", "(in a guest) issue one clock-sync hypercall and print its timestamps", cmd_sync_once },
-	{ "list", "list the host events, their fields and formats", cmd_list },
+	{ "list", "list every event, which module records it (host, guest, both), its format", cmd_list },
 	{ "stats", "start/stop host probing and show per-event counters", cmd_stats },
 	{ "capture", "raw capture from the host ring buffers: per-event counts, losses", cmd_capture },
 	{ "record", "record host events of VMs into a trace folder", cmd_record },
