@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vmscope-agent: `vmscope agent` (cmd_agent.c) as a program of its own,
+ * linked statically (cli/meson.build), for guests that have nothing but
+ * busybox. The same code as the subcommand; only the entry differs.
+ */
+#include "commands.h"
+
+int main(int argc, char **argv)
+{
+	return cmd_agent(argc, argv);
+}
