@@ -50,12 +50,17 @@ void agent_hello_free(struct agent *a);
 
 /*
  * agent_link.c. agent_connect(): a new connection, FileHeader and hello
- * sent; 0, or -errno with the socket closed. agent_send_chunk(): one
+ * sent; 0, or -errno with the socket closed. agent_link_start(): the same
+ * on a stream socket already connected (agent_connect()'s vsock one, or a
+ * unit test's socketpair); it owns fd from then on. agent_send_chunk(): one
  * taken sub-buffer as a StreamChunk; 0, or -errno after which the
  * connection is closed (the sub-buffer stays taken, to be sent on the
  * next connection).
  */
+/* The one frame buffer: a sub-buffer plus framing, or the hello if larger. */
+int agent_frame_alloc(struct agent *a);
 int agent_connect(struct agent *a);
+int agent_link_start(struct agent *a, int fd);
 int agent_send_chunk(struct agent *a, uint32_t cpu);
 /* At the end: ring buffer drops no chunk reported (after the last one began). */
 int agent_send_tail_loss(struct agent *a, uint32_t cpu);

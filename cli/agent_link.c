@@ -66,6 +66,15 @@ static int send_msg(struct agent *a, uint16_t type, const ProtobufCMessage *m)
 	return 0;
 }
 
+int agent_frame_alloc(struct agent *a)
+{
+	a->frame_cap = ((size_t)1 << a->cfg.subbuf_shift) + 4096;
+	if (tf_msg_frame_size(&a->hello->base) > a->frame_cap)
+		a->frame_cap = tf_msg_frame_size(&a->hello->base) + 4096;
+	a->frame = malloc(a->frame_cap);
+	return a->frame ? 0 : -ENOMEM;
+}
+
 void agent_disconnect(struct agent *a)
 {
 	if (a->sock < 0)
@@ -88,22 +97,29 @@ int agent_connect(struct agent *a)
 		.svm_cid = a->cid,
 		.svm_port = a->port,
 	};
-	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
-	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 	struct timeval tv = { .tv_sec = 10 };
-	int e;
+	int fd, e;
 
-	a->sock = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (a->sock < 0)
+	fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
 		return -errno;
 	/* a host that accepts but never reads must not stall shutdown forever */
-	setsockopt(a->sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(a->sock, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		e = -errno;
-		close(a->sock);
-		a->sock = -1;
+		close(fd);
 		return e;
 	}
+	return agent_link_start(a, fd);
+}
+
+int agent_link_start(struct agent *a, int fd)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+	int e;
+
+	a->sock = fd;
 	a->frame_seq = 0;
 	o.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	fh.format_version = 1;

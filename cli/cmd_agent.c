@@ -220,11 +220,7 @@ static int setup(struct agent *a, const struct agent_opts *o)
 		fprintf(stderr, "vmscope agent: setup: %s\n", strerror(-e));
 		return -1;
 	}
-	a->frame_cap = ((size_t)1 << a->cfg.subbuf_shift) + 4096;
-	if (tf_msg_frame_size(&a->hello->base) > a->frame_cap)
-		a->frame_cap = tf_msg_frame_size(&a->hello->base) + 4096;
-	a->frame = malloc(a->frame_cap);
-	if (!a->frame)
+	if (agent_frame_alloc(a))
 		return -1;
 	fprintf(stderr, "vmscope agent: recording %u CPUs, %u x %u KiB each, "
 		"%zu tasks, %zu irqs, sync %s\n", a->hello->state->nr_cpus,

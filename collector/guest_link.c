@@ -295,3 +295,19 @@ int guest_link_feed(struct guest_link *gl, const uint8_t *data, size_t len)
 	}
 	return 0;
 }
+
+uint64_t guest_link_reconnect_loss(struct guest_link_kept *kept,
+				   const Vmscope__Trace__GuestCpuCursor *c,
+				   uint64_t *chunks)
+{
+	uint64_t records;
+
+	*chunks = 0;
+	if (c->records_sent <= kept->records)
+		return 0;
+	records = c->records_sent - kept->records;
+	*chunks = c->chunks_sent > kept->chunks ? c->chunks_sent - kept->chunks : 0;
+	kept->records = c->records_sent;
+	kept->chunks = c->chunks_sent;
+	return records;
+}

@@ -89,4 +89,23 @@ struct guest_link_stats {
 };
 void guest_link_stats(const struct guest_link *gl, struct guest_link_stats *st);
 
+/*
+ * Losses across connections. The agent cannot know what a receiver kept of
+ * a broken connection (no acknowledgements); each hello's cursors say what
+ * it sent on earlier connections, per CPU. A receiver that counts what it
+ * kept of one agent session (every connection, guest_link_kept per CPU)
+ * calls this for each cursor of a reconnect's hello: the cursor minus what
+ * was kept is what the broken connection lost. Returns the records lost
+ * (0: none) and sets *chunks to the sub-buffers lost; *kept moves up to the
+ * cursor, so a loss is counted once. A cursor below what was kept (an
+ * agent that lies) counts nothing and leaves *kept alone.
+ */
+struct guest_link_kept {
+	uint64_t chunks;
+	uint64_t records;
+};
+uint64_t guest_link_reconnect_loss(struct guest_link_kept *kept,
+				   const Vmscope__Trace__GuestCpuCursor *c,
+				   uint64_t *chunks);
+
 #endif

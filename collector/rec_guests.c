@@ -25,7 +25,7 @@ struct rg_vm {
 	unsigned int conns;		/* connections accepted so far */
 	/* what this recording queued per guest CPU, over every connection:
 	 * a reconnect's cursors minus these is what a broken one lost */
-	uint64_t chunks[REC_GUEST_CPUS], records[REC_GUEST_CPUS];
+	struct guest_link_kept kept[REC_GUEST_CPUS];
 	uint8_t *hello;			/* packed GuestHello, under mu */
 	size_t hello_len;
 };
@@ -98,17 +98,16 @@ static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 		return 0;
 	for (size_t i = 0; i < h->n_cursors; i++) {
 		const Vmscope__Trace__GuestCpuCursor *c = h->cursors[i];
+		uint64_t records, chunks;
 
-		if (c->cpu >= REC_GUEST_CPUS || c->records_sent <= v->records[c->cpu])
+		if (c->cpu >= REC_GUEST_CPUS)
 			continue;
-		if (queue_loss(v, c->cpu, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM,
-			       c->records_sent - v->records[c->cpu],
-			       c->chunks_sent > v->chunks[c->cpu] ?
-			       c->chunks_sent - v->chunks[c->cpu] : 0,
+		records = guest_link_reconnect_loss(&v->kept[c->cpu], c, &chunks);
+		if (records &&
+		    queue_loss(v, c->cpu, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM,
+			       records, chunks,
 			       "guest stream broke: sent but not received"))
 			return -ENOMEM;
-		v->records[c->cpu] = c->records_sent;
-		v->chunks[c->cpu] = c->chunks_sent;
 	}
 	return 0;
 }
@@ -141,8 +140,8 @@ static int on_chunk(void *arg, const Vmscope__Trace__StreamChunk *c, uint64_t ga
 	n->end_ts = c->end_ts;
 	n->lost_before = c->lost_before;
 	memcpy(n->data, c->records.data, len);
-	v->chunks[cpu]++;
-	v->records[cpu] += c->nr_records;
+	v->kept[cpu].chunks++;
+	v->kept[cpu].records += c->nr_records;
 	__atomic_add_fetch(&v->r->queued, len + sizeof(*n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
