@@ -233,12 +233,37 @@ static void test_origin(void)
 	free(img);
 }
 
+/* guest_link_reconnect_loss(): counted once, never below what was kept. */
+static void test_reconnect_loss(void)
+{
+	Vmscope__Trace__GuestCpuCursor c = VMSCOPE__TRACE__GUEST_CPU_CURSOR__INIT;
+	struct guest_link_kept k = { .chunks = 4, .records = 40 };
+	uint64_t chunks = 99;
+
+	c.chunks_sent = 4;	/* all kept: nothing lost */
+	c.records_sent = 40;
+	CHECK(guest_link_reconnect_loss(&k, &c, &chunks) == 0 && chunks == 0);
+	c.chunks_sent = 6;	/* two sub-buffers of 25 records never processed */
+	c.records_sent = 65;
+	CHECK(guest_link_reconnect_loss(&k, &c, &chunks) == 25 && chunks == 2);
+	CHECK(k.chunks == 6 && k.records == 65);
+	CHECK(guest_link_reconnect_loss(&k, &c, &chunks) == 0 && chunks == 0);
+	c.chunks_sent = 1;	/* a cursor below what was kept: a lie, no loss */
+	c.records_sent = 10;
+	CHECK(guest_link_reconnect_loss(&k, &c, &chunks) == 0 && chunks == 0);
+	CHECK(k.chunks == 6 && k.records == 65);
+	c.chunks_sent = 6;	/* records without a sub-buffer more: records only */
+	c.records_sent = 70;
+	CHECK(guest_link_reconnect_loss(&k, &c, &chunks) == 5 && chunks == 0);
+}
+
 int main(void)
 {
 	test_valid();
 	test_every_byte();
 	test_rules();
 	test_origin();
+	test_reconnect_loss();
 	if (failures) {
 		fprintf(stderr, "test_guest_link: %d failures\n", failures);
 		return 1;
