@@ -13,6 +13,8 @@
 
 #include "commands.h"
 #include "device.h"
+#include "domrun.h"
+#include "domxml.h"
 #include "event_select.h"
 #include "guest_link.h"
 #include "rec_args.h"
@@ -28,7 +30,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --all) [--duration T]\n"
+	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --domain NAME... | --all)\n"
+		"                      [--duration T]\n"
 		"                      [--events LIST] [--mode discard|flight]\n"
 		"                      [--buffer-size S] [--cid CID...] [--guest-port P]\n"
 		"                      -o TRACE\n\n"
@@ -42,6 +45,9 @@ static void usage(FILE *out)
 		"an index and a summary. A live status line is shown on a terminal.\n"
 		"Read the trace with `vmscope dump TRACE`.\n\n"
 		"  --pid PID          a QEMU process to trace (repeatable, at most %d)\n"
+		"  --domain NAME      a running libvirt domain: its QEMU pid and vsock CID\n"
+		"                     from libvirt's files in %s (NAME.pid, NAME.xml);\n"
+		"                     no libvirt connection (repeatable, with --pid too)\n"
 		"  --all              every process (no filter)\n"
 		"  --duration T       stop after T (seconds; suffix s, m or h)\n"
 		"  --events LIST      only these events: comma-separated names, systems\n"
@@ -54,9 +60,37 @@ static void usage(FILE *out)
 		"  --cid CID          the vsock CID of the VM of the same-numbered --pid\n"
 		"                     (default: guest-cid= of its QEMU command line)\n"
 		"  --guest-port P     vsock port the agents connect to (default %d)\n"
-		"  -o TRACE           the trace folder to create\n\n"
-		"Not yet: --domain NAME (libvirt).\n",
-		VMSCOPE_MAX_PIDS, VMSCOPE_AGENT_PORT);
+		"  -o TRACE           the trace folder to create\n",
+		VMSCOPE_MAX_PIDS, VD_RUN_DIR, VMSCOPE_AGENT_PORT);
+}
+
+/*
+ * --domain NAME: the QEMU pid and vsock CID of a running libvirt domain
+ * from libvirt's run folder (libvirt/domrun.h). 0, or -1 after saying why.
+ */
+static int domain_pid(const char *name, int *pid, uint32_t *cid)
+{
+	char why[200];
+	pid_t p;
+	int e;
+
+	if (vd_check_name(name, why, sizeof(why))) {
+		fprintf(stderr, "vmscope record: --domain '%s': %s\n", name, why);
+		return -1;
+	}
+	e = vd_read_pid(VD_RUN_DIR, name, &p);
+	if (e) {
+		fprintf(stderr, "vmscope record: domain %s: %s\n", name,
+			e == -ENOENT ? "unknown or not running (no pid file in " VD_RUN_DIR ")"
+				     : strerror(-e));
+		return -1;
+	}
+	/* without the status XML, the CID comes from QEMU's command line */
+	if (vd_read_cid(VD_RUN_DIR, name, cid, why, sizeof(why)))
+		fprintf(stderr, "vmscope record: domain %s: no vsock CID from its XML: %s\n",
+			name, why);
+	*pid = (int)p;
+	return 0;
 }
 
 enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
@@ -83,7 +117,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_opts o = { 0 };
 	struct vmscope_version v;
 	unsigned long long ull;
-	static uint32_t cids[VMSCOPE_MAX_PIDS];
+	static uint32_t cids[VMSCOPE_MAX_PIDS], dom_cids[VMSCOPE_MAX_PIDS];
 	unsigned int ncids = 0;
 	int opt, all = 0, fd;
 
@@ -137,9 +171,16 @@ int cmd_record(int argc, char **argv)
 			o.events = optarg;
 			break;
 		case OPT_DOMAIN:
-			fprintf(stderr, "vmscope record: --domain is not supported yet: use "
-				"--pid with the domain's QEMU pid\n");
-			return EXIT_USAGE;
+			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+				fprintf(stderr, "vmscope record: at most %d --pid/--domain\n",
+					VMSCOPE_MAX_PIDS);
+				return EXIT_USAGE;
+			}
+			if (domain_pid(optarg, &o.ctl.pids[o.ctl.nr_pids],
+				       &dom_cids[o.ctl.nr_pids]))
+				return EXIT_FAILURE_RUNTIME;
+			o.ctl.nr_pids++;
+			break;
 		case OPT_CID:
 		case OPT_GPORT: {
 			char *end;
@@ -179,7 +220,7 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!o.path || (!all) == (o.ctl.nr_pids == 0)) {
-		fprintf(stderr, "vmscope record: need -o TRACE and either --pid or --all\n");
+		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -191,6 +232,8 @@ int cmd_record(int argc, char **argv)
 				e == -ESRCH ? "no such process" : strerror(-e));
 			return EXIT_FAILURE_RUNTIME;
 		}
+		if (dom_cids[i])	/* the domain's own XML says */
+			vms[i].cid = dom_cids[i];
 		if (i < ncids)
 			vms[i].cid = cids[i];
 	}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dmlog.h"
+#include "domrun.h"
 #include "sessions.h"
 
 static const char *const state_names[] = {
@@ -460,29 +461,6 @@ static struct session *slot(struct sessions *ss)
 	return &ss->s[ss->n - 1];
 }
 
-static int read_pid_file(const char *dir, const char *name, pid_t *pid)
-{
-	char path[PATH_MAX], buf[32];
-	FILE *f;
-	long v;
-	char *end;
-
-	snprintf(path, sizeof(path), "%s/%s.pid", dir, name);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	v = strtol(buf, &end, 10);
-	if (end == buf || (*end && *end != '\n') || v <= 0 || v > 0x3fffffff)
-		return -EINVAL;
-	*pid = (pid_t)v;
-	return 0;
-}
-
 /* OUTPUT/NAME/YYYYmmddTHHMMSSZ[-N], created (never an existing one). */
 static int make_trace_dir(struct session *s, const char *base)
 {
@@ -552,7 +530,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 				    "the host module records one session at a time", dom->name,
 				    o->dom.name);
 	}
-	if (!qemu && (e = read_pid_file(ss->cfg->pid_dir, dom->name, &qemu)))
+	if (!qemu && (e = vd_read_pid(ss->cfg->pid_dir, dom->name, &qemu)))
 		return vd_why(msg, msglen, -1, "%s: no QEMU pid: %s/%s.pid: %s", dom->name,
 			    ss->cfg->pid_dir, dom->name, strerror(-e));
 	if (kill(qemu, 0) && errno == ESRCH)

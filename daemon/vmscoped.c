@@ -26,6 +26,7 @@
 #include <vmscope/version.h>
 
 #include "dmlog.h"
+#include "domrun.h"
 #include "proto.h"
 #include "sessions.h"
 
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
 	static char default_output[PATH_MAX];
 	struct dm_cfg cfg = {
 		.state_dir = "/var/lib/vmscope",
-		.pid_dir = "/run/libvirt/qemu",
+		.pid_dir = VD_RUN_DIR,
 		.vmscope = VMSCOPE_BINDIR "/vmscope",
 		.stop_timeout_s = 60,
 	};

@@ -43,6 +43,13 @@ expect 2 "option not valid with 'stop'" -- sync-emitter stop --period 10ms
 expect 0 'usage: vmscope capture' -- capture --help
 expect 2 "unrecognized option '--bogus'" -- capture --bogus
 expect 0 '^  capture +raw capture' -- --help
+expect 0 '--domain NAME +a running libvirt domain' -- record --help
+expect 1 "domain vmscope-no-such-domain: unknown or not running" -- record --domain vmscope-no-such-domain -o /nonexistent/t
+expect 1 "--domain '../x': domain name" -- record --domain ../x -o /nonexistent/t
+expect 0 'usage: vmscope session list' -- session --help
+expect 2 'usage: vmscope session list' -- session frob
+expect 0 'usage: vmscope daemon status' -- daemon --help
+expect 0 'usage: vmscope hook DOMAIN OPERATION' -- hook --help
 # No module is loaded on the build machine itself.
 if [ ! -e /dev/vmscope-host ]; then
 	expect 0 'host   module: not loaded' -- version

@@ -1,4 +1,5 @@
 # vmtest-timeout: 1500
+# vmtest-quarantine: first runs: everything held but the hook wall-time bound (0.3-3 s per call under TCG); rerun with the hook's own timing
 # The libvirt path end to end, with a real libvirtd in the test host:
 # `meson install` puts vmscope, vmscoped and the hook
 # /etc/libvirt/hooks/qemu.d/vmscope in place (wrapped here to time each

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A running domain's pid and CID from libvirt's run folder: see domrun.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domrun.h"
+#include "domxml.h"
+
+int vd_read_pid(const char *run_dir, const char *name, pid_t *pid)
+{
+	char path[PATH_MAX], buf[32], *end;
+	FILE *f;
+	long v;
+
+	if (snprintf(path, sizeof(path), "%s/%s.pid", run_dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	v = strtol(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n') || v <= 0 || v > 0x3fffffff)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int vd_read_cid(const char *run_dir, const char *name, uint32_t *cid, char *why,
+		size_t whylen)
+{
+	char path[PATH_MAX];
+	struct vd_domain d;
+	size_t len;
+	char *xml;
+	FILE *f;
+	int rc;
+
+	if (snprintf(path, sizeof(path), "%s/%s.xml", run_dir, name) >= (int)sizeof(path))
+		return vd_why(why, whylen, -ENAMETOOLONG, "path too long");
+	f = fopen(path, "re");
+	if (!f)
+		return vd_why(why, whylen, -errno, "%s: %s", path, strerror(errno));
+	xml = malloc(VD_XML_MAX + 1);
+	len = xml ? fread(xml, 1, VD_XML_MAX + 1, f) : 0;
+	fclose(f);
+	if (!xml)
+		return vd_why(why, whylen, -ENOMEM, "out of memory");
+	rc = vd_parse(xml, len, &d, why, whylen);
+	free(xml);
+	/* a refused vmscope:trace does not matter here: the CID was read */
+	if (rc == VD_MALFORMED)
+		return -EINVAL;
+	*cid = d.cid;
+	return 0;
+}
