@@ -106,6 +106,11 @@ check "b (not opted in) has no session" [ -z "$(state_of b)" ]
 check "b left no folder" [ ! -e "$T/state/traces/b" ]
 check "a has a registry entry" grep -qx a "$T"/state/active/*
 
+# ---- libvirtd restarted: reconnect keeps a recording session ----
+hook a reconnect ''
+check "reconnect while recording: still recording" grep -q "a reconnect: vmscoped: a: still recording into" "$T/hook.err"
+check "reconnect while recording: no new folder" [ "$(traces a)" = 1 ]
+
 # ---- a second opted-in domain while a records: refused, said so ----
 qemu c
 hook c started ''
@@ -129,6 +134,13 @@ check "restart: the first of the pair finalized" wait_for 10 n_final a 2
 check "restart: a new one records" wait_for 10 is_state a recording
 check "restart: three folders" [ "$(traces a)" = 3 ]
 
+# ---- reconnect to a running domain not recorded: a new session ----
+hook a stopped ''
+wait_for 10 n_final a 3
+hook a reconnect ''
+check "reconnect when not recording: records" wait_for 5 is_state a recording
+check "reconnect when not recording: a fourth folder" [ "$(traces a)" = 4 ]
+
 # ---- the daemon dies (kill -9): the next one finalizes what it left ----
 rec=$(pgrep -f "$T/fake-vmscope record" | head -1)
 kill -9 "$dpid"; wait "$dpid" 2>/dev/null; dpid=
@@ -136,14 +148,14 @@ check "the recorder outlived the daemon" kill -0 "$rec"
 start_daemon
 gone() { ! kill -0 "$1" 2>/dev/null; }
 check "recovery: recorder stopped" wait_for 10 gone "$rec"
-check "recovery: all three finalized" wait_for 10 n_final a 3
+check "recovery: all four finalized" wait_for 10 n_final a 4
 check "recovery: said in the log" grep -q "a previous daemon's recorder (pid $rec) still runs" "$T/daemon.log"
 
 # ---- QEMU exits without a hook: the session ends by itself ----
 hook a started ''
 wait_for 5 is_state a recording
 kill -9 "$(cat "$T/qemu.a")"
-check "QEMU gone: finalized" wait_for 10 n_final a 4
+check "QEMU gone: finalized" wait_for 10 n_final a 5
 check "QEMU gone: said why" grep -q "a: stopping (its QEMU process exited)" "$T/daemon.log"
 
 # ---- session start/stop from the command line; merge failure kept ----
