@@ -30,25 +30,8 @@ wait_for() {
 	return 1
 }
 
-cat >"$T/fake-vmscope" <<'FAKE'
-#!/bin/bash
-echo "$*" >>"$(dirname "$0")/calls"
-case $1 in
-record)
-	out=${!#}
-	mkdir "$out" || exit 1
-	echo meta >"$out/metadata.vtf"
-	echo "vmscope record: recording to $out"
-	trap 'echo "vmscope record: 42 events, 0.1 MiB, lost 0, collector stalls 0, 1.0 s -> $out"; exit 0' TERM
-	while :; do sleep 0.1; done ;;
-merge)
-	mkdir "$4" && echo merged >"$4/merged.vtf"
-	echo "vmscope merge: $2 -> $4"
-	exit "${FAKE_MERGE_RC:-0}" ;;
-esac
-exit 2
-FAKE
-chmod +x "$T/fake-vmscope"
+# the fake lives in this test's folder: its path names this test's processes
+cp "$(dirname "$0")/fake-vmscope" "$T/fake-vmscope"
 mkdir -p "$T/libvirt" "$T/state"
 
 # qemu NAME: a fake QEMU process and its libvirt pid file
