@@ -28,8 +28,8 @@ PACKAGES=(
 	# exports: the test decodes Perfetto files with protoc and reads CTF
 	# with babeltrace2
 	protobuf-compiler babeltrace2
-	# peers measured beside vmscope in bench/
-	trace-cmd liblttng-ust-dev lttng-tools
+	# peers measured beside vmscope in bench/, and GNU time for its timings
+	trace-cmd liblttng-ust-dev lttng-tools time
 )
 
 missing=()

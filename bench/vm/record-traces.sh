@@ -6,18 +6,39 @@
 # the results folder (build/vmtests/record-traces/) for part 2,
 # bench/read-rate.sh, which times `vmscope dump` and `trace-cmd report`
 # on them on this machine (reading time means something there, not under
-# TCG).
-# Run: tests/vm/run.sh --show bench/vm/record-traces.sh   (RT_N=iterations)
+# TCG). Then the collector's memory: `vmscope record` of RT_N and of
+# RT_BIG iterations (about 1 M and 10 M events), its peak RSS (VmHWM)
+# read just before it is stopped; the target is within 20% of each other.
+# Run: tests/vm/run.sh --show bench/vm/record-traces.sh
+# (RT_N, RT_BIG: iterations; RT_BIG=0 skips the memory part)
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${RT_N:-300000}
+BIG=${RT_BIG:-3000000}
+ROUNDS="$N $N $BIG"
 
 guest_main() {
-	for i in 1 2; do
+	i=0
+	for n in $ROUNDS; do
+		i=$((i + 1))
+		[ "$n" -gt 0 ] || continue
 		wait_file "/vmtest/go-$i"
-		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$i" || fail "exitloop"
+		"$EXITLOOP" --cpuid "$n" >"/vmtest/rate-$i" || fail "exitloop"
 		touch "/vmtest/done-$i"
 	done
+}
+
+# vmscope_round I TRACE: record guest round I with vmscope; prints
+# "EVENTS PEAK-RSS-KIB"
+vmscope_round() {
+	record_start --all --events kvm --buffer-size 16M -o "$2"
+	touch "$gdir/go-$1"
+	wait_file "$gdir/done-$1"
+	hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$REC_PID/status")
+	kill -INT "$REC_PID"
+	wait "$REC_PID" || fail "vmscope record failed: $(tail -n 3 /vmtest/record.err)"
+	ev=$("$VMSCOPE" dump --summary "$2" | awk '$1 == "events" { n += $4 } END { print n + 0 }')
+	echo "$ev $hwm"
 }
 
 host_main() {
@@ -29,11 +50,7 @@ host_main() {
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
 
-	record_start --all --events kvm --buffer-size 16M -o /tmp/rt-vmscope
-	touch "$gdir/go-1"
-	wait_file "$gdir/done-1"
-	kill -INT "$REC_PID"
-	wait "$REC_PID" || fail "vmscope record failed: $(tail -n 3 /vmtest/record.err)"
+	small=$(vmscope_round 1 /tmp/rt-vmscope)
 
 	# shellcheck disable=SC2086
 	trace-cmd record -b 16384 $events -o /tmp/rt.dat >/tmp/rt-tc.out 2>&1 &
@@ -48,9 +65,19 @@ host_main() {
 	wait_file "$gdir/done-2"
 	kill -INT "$tc"
 	wait "$tc" || fail "trace-cmd record failed: $(tail -n 3 /tmp/rt-tc.out)"
-	guest_wait g1 600 || fail "guest failed"
 	cat /tmp/rt-tc.out
 	cp -r /tmp/rt-vmscope /tmp/rt.dat "$VMTEST_OUT/" || fail "copying the traces"
 	log "vmscope: $(du -sh /tmp/rt-vmscope | cut -f1); trace-cmd: $(du -sh /tmp/rt.dat | cut -f1)"
+	rm -rf /tmp/rt-vmscope /tmp/rt.dat
+	if [ "$BIG" -gt 0 ]; then
+		big=$(vmscope_round 3 /tmp/rt-big)
+		rm -rf /tmp/rt-big
+		echo "$small $big" | awk '{
+			printf "| vmscope record | events | peak RSS (VmHWM) |\n|---|---|---|\n"
+			printf "| small | %d | %d KiB |\n| large | %d | %d KiB |\n", $1, $2, $3, $4
+			printf "large / small peak RSS: %.2f (target within 20%%)\n", $4 / $2
+		}' | tee /vmtest/record-rss.txt
+	fi
+	guest_wait g1 900 || fail "guest failed"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
