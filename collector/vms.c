@@ -30,10 +30,15 @@ void vm_parse_cmdline(struct vm_desc *vm, const char *buf, size_t len)
 	const char *end = buf + len, *prev = NULL;
 
 	for (const char *a = buf; a < end; a += strlen(a) + 1) {
+		/* keyval (guest-cid=N) or, as libvirt writes -device for
+		 * QEMU >= 6, JSON ("guest-cid":N) */
 		const char *cid = strstr(a, "guest-cid=");
+		const char *jcid = strstr(a, "\"guest-cid\":");
 
 		if (cid && !vm->cid)
 			vm->cid = (uint32_t)strtoul(cid + 10, NULL, 10);
+		if (jcid && !vm->cid)
+			vm->cid = (uint32_t)strtoul(jcid + 12, NULL, 10);
 		/* -name NAME[,debug-threads=on] or -name guest=NAME,... */
 		if (prev && !strcmp(prev, "-name")) {
 			const char *n = !strncmp(a, "guest=", 6) ? a + 6 : a;

@@ -117,6 +117,10 @@ int main(void)
 	static const char a[] = "qemu-system-x86_64\0-name\0g1,debug-threads=on\0"
 		"-device\0vhost-vsock-pci,guest-cid=7\0";
 	static const char b[] = "qemu\0-name\0guest=dom-two,debug-threads=on\0";
+	/* libvirt 9 with QEMU 7: -device as JSON */
+	static const char c[] = "qemu\0-name\0guest=dom3,debug-threads=on\0-device\0"
+		"{\"driver\":\"vhost-vsock-pci\",\"id\":\"vsock0\",\"guest-cid\":42,"
+		"\"vhostfd\":\"28\",\"bus\":\"pci.0\",\"addr\":\"0x8\"}\0";
 	static struct vm_desc vm;
 	pthread_t t[2];
 
@@ -127,6 +131,10 @@ int main(void)
 	vm_parse_cmdline(&vm, b, sizeof(b) - 1);
 	CHECK(strcmp(vm.name, "dom-two") == 0);
 	CHECK(vm.cid == 0);
+	memset(&vm, 0, sizeof(vm));
+	vm_parse_cmdline(&vm, c, sizeof(c) - 1);
+	CHECK(strcmp(vm.name, "dom3") == 0);
+	CHECK(vm.cid == 42);
 
 	for (long i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, vcpu, (void *)i);

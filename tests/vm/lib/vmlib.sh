@@ -113,10 +113,13 @@ VMTEST_GUEST_CID='$_cid'
 EOJ
 	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
 	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
+	# quiet: each console byte of a nested guest is an exit to the test
+	# host's QEMU; warnings and worse still reach the console, and the
+	# kernel log check reads the whole log (dmesg) anyway.
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
 		-kernel "/boot/vmlinuz-$VMTEST_KVER" -initrd "$VMTEST_INITRD" \
-		-append "console=ttyS0 panic=-1 no_timer_check" \
+		-append "console=ttyS0 panic=-1 no_timer_check quiet" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \
