@@ -1,5 +1,15 @@
 # Helpers of the guest capture tests (tests/vm/tests/guest-*.sh source it).
 
+# Guest: wait until the agent whose stderr goes to ERRFILE has connected to
+# a receiver in the test host.
+guest_agent_wait_connected() {
+	for _ in $(seq 600); do
+		grep -q "connected to" "$1" && return 0
+		sleep 0.2
+	done
+	fail "agent did not connect: $(cat "$1")"
+}
+
 # Guest: start `vmscope agent --port PORT ARGS...` in the background (its
 # stderr in /vmtest/agent.err, its pid in $agent) and wait until it has
 # connected to a receiver in the test host.
@@ -8,11 +18,21 @@ guest_agent_start() {
 	shift
 	"$VMSCOPE" agent --port "$_port" -v "$@" 2>/vmtest/agent.err &
 	agent=$!
-	for _ in $(seq 600); do
-		grep -q "connected to" /vmtest/agent.err && return 0
-		sleep 0.2
-	done
-	fail "agent did not connect: $(cat /vmtest/agent.err)"
+	guest_agent_wait_connected /vmtest/agent.err
+}
+
+# Guest: DIR becomes a root file system with nothing in it but Debian's
+# static busybox (/bin/busybox), the static agent (/bin/vmscope-agent) and
+# the guest module's device node (/dev/vmscope-guest, same major:minor):
+# the minimal guest the static agent is for. The module must be loaded.
+guest_busybox_root() {
+	_d=$1
+	mkdir -p "$_d/bin" "$_d/dev"
+	cp /bin/busybox "$_d/bin/busybox" || fail "no /bin/busybox (busybox-static)"
+	cp "$VMTEST_BUILD/cli/vmscope-agent" "$_d/bin/vmscope-agent" || fail "no vmscope-agent"
+	IFS=: read -r _maj _min </sys/class/misc/vmscope-guest/dev ||
+		fail "no /sys/class/misc/vmscope-guest/dev"
+	mknod "$_d/dev/vmscope-guest" c "$_maj" "$_min" || fail "mknod vmscope-guest"
 }
 
 # Guest, after its workload: stop the agent (it sends what is left and

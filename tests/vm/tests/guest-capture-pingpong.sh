@@ -7,11 +7,18 @@
 # state dump (tasks incl. the agent, IRQs with names, 2 CPUs) and a sync
 # token, sync_guest records come from both CPUs; and the sched_switch
 # records of exactly those two tasks agree with the round-trip count and
-# with /proc/PID/status voluntary_ctxt_switches (within 2%).
+# with /proc/PID/status voluntary_ctxt_switches (within 2%); neither
+# sys_enter nor sys_exit was recorded (not selected).
+# Then the static agent (vmscope-agent) runs in a chroot holding nothing
+# but busybox, itself and /dev/vmscope-guest, with --syscalls, streaming
+# to a second receiver: that stream parses cleanly, its state dump has the
+# static agent, it holds sys_enter and sys_exit records and the exec of
+# the chroot's /bin/busybox.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
 PORT=5643
+PORT_STATIC=5644
 ROUNDS=2000
 RECV=$VMTEST_BUILD/tests/vm/tools/guest-recv
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
@@ -26,6 +33,20 @@ guest_main() {
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	cat /vmtest/agent.err
+
+	# The static agent where only busybox is around it, syscalls selected.
+	bb=/run/bbroot
+	guest_busybox_root "$bb"
+	chroot "$bb" /bin/busybox sh -c \
+		"exec /bin/vmscope-agent --port $PORT_STATIC --syscalls --flush-ms 50 -v" \
+		2>/vmtest/agent-static.err &
+	agent=$!
+	guest_agent_wait_connected /vmtest/agent-static.err
+	check "busybox ls in the chroot" sh -c "chroot '$bb' /bin/busybox ls -lR / >/vmtest/chroot-ls.txt"
+	sleep 0.5
+	kill -TERM "$agent"
+	wait "$agent" || fail "static agent exited with $?: $(cat /vmtest/agent-static.err)"
+	cat /vmtest/agent-static.err
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
@@ -34,6 +55,9 @@ host_main() {
 	mkdir -p /run/recv
 	"$RECV" "$PORT" /run/recv 1 >/run/recv.out 2>&1 &
 	recv=$!
+	mkdir -p /run/recv-static
+	"$RECV" "$PORT_STATIC" /run/recv-static 1 >/run/recv-static.out 2>&1 &
+	recv_static=$!
 	guest_run g1 guest_main 2 3
 	wait "$recv" || fail "receiver: $(cat /run/recv.out)"
 	cat /run/recv.out
@@ -70,7 +94,10 @@ host_main() {
 		  irq_handler_entry softirq_entry; do
 		grep -q "^[0-9]* [0-9]* $ev " "$r" || fail "no $ev record"
 	done
-	grep -q " sys_enter " "$r" && fail "sys_enter recorded though not selected"
+	for ev in sys_enter sys_exit; do
+		grep -q "^[0-9]* [0-9]* $ev " "$r" && fail "$ev recorded though not selected"
+	done
+	log "ok: no sys_enter/sys_exit without --syscalls"
 
 	# Record fields: $5 prev pid/tgid, $7 state, $9 preempt, $11 next
 	# pid/tgid. Voluntary = not preempted and not runnable (as the kernel
@@ -115,4 +142,34 @@ EOC
 		[ "$tcp" -le $((ROUNDS * 110 / 100)) ] ||
 		fail "$tcp child->parent switches for $ROUNDS round trips"
 	log "ok: sched_switch records agree with $ROUNDS round trips and /proc"
+
+	check_static_agent
+}
+
+# The static agent's run (guest_main's second part), from its receiver.
+check_static_agent() {
+	wait "$recv_static" || fail "static agent's receiver: $(cat /run/recv-static.out)"
+	cat /run/recv-static.out
+	cp /run/recv-static.out "$VMTEST_OUT/"
+	grep -q "end: clean" /run/recv-static.out || fail "static agent's stream did not end cleanly"
+	ls=$(guest_file g1 chroot-ls.txt)
+	cat "$ls"
+	# ls -lR / in the chroot: every entry of it, nothing but these
+	entries=$(awk '/^[-cdlpsb]/ { print $NF }' "$ls" | sort | tr '\n' ' ')
+	[ "$entries" = "bin busybox dev vmscope-agent vmscope-guest " ] ||
+		fail "the chroot held more or less than busybox, agent, device: $entries"
+	grep -q "^c.* vmscope-guest$" "$ls" || fail "no device node in the chroot"
+	grep -q " vmscope-agent$" /run/recv-static/tasks.txt ||
+		fail "state dump lacks the static agent"
+	rs=/run/recv-static/records.txt
+	bad=$(grep -c -E "UNDECODABLE|BAD-" "$rs")
+	[ "$bad" = 0 ] || fail "static agent: $bad undecodable records/chunks"
+	for ev in sys_enter sys_exit; do
+		n=$(awk -v e=$ev '$3 == e' "$rs" | wc -l)
+		[ "$n" -gt 0 ] || fail "no $ev record with --syscalls"
+		log "ok: static agent with --syscalls: $n $ev records"
+	done
+	grep -Eq "^[0-9]+ [0-9]+ sched_process_exec .*filename /bin/busybox$" "$rs" ||
+		fail "the exec of the chroot's busybox was not recorded"
+	log "ok: static agent in a busybox-only chroot streamed $(wc -l <"$rs") records"
 }
