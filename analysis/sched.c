@@ -171,7 +171,9 @@ static void on_guest_switch(void *ctx, uint32_t vm, const struct an_switch *sw, 
 	if (p) {
 		close_state(p, sw->ts);
 		runq_remove(s, p, prev, vm);
-		p->st = sw->prev_runnable ? AN_T_RUNNABLE : AN_T_BLOCKED;
+		/* the idle thread (tid 0) is "runnable" for the kernel, but
+		 * waits for nothing */
+		p->st = sw->prev_runnable && sw->prev_tid ? AN_T_RUNNABLE : AN_T_BLOCKED;
 		p->cpu = sw->cpu;
 		if (p->st == AN_T_RUNNABLE)
 			runq_add(s, prev, vm, sw->cpu);
