@@ -1,28 +1,36 @@
 /*
  * exit-tasks N M: in a KVM guest, as root, two named tasks that cause
  * known exits in known numbers, one after the other: "exit-io" does N
- * port writes (outb to port 0x80, the POST diagnostic port no device
- * answers in the guest: every write is an IOIO exit to QEMU) and
- * "exit-cpuid" does M CPUID instructions (each a CPUID exit handled in the
- * host kernel). Names are set with prctl(PR_SET_NAME) so that the guest's
+ * port writes (one byte to port 0x80, the POST diagnostic port: every
+ * write is an IOIO exit to QEMU) and "exit-cpuid" does M CPUID
+ * instructions (each a CPUID exit handled in the host kernel). The port
+ * writes go through /dev/port (the kernel's outb, in the task's own
+ * context): a userspace `out` after ioperm() took a general protection
+ * fault in the nested guest of the TCG test host, twice. Names are set with prctl(PR_SET_NAME) so that the guest's
  * sched_switch records carry them. Prints what each did.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/io.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static void port_writes(long n)
 {
-	/* per process: a fork does not inherit it */
-	if (ioperm(0x80, 1, 1)) {
-		perror("ioperm(0x80) (needs root)");
+	const unsigned char zero = 0;
+	int fd = open("/dev/port", O_WRONLY);
+
+	if (fd < 0) {
+		perror("/dev/port (needs root)");
 		_exit(1);
 	}
 	for (long i = 0; i < n; i++)
-		outb(0, 0x80);
+		if (pwrite(fd, &zero, 1, 0x80) != 1) {
+			perror("/dev/port: write to port 0x80");
+			_exit(1);
+		}
+	close(fd);
 }
 
 static void cpuids(long n)
