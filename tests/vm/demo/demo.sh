@@ -46,7 +46,7 @@ host_main() {
 	touch "$gdir/go"
 	wait_file "$gdir/spinning"
 	sleep 0.5
-	chrt -f 50 taskset -c 1 "$HOG" 200 >/run/hog.txt || fail "hog"
+	"$HOG" 200 vmscope-hog - 1 >/run/hog.txt || fail "hog"
 	echo "   a SCHED_FIFO task on the CPU of vCPU 0's thread: $(cat /run/hog.txt)"
 	host_record_finish demo "$qpid"
 	cat /vmtest/record.err

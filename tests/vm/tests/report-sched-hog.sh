@@ -2,12 +2,16 @@
 # vmtest-quarantine: new, not yet run; run by name
 # `vmscope report sched` finds who stalled a guest thread: the guest (1
 # vCPU) streams its events with `vmscope agent` and runs a busy task
-# "spinner" (tests/vm/tools/hog.c) for 6 s; half a second after it spins,
-# in the test host, with the vCPU thread pinned to CPU 1, a SCHED_FIFO busy
-# task (the same tool) runs on CPU 1 for 300 ms, preempting it. After
-# `vmscope record` and `vmscope merge`, the report must charge spinner's
-# stall to that host task (by its pid) within 10% of the time it says it
-# ran, and count the vCPU's preemption by it the same.
+# "spinner" (tests/vm/tools/hog.c) for 6 s, SCHED_FIFO with the guest's RT
+# throttling off, so that it is the guest thread on the vCPU whenever the
+# host takes it away (in the first runs, with the guest's kworkers and
+# agent sharing the vCPU, the host's preemption twice hit another guest
+# thread); half a second after it spins, in the test host, with the vCPU
+# thread pinned to CPU 1, a busy task (the same tool) makes itself
+# SCHED_FIFO on CPU 1 for 300 ms, preempting it. After `vmscope record`
+# and `vmscope merge`, the report must charge spinner's stall to that host
+# task (by its pid) within 10% of the time it says it ran, and count the
+# vCPU's preemption by it the same.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -22,7 +26,8 @@ guest_main() {
 	touch /vmtest/ready
 	wait_file /vmtest/go
 	guest_agent_start "$PORT" --flush-ms 50
-	"$HOG" 6000 spinner /vmtest/spinning >/vmtest/spinner.txt &
+	echo -1 >/proc/sys/kernel/sched_rt_runtime_us || fail "RT throttling off"
+	chrt -f 10 "$HOG" 6000 spinner /vmtest/spinning >/vmtest/spinner.txt &
 	spin=$!
 	wait "$spin" || fail "spinner failed"
 	guest_agent_finish
@@ -44,7 +49,7 @@ host_main() {
 	touch "$gdir/go"
 	wait_file "$gdir/spinning"
 	sleep 0.5
-	chrt -f 50 taskset -c 1 "$HOG" "$HOG_MS" >/vmtest/hog.txt ||
+	"$HOG" "$HOG_MS" vmscope-hog - 1 >/vmtest/hog.txt ||
 		fail "hog failed: $(cat /vmtest/hog.txt)"
 	cat /vmtest/hog.txt
 	hog_pid=$(sed -n 's/^hog pid \([0-9]*\) ran [0-9]* ns$/\1/p' /vmtest/hog.txt)

@@ -1,15 +1,18 @@
 /*
- * hog MS [NAME [FILE]]: a task busy for a known time: busy-loops for MS
- * milliseconds of CLOCK_MONOTONIC, named NAME (default "vmscope-hog",
- * with prctl; the first switch to it may still carry the name it was
- * exec'ed with), creates FILE once it spins (so that a test knows it
- * runs), and prints its pid and how long it ran in ns. Started in the test
- * host with chrt -f and taskset on a vCPU thread's CPU, it preempts that
- * thread for that long; in a guest it is the busy guest thread
- * (report-sched-hog).
+ * hog MS [NAME [FILE [CPU]]]: a task busy for a known time: busy-loops for
+ * MS milliseconds of CLOCK_MONOTONIC, named NAME (default "vmscope-hog",
+ * with prctl), creates FILE once it spins (so that a test knows it runs;
+ * "-": none), and prints its pid and how long it ran in ns. With CPU it
+ * first makes itself SCHED_FIFO 50 and moves to that CPU, so that, once
+ * loaded, it takes a vCPU thread's CPU for that long in one piece
+ * (`chrt`/`taskset` in front would take it in pieces while the next
+ * program is exec'ed from the test host's 9p root). In a guest it is the
+ * busy guest thread (report-sched-hog).
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -27,14 +30,26 @@ int main(int argc, char **argv)
 {
 	long long start, end, ms;
 
-	if (argc < 2 || argc > 4 || (ms = atoll(argv[1])) <= 0) {
-		fprintf(stderr, "usage: hog MS [NAME [FILE]]\n");
+	if (argc < 2 || argc > 5 || (ms = atoll(argv[1])) <= 0) {
+		fprintf(stderr, "usage: hog MS [NAME [FILE [CPU]]]\n");
 		return 2;
 	}
 	if (prctl(PR_SET_NAME, argc >= 3 ? argv[2] : "vmscope-hog", 0, 0, 0))
 		perror("prctl");
+	if (argc == 5) {
+		struct sched_param sp = { .sched_priority = 50 };
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[4]), &set);
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) ||
+		    sched_setaffinity(0, sizeof(set), &set)) {
+			perror("SCHED_FIFO on the CPU");
+			return 1;
+		}
+	}
 	start = now_ns();
-	if (argc == 4) {
+	if (argc >= 4 && strcmp(argv[3], "-")) {
 		int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		if (fd < 0) {
