@@ -21,7 +21,8 @@
 # kvm_exit keeps its fields and origin context.
 #
 # Both: usage errors, a non-merged input, a torn merged stream (nothing
-# written, no temporary left), refusing to overwrite, --force.
+# written, no temporary left), refusing to overwrite, --force; an export
+# killed while writing leaves nothing under the asked name.
 # Usage: export-test.sh PATH-TO-vmscope PATH-TO-test_merge PATH-TO-perfetto_subset.proto
 set -u
 exe=$1 writer=$2 proto=$3
@@ -172,6 +173,36 @@ expect 1 'does not end clean' -- export --ctf "$dir/torn.merged" -o "$dir/torn.c
 [ -e "$dir/torn.pf" ] || [ -e "$dir/torn.ctf" ] && fail "output left for a broken input"
 leftover=$(find "$dir" -name '.*.partial-*' | head -3)
 [ -z "$leftover" ] && ok "no temporary outputs left" || fail "temporary outputs left: $leftover"
+
+# ---- killed while writing: nothing under the asked name ----
+mkdir "$dir/kill"
+"$exe" export --perfetto "$m" -o "$dir/kill/k.pftrace" >/dev/null 2>&1 &
+pid=$!
+partial=
+for _ in $(seq 400); do	# the temporary file appears, then the export is killed
+	partial=$(find "$dir/kill" -name '.k.pftrace.partial-*' | head -1)
+	[ -n "$partial" ] && break
+	if [ -e "$dir/kill/k.pftrace" ] && kill -0 $pid 2>/dev/null; then
+		fail "the output is under the asked name while the export still writes"
+		partial=none
+		break
+	fi
+	sleep 0.005
+done
+if [ "$partial" = none ]; then
+	kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+elif [ -n "$partial" ] && kill -KILL $pid 2>/dev/null; then
+	wait $pid 2>/dev/null
+	if [ -e "$dir/kill/k.pftrace" ]; then
+		fail "a killed export left its output under the asked name"
+	else
+		ok "killed while writing: only $(basename "$partial") left, nothing under the asked name"
+	fi
+	rm -f "$dir"/kill/.k.pftrace.partial-*
+else
+	wait $pid
+	echo "skip: the export ended before it could be killed"
+fi
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
