@@ -1,5 +1,4 @@
 # vmtest-timeout: 900
-# vmtest-quarantine: new, not yet passed (its tool's userspace port writes faulted in the nested guest; now through /dev/port); run by name
 # `vmscope report exits --by task` attributes exits to the guest tasks that
 # caused them: in the test host, `vmscope record --pid QEMU` while the guest
 # (1 vCPU) streams its events with `vmscope agent` and runs exit-tasks
