@@ -81,7 +81,7 @@ median() {	# median of the numbers on stdin
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
-	FTRACE_EVENTS=$("$VMSCOPE" list | awk '$2 ~ /^kvm:/ { printf "-e %s ", $2 }')
+	FTRACE_EVENTS=$("$VMSCOPE" list | awk '{ for (i = 2; i <= 3; i++) if ($i ~ /^kvm:kvm_/) printf "-e %s ", $i }')
 	[ -n "$FTRACE_EVENTS" ] || fail "no kvm events in vmscope list"
 	log "ftrace events: $FTRACE_EVENTS"
 	mount -t tmpfs -o size=1500m tmpfs /tmp || fail "tmpfs on /tmp"

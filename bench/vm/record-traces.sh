@@ -14,25 +14,29 @@
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${RT_N:-300000}
-BIG=${RT_BIG:-3000000}
-ROUNDS="$N $N $BIG"
+BIG=${RT_BIG:-5000000}
 
+# The guest does not see the test host's RT_* (only job.env's VMTEST_*):
+# the host writes each round's size next to its go file.
 guest_main() {
-	i=0
-	for n in $ROUNDS; do
-		i=$((i + 1))
-		[ "$n" -gt 0 ] || continue
+	for i in 1 2 3; do
 		wait_file "/vmtest/go-$i"
-		"$EXITLOOP" --cpuid "$n" >"/vmtest/rate-$i" || fail "exitloop"
+		n=$(cat "/vmtest/n-$i")
+		[ "$n" -gt 0 ] && { "$EXITLOOP" --cpuid "$n" >"/vmtest/rate-$i" || fail "exitloop"; }
 		touch "/vmtest/done-$i"
 	done
 }
 
-# vmscope_round I TRACE: record guest round I with vmscope; prints
+go_round() {	# go_round I N: start guest round I of N iterations
+	echo "$2" >"$gdir/n-$1"
+	touch "$gdir/go-$1"
+}
+
+# vmscope_round I TRACE N: record guest round I (N iterations); prints
 # "EVENTS PEAK-RSS-KIB"
 vmscope_round() {
 	record_start --all --events kvm --buffer-size 16M -o "$2"
-	touch "$gdir/go-$1"
+	go_round "$1" "$3"
 	wait_file "$gdir/done-$1"
 	hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$REC_PID/status")
 	kill -INT "$REC_PID"
@@ -44,13 +48,13 @@ vmscope_round() {
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
-	events=$("$VMSCOPE" list | awk '$2 ~ /^kvm:/ { printf "-e %s ", $2 }')
+	events=$("$VMSCOPE" list | awk '{ for (i = 2; i <= 3; i++) if ($i ~ /^kvm:kvm_/) printf "-e %s ", $i }')
 	[ -n "$events" ] || fail "no kvm events in vmscope list"
 	mount -t tmpfs -o size=2000m tmpfs /tmp || fail "tmpfs on /tmp"
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
 
-	small=$(vmscope_round 1 /tmp/rt-vmscope)
+	small=$(vmscope_round 1 /tmp/rt-vmscope "$N")
 
 	# shellcheck disable=SC2086
 	trace-cmd record -b 16384 $events -o /tmp/rt.dat >/tmp/rt-tc.out 2>&1 &
@@ -61,7 +65,7 @@ host_main() {
 		sleep 0.1
 	done
 	sleep 1
-	touch "$gdir/go-2"
+	go_round 2 "$N"
 	wait_file "$gdir/done-2"
 	kill -INT "$tc"
 	wait "$tc" || fail "trace-cmd record failed: $(tail -n 3 /tmp/rt-tc.out)"
@@ -69,8 +73,9 @@ host_main() {
 	cp -r /tmp/rt-vmscope /tmp/rt.dat "$VMTEST_OUT/" || fail "copying the traces"
 	log "vmscope: $(du -sh /tmp/rt-vmscope | cut -f1); trace-cmd: $(du -sh /tmp/rt.dat | cut -f1)"
 	rm -rf /tmp/rt-vmscope /tmp/rt.dat
+	[ "$BIG" -gt 0 ] || go_round 3 0
 	if [ "$BIG" -gt 0 ]; then
-		big=$(vmscope_round 3 /tmp/rt-big)
+		big=$(vmscope_round 3 /tmp/rt-big "$BIG")
 		rm -rf /tmp/rt-big
 		echo "$small $big" | awk '{
 			printf "| vmscope record | events | peak RSS (VmHWM) |\n|---|---|---|\n"
