@@ -360,6 +360,16 @@ static void recorder_exited(struct sessions *ss, struct session *s, int status)
 	snprintf(path, sizeof(path), "not recorded (record status %d): %s", status,
 		 why[0] ? why : "no output");
 	cut(s->detail, sizeof(s->detail), path);
+	/* the session's folder says so too: a domain stopped or restarted
+	 * before its recorder wrote anything still ends with a summary */
+	{
+		char line[SS_DIR_MAX + 1024];
+
+		snprintf(line, sizeof(line), "%s: %s\n", s->dom.name, s->detail);
+		snprintf(path, sizeof(path), "%s/summary.txt", s->dir);
+		if (write_file(path, line))
+			dm_log("%s: cannot write %s", s->dom.name, path);
+	}
 	registry_remove(ss, s);
 	dm_log("%s: %s", s->dom.name, s->detail);
 }
