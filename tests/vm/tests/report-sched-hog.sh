@@ -1,5 +1,4 @@
 # vmtest-timeout: 900
-# vmtest-quarantine: new, not yet run; run by name
 # `vmscope report sched` finds who stalled a guest thread: the guest (1
 # vCPU) streams its events with `vmscope agent` and runs a busy task
 # "spinner" (tests/vm/tools/hog.c) for 6 s, SCHED_FIFO with the guest's RT
