@@ -8,7 +8,8 @@
 # token, sync_guest records come from both CPUs; and the sched_switch
 # records of exactly those two tasks agree with the round-trip count and
 # with /proc/PID/status voluntary_ctxt_switches (within 2%); neither
-# sys_enter nor sys_exit was recorded (not selected).
+# sys_enter nor sys_exit was recorded (not selected); `vmscope list` in
+# the guest read the guest module's descriptors, with their sides.
 # Then the static agent (vmscope-agent) runs in a chroot holding nothing
 # but busybox, itself and /dev/vmscope-guest, with --syscalls, streaming
 # to a second receiver: that stream parses cleanly, its state dump has the
@@ -26,6 +27,7 @@ PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 guest_main() {
 	guest_prepare_vsock
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	check "vmscope list" sh -c "'$VMSCOPE' list >/vmtest/list.txt"
 	guest_agent_start "$PORT" --flush-ms 50
 	check "pingpong $ROUNDS rounds on cpu 1" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
 	cp /run/pp.txt /vmtest/pp.txt
@@ -65,6 +67,15 @@ host_main() {
 	r=/run/recv/records.txt
 	grep -q "end: clean" /run/recv.out || fail "stream did not end cleanly"
 	grep -q "from cid 3:" /run/recv.out || fail "not attributed to cid 3"
+
+	# in a guest, `vmscope list` reads the guest module's descriptors
+	lst=$(guest_file g1 list.txt)
+	head -1 "$lst"
+	grep -q "^# events of the loaded vmscope_guest module" "$lst" ||
+		fail "list in the guest: $(head -1 "$lst")"
+	grep -Eq "^sys_enter +GUEST " "$lst" && grep -Eq "^kvm_exit +HOST " "$lst" &&
+		grep -Eq "^sched_switch +BOTH " "$lst" || fail "list in the guest: sides wrong"
+	log "ok: vmscope list in the guest: $(grep -c '^[a-z]' "$lst") events with their sides"
 
 	pp=$(guest_file g1 pp.txt)
 	cat "$pp"
