@@ -62,6 +62,14 @@ int agent_frame_alloc(struct agent *a);
 int agent_connect(struct agent *a);
 int agent_link_start(struct agent *a, int fd);
 int agent_send_chunk(struct agent *a, uint32_t cpu);
+/*
+ * Takes every delivered sub-buffer of every CPU from the module
+ * (GET_SUBBUF), sends it, gives it back (PUT_SUBBUF), while connected.
+ * Returns 0, or -1 on an ioctl error (fatal); a broken connection is not
+ * an error here (agent_send_chunk() closed it, the sub-buffer stays
+ * taken; the caller reconnects).
+ */
+int agent_drain(struct agent *a);
 /* At the end: ring buffer drops no chunk reported (after the last one began). */
 int agent_send_tail_loss(struct agent *a, uint32_t cpu);
 void agent_disconnect(struct agent *a);

@@ -6,6 +6,9 @@
  * bytes (a sub-buffer plus framing: the agent's memory does not grow with
  * the rate or with the time the host is away).
  *
+ * agent_drain(): the module's side of it, taking delivered sub-buffers
+ * (GET_SUBBUF), sending them, giving them back (PUT_SUBBUF).
+ *
  * Blocking sends: a slow host slows the agent, and the ring buffer in
  * front of it absorbs the difference (or drops and counts, discard mode).
  * A failed send closes the connection; the sub-buffer it carried stays
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -201,4 +205,36 @@ int agent_send_tail_loss(struct agent *a, uint32_t cpu)
 	l.events = c->lost_total - c->lost_before;
 	l.detail = "ring buffer drops after the last sub-buffer began";
 	return send_msg(a, TF_FRAME_LOSS, &l.base);
+}
+
+int agent_drain(struct agent *a)
+{
+	for (uint32_t cpu = 0; cpu < a->cfg.nr_cpu_ids; cpu++) {
+		struct agent_cpu *c = &a->cpus[cpu];
+
+		if (!c->map)
+			continue;
+		while (a->sock >= 0) {
+			if (!c->holding) {
+				memset(&c->req, 0, sizeof(c->req));
+				c->req.cpu = cpu;
+				if (ioctl(a->dev, VMSCOPE_IOC_GET_SUBBUF, &c->req) < 0) {
+					if (errno == EAGAIN)
+						break;
+					perror("vmscope agent: GET_SUBBUF");
+					return -1;
+				}
+				c->holding = 1;
+				c->lost_total = c->req.lost_total;
+			}
+			if (agent_send_chunk(a, cpu))
+				break;	/* disconnected; still holding it */
+			c->holding = 0;
+			if (ioctl(a->dev, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
+				perror("vmscope agent: PUT_SUBBUF");
+				return -1;
+			}
+		}
+	}
+	return 0;
 }

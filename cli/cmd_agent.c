@@ -120,43 +120,6 @@ static int map_buffers(struct agent *a)
 	return 0;
 }
 
-/*
- * Sends every delivered sub-buffer of every CPU while connected. Returns
- * 0, or -1 on an ioctl error (fatal); a broken connection is not an error
- * here (agent_send_chunk() closed it; the caller reconnects).
- */
-static int drain(struct agent *a)
-{
-	for (uint32_t cpu = 0; cpu < a->cfg.nr_cpu_ids; cpu++) {
-		struct agent_cpu *c = &a->cpus[cpu];
-
-		if (!c->map)
-			continue;
-		while (a->sock >= 0) {
-			if (!c->holding) {
-				memset(&c->req, 0, sizeof(c->req));
-				c->req.cpu = cpu;
-				if (ioctl(a->dev, VMSCOPE_IOC_GET_SUBBUF, &c->req) < 0) {
-					if (errno == EAGAIN)
-						break;
-					perror("vmscope agent: GET_SUBBUF");
-					return -1;
-				}
-				c->holding = 1;
-				c->lost_total = c->req.lost_total;
-			}
-			if (agent_send_chunk(a, cpu))
-				break;	/* disconnected; still holding it */
-			c->holding = 0;
-			if (ioctl(a->dev, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
-				perror("vmscope agent: PUT_SUBBUF");
-				return -1;
-			}
-		}
-	}
-	return 0;
-}
-
 static void try_connect(struct agent *a)
 {
 	int e = agent_connect(a);
@@ -253,7 +216,7 @@ static int run(struct agent *a, const struct agent_opts *o)
 			try_connect(a);
 			next_try = t + o->retry_ms;
 		}
-		if (a->sock >= 0 && drain(a))
+		if (a->sock >= 0 && agent_drain(a))
 			return -1;
 		if (a->sock < 0) {
 			if (a->send_failures != failures_said) {
@@ -291,7 +254,7 @@ static void finish(struct agent *a)
 	if (a->sock < 0)
 		try_connect(a);
 	if (a->sock >= 0)
-		drain(a);
+		agent_drain(a);
 	for (uint32_t c = 0; c < a->cfg.nr_cpu_ids && a->sock >= 0; c++)
 		if (a->cpus[c].map && agent_send_tail_loss(a, c))
 			agent_disconnect(a);

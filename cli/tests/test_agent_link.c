@@ -6,16 +6,17 @@
  * the real ring buffer (ringbuf/rb_core.c in userspace memory, standing
  * in for the module's mapped buffers), and a reconnect in the middle.
  *
- * The guest module is faked only where agent_hello_build() asks it
- * (descriptors, task and IRQ pages): this test is linked with
- * -Wl,--wrap=ioctl, so those calls come to __wrap_ioctl() below. The take
- * and give back of sub-buffers (cmd_agent.c's drain(), GET_SUBBUF /
- * PUT_SUBBUF) and the poll loop need the device and are left to the VM
- * tests (tests/vm/tests/guest-*.sh); here the test does what drain() does,
- * on the userspace ring.
+ * The guest module is faked where the agent's code asks it: descriptors,
+ * task and IRQ pages (agent_hello_build()) and GET_SUBBUF / PUT_SUBBUF
+ * (agent_drain()), answered from the userspace rings as the module's
+ * session code answers them; this test is linked with -Wl,--wrap=ioctl,
+ * so those calls come to __wrap_ioctl() below. Left to the VM tests
+ * (tests/vm/tests/guest-*.sh): SESSION_START, mmap and the poll loop of
+ * cmd_agent.c.
  *
  * Asserted: the hello carries every descriptor, every task across three
- * pages, the IRQs, CPUs and token; every record written arrives once, in
+ * pages, the IRQs, CPUs and token; every sub-buffer taken is given back
+ * once sent, none twice; every record written arrives once, in
  * order per CPU, byte for byte, and decodes with the hello's descriptors;
  * the receiver dies with one chunk unread (received, never processed);
  * the agent's next send fails and it keeps that sub-buffer; the next
@@ -58,6 +59,49 @@
 /* ---- the module, as far as agent_hello_build() asks it ---- */
 
 int __real_ioctl(int fd, unsigned long req, ...);
+
+static struct vmscope_rb_buf rings[NR_CPUS];
+static uint8_t *ring_mem[NR_CPUS];
+static unsigned n_gets, n_puts;
+
+/* kmod-session/session.c's GET_SUBBUF, on the userspace ring */
+static int fake_get_subbuf(struct vmscope_subbuf_req *q)
+{
+	const struct vmscope_rb_subbuf_hdr *h;
+	struct vmscope_rb_subbuf_ref ref;
+	int e;
+
+	if (q->cpu >= NR_CPUS) {
+		errno = EINVAL;
+		return -1;
+	}
+	e = vmscope_rb_get_subbuf(&rings[q->cpu], &ref);
+	if (e) {
+		errno = -e;
+		return -1;
+	}
+	h = ref.ptr;
+	q->phys = ref.phys;
+	q->seq = ref.seq;
+	q->offset = (uint64_t)((const uint8_t *)ref.ptr - ring_mem[q->cpu]);
+	q->lost_before = h->lost_before;
+	q->data_size = h->data_size;
+	q->records = h->records;
+	q->lost_total = vmscope_rb_lost(&rings[q->cpu]);
+	n_gets++;
+	return 0;
+}
+
+static int fake_put_subbuf(const uint32_t *cpu)
+{
+	if (*cpu >= NR_CPUS) {
+		errno = EINVAL;
+		return -1;
+	}
+	vmscope_rb_put_subbuf(&rings[*cpu]);
+	n_puts++;
+	return 0;
+}
 
 static int fake_tasks(struct vmscope_guest_tasks_req *r)
 {
@@ -119,6 +163,10 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return fake_tasks(arg);
 	case VMSCOPE_IOC_GUEST_IRQS:
 		return fake_irqs(arg);
+	case VMSCOPE_IOC_GET_SUBBUF:
+		return fake_get_subbuf(arg);
+	case VMSCOPE_IOC_PUT_SUBBUF:
+		return fake_put_subbuf(arg);
 	}
 	errno = ENOTTY;
 	return -1;
@@ -126,7 +174,6 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 /* ---- the guest's buffers: the real ring buffer in userspace memory ---- */
 
-static struct vmscope_rb_buf rings[NR_CPUS];
 static uint32_t next_id;		/* records are numbered 0, 1, ... */
 static uint32_t written_cpu[MAX_IDS];
 
@@ -144,32 +191,6 @@ static void write_records(uint32_t cpu, unsigned n)
 					&p, sizeof(p)) == 0, "write %u", next_id);
 		written_cpu[next_id++] = cpu;
 	}
-}
-
-/* drain()'s take: the next delivered sub-buffer of @cpu, held by the agent */
-static int take(struct agent *a, uint32_t cpu)
-{
-	struct agent_cpu *c = &a->cpus[cpu];
-	struct vmscope_rb_subbuf_ref ref;
-
-	if (vmscope_rb_get_subbuf(&rings[cpu], &ref))
-		return -1;
-	memset(&c->req, 0, sizeof(c->req));
-	c->req.cpu = cpu;
-	c->req.phys = ref.phys;
-	c->req.seq = ref.seq;
-	c->req.offset = (uint64_t)((const uint8_t *)ref.ptr - c->map);
-	c->req.lost_total = vmscope_rb_lost(&rings[cpu]);
-	c->lost_total = c->req.lost_total;
-	c->holding = 1;
-	return 0;
-}
-
-/* drain()'s give back, after a successful send */
-static void give_back(struct agent *a, uint32_t cpu)
-{
-	a->cpus[cpu].holding = 0;
-	vmscope_rb_put_subbuf(&rings[cpu]);
 }
 
 /* ---- the host side: guest_link, and what a receiver keeps ---- */
@@ -316,16 +337,14 @@ static void rx_pump(struct rx *r)
 		       guest_link_error(r->gl));
 }
 
-/* One chunk of PER_CHUNK records on @cpu: written, flushed, taken, sent. */
+/* One sub-buffer of PER_CHUNK records on @cpu, then what the agent does
+ * when the module wakes it: drain. Returns whether it is still connected. */
 static int send_one(struct agent *a, uint32_t cpu)
 {
 	write_records(cpu, PER_CHUNK);
 	vmscope_rb_flush(&rings[cpu]);
-	EXPECT(take(a, cpu) == 0, "cpu %u: no sub-buffer delivered", cpu);
-	if (agent_send_chunk(a, cpu))
-		return -1;
-	give_back(a, cpu);
-	return 0;
+	EXPECT(agent_drain(a) == 0, "drain");
+	return a->sock >= 0 ? 0 : -1;
 }
 
 int main(void)
@@ -344,6 +363,7 @@ int main(void)
 		size_t bytes = vmscope_rb_mem_bytes(SB_SHIFT, NR_SHIFT, 4096);
 		void *mem = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
 
+		ring_mem[c] = mem;
 		EXPECT(mem && vmscope_rb_init(&rings[c], mem, SB_SHIFT, NR_SHIFT,
 					      VMSCOPE_RB_MODE_DISCARD, c, 4096) == 0,
 		       "ring %u", c);
@@ -374,8 +394,8 @@ int main(void)
 	rx_connect(&r, &a);
 	rx_pump(&r);
 	EXPECT(r.hellos == 2 && r.connection == 1, "connection 1 hello");
-	EXPECT(agent_send_chunk(&a, 1) == 0, "the held sub-buffer, resent");
-	give_back(&a, 1);
+	EXPECT(agent_drain(&a) == 0 && !a.cpus[1].holding && a.sock >= 0,
+	       "the held sub-buffer, resent");
 	for (int i = 0; i < 4; i++) {
 		EXPECT(send_one(&a, (uint32_t)i % NR_CPUS) == 0, "send %d after", i);
 		rx_pump(&r);
@@ -400,15 +420,14 @@ int main(void)
 	}
 	EXPECT(drops == 5, "the ring dropped %u", drops);
 	vmscope_rb_flush(&rings[0]);
-	while (take(&a, 0) == 0) {
-		EXPECT(agent_send_chunk(&a, 0) == 0, "send after drops");
-		give_back(&a, 0);
-		rx_pump(&r);
-	}
+	EXPECT(agent_drain(&a) == 0 && a.sock >= 0, "drain after the drops");
+	rx_pump(&r);
 	for (uint32_t c = 0; c < NR_CPUS; c++)
 		EXPECT(agent_send_tail_loss(&a, c) == 0, "tail loss cpu %u", c);
 	agent_disconnect(&a);
 	rx_pump(&r);
+	EXPECT(n_gets == n_puts && !a.cpus[0].holding && !a.cpus[1].holding,
+	       "%u sub-buffers taken, %u given back", n_gets, n_puts);
 	EXPECT(guest_link_at_boundary(r.gl), "connection 1 ends between frames: %s",
 	       guest_link_error(r.gl));
 
