@@ -180,7 +180,16 @@ silent_death() {
 		[ ! -f "$results/rc" ] && [ -f "$results/heartbeat" ] || return 1
 		age=$(($(date +%s) - $(stat -c %Y "$results/heartbeat")))
 		[ "$age" -ge 60 ] || return 1
-		"$repo/tests/vm/lib/check-kernel-log.sh" "$results/console.log" >/dev/null || return 1
+		if ! "$repo/tests/vm/lib/check-kernel-log.sh" "$results/console.log" >/dev/null; then
+			# The one kernel message that does not count: a CPU caught
+			# looping in the int3 handler at a live-patched site, QEMU
+			# TCG's stale translation (README.md, "Known TCG defect";
+			# seen 2026-12-01 in record-kill at rmmod, patching the
+			# sched tracepoints' static calls in __schedule).
+			grep -Eq 'RIP: 0010:(asm_)?exc_int3' "$results/console.log" || return 1
+			echo "the test host froze (no heartbeat for the last ${age}s) with a CPU looping in the int3 handler: QEMU TCG's stale-int3 defect"
+			return 0
+		fi
 		echo "the test host froze (no heartbeat for the last ${age}s) without a kernel message"
 		return 0
 	fi
