@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ex_out.h"
+#include "noreplace.h"
 
 static mode_t current_umask(void)
 {
@@ -150,9 +151,13 @@ int ex_out_commit(struct ex_out *o, char *err, size_t errlen)
 			e = fail(-c, err, errlen, "replacing (not an export's folder?)", o->final);
 	}
 	/* without --force, never replace what appeared meanwhile */
-	if (!e && renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->final,
-			    o->force ? 0 : RENAME_NOREPLACE))
-		e = fail(errno, err, errlen, "renaming the output to", o->final);
+	if (!e) {
+		int r = o->force ? (rename(o->tmp, o->final) ? -errno : 0)
+				 : ex_rename_noreplace(o->tmp, o->final);
+
+		if (r)
+			e = fail(-r, err, errlen, "renaming the output to", o->final);
+	}
 	if (e) {
 		ex_out_abort(o);
 		return e;

@@ -2,8 +2,8 @@
 /*
  * An export's output, file or folder, written under a temporary name
  * (".NAME.partial-XXXXXX" beside it) and renamed into place only when
- * complete and synced: a killed or failed export never leaves something
- * under the asked name that looks complete. An existing output is refused
+ * complete and synced (noreplace.h): a killed or failed export never
+ * leaves something under the asked name that looks complete. An existing output is refused
  * unless @force; a forced folder is replaced only when it holds nothing
  * but the files an export writes.
  */
