@@ -105,3 +105,20 @@ uint64_t an_hist_quantile(const struct an_hist *h, double q)
 	}
 	return h->max;	/* only when buckets were lost to an allocation failure */
 }
+
+void an_hist_each(const struct an_hist *h,
+		  void (*fn)(void *ctx, uint64_t lo, uint64_t width, uint64_t count), void *ctx)
+{
+	for (unsigned int g = 0; g < AH_GROUPS; g++) {
+		if (!h->group[g])
+			continue;
+		for (unsigned int i = 0; i < group_size(g); i++) {
+			uint64_t lo, width;
+
+			if (!h->group[g][i])
+				continue;
+			bucket(g, i, &lo, &width);
+			fn(ctx, lo, width, h->group[g][i]);
+		}
+	}
+}

@@ -35,4 +35,14 @@ void an_hist_add(struct an_hist *h, uint64_t v);
 /* The value at quantile @q (0 < q <= 1) as described above; 0 if empty. */
 uint64_t an_hist_quantile(const struct an_hist *h, double q);
 
+/*
+ * Call @fn for every bucket holding values, in increasing order: its
+ * lowest value, its width (every value in [lo, lo + width) lands there)
+ * and its count. Bucket edges are every integer below 128 and, above,
+ * every multiple of 2^k / 64 in [2^k, 2^(k+1)): coarser bins whose edges
+ * are among those (e.g. quarters of each power of two) get exact counts.
+ */
+void an_hist_each(const struct an_hist *h,
+		  void (*fn)(void *ctx, uint64_t lo, uint64_t width, uint64_t count), void *ctx);
+
 #endif

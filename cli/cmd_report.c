@@ -42,19 +42,6 @@ int cmd_report(int argc, char **argv)
 	return EXIT_USAGE;
 }
 
-const char *report_dur(uint64_t ns, char *buf, size_t len)
-{
-	if (ns < 10000)
-		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 10000000)
-		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
-	else if (ns < 10000000000ull)
-		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
-	return buf;
-}
-
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len)
 {
 	const struct an_task *t = an_walk_task(w, task);

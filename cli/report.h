@@ -5,13 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dur.h"
 #include "walk.h"
 
 int report_exits(int argc, char **argv);
 int report_sched(int argc, char **argv);
-
-/* A duration for a table: "812 ns", "12.3 us", "4.56 ms", "1.234 s". */
-const char *report_dur(uint64_t ns, char *buf, size_t len);
 
 /* "comm/tid" of walk task @task, or "(unknown task)" / "(other tasks)". */
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);

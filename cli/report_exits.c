@@ -1,7 +1,9 @@
 /*
  * `vmscope report exits`: VM exit latency from a merged trace
- * (analysis/exits.h), as a text table or JSON (json-c).
+ * (analysis/exits.h), as a text table or JSON (json-c), and with --svg
+ * the groups' histograms drawn (analysis/exits_svg.h).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,13 +13,16 @@
 #include <json-c/json.h>
 
 #include "commands.h"
+#include "ex_out.h"
 #include "exits.h"
+#include "exits_svg.h"
 #include "report.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
-		"                            [--sort count|total|p99|max] [--top N] MERGED\n\n"
+		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
+		"                            MERGED\n\n"
 		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
 		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
 		"split into exits handled in the host kernel, userspace exits\n"
@@ -33,10 +38,19 @@ static void usage(FILE *out)
 		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"
 		"  --top N               the N longest exits with their vCPU, reason, guest\n"
 		"                        task and guest RIP (default 10; 0: none)\n"
-		"  --json                one JSON object instead of the tables\n\n"
+		"  --json                one JSON object instead of the tables\n"
+		"  --svg FILE            also draw each group's latency histogram into FILE\n"
+		"                        (SVG, one panel per group in the table's order: per\n"
+		"                        exit reason by default; at most %d): exits per bin\n"
+		"                        (linear) over latency bins of a quarter of a power of\n"
+		"                        two (log scale, in ns..s), p50 and p99 marked; the\n"
+		"                        title says count, p50, p99 and max as the table does.\n"
+		"                        An existing FILE is refused; written under a\n"
+		"                        temporary name beside it and renamed when complete\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
-		"stream did not end cleanly (what was read is still reported); 2 on a\n"
-		"usage error.\n");
+		"stream did not end cleanly (what was read is still reported), or the\n"
+		"SVG FILE exists or could not be written; 2 on a usage error.\n",
+		AN_SVG_MAX_PANELS);
 }
 
 struct opts {
@@ -44,6 +58,7 @@ struct opts {
 	enum an_sort sort;
 	size_t top;
 	bool json;
+	const char *svg;
 };
 
 static const char *const by_names[] = { "vm", "vcpu", "reason", "task" };
@@ -106,10 +121,10 @@ static void text_vms(const struct an_walk *w)
 
 			printf("  %-5u %8d %12s %12s %12s %12s %10" PRIu64 "\n", c,
 			       an_walk_vcpu_tid(w, vm, c),
-			       report_dur(t->guest_ns, b[0], sizeof(b[0])),
-			       report_dur(t->kernel_ns, b[1], sizeof(b[1])),
-			       report_dur(t->user_ns, b[2], sizeof(b[2])),
-			       report_dur(t->halted_ns, b[3], sizeof(b[3])), t->exits);
+			       an_dur(t->guest_ns, b[0], sizeof(b[0])),
+			       an_dur(t->kernel_ns, b[1], sizeof(b[1])),
+			       an_dur(t->user_ns, b[2], sizeof(b[2])),
+			       an_dur(t->halted_ns, b[3], sizeof(b[3])), t->exits);
 		}
 	}
 }
@@ -127,19 +142,19 @@ static void text_groups(const struct an_walk *w, const struct an_exits *x, const
 
 		printf("%-4u %-24s %9" PRIu64 " %10s %5.1f%% %10s", g->vm,
 		       label(w, x, g, l, sizeof(l)), g->h.count,
-		       report_dur(g->h.sum, b[0], sizeof(b[0])), 100 * share(w, x, g),
-		       report_dur(g->h.min, b[1], sizeof(b[1])));
+		       an_dur(g->h.sum, b[0], sizeof(b[0])), 100 * share(w, x, g),
+		       an_dur(g->h.min, b[1], sizeof(b[1])));
 		for (int q = 0; q < NQ; q++)
-			printf(" %10s", report_dur(an_hist_quantile(&g->h, quantiles[q]), b[2 + q],
+			printf(" %10s", an_dur(an_hist_quantile(&g->h, quantiles[q]), b[2 + q],
 						   sizeof(b[2 + q])));
-		printf(" %10s\n", report_dur(g->h.max, b[2 + NQ], sizeof(b[2 + NQ])));
+		printf(" %10s\n", an_dur(g->h.max, b[2 + NQ], sizeof(b[2 + NQ])));
 		if (x->by == AN_BY_REASON)
 			continue;
 		printf("%-4s   ", "");
 		for (uint32_t r = 0; r < g->nr && r < 5; r++)
 			printf("%s%s %" PRIu64 " (%s)", r ? ", " : "",
 			       an_walk_reason_name(w, g->r[r].reason), g->r[r].count,
-			       report_dur(g->r[r].total_ns, b[0], sizeof(b[0])));
+			       an_dur(g->r[r].total_ns, b[0], sizeof(b[0])));
 		printf("%s\n", g->nr > 5 ? ", ..." : "");
 	}
 }
@@ -158,8 +173,8 @@ static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n
 
 		printf("%-4u %-5u %-20s %10s %10s %-24s %#18" PRIx64 " %" PRIu64 ".%09" PRIu64 "%s\n",
 		       e->vm, e->vcpu, an_walk_reason_name(w, e->reason),
-		       report_dur(e->end - e->start, b[0], sizeof(b[0])),
-		       report_dur(e->user_ns, b[1], sizeof(b[1])),
+		       an_dur(e->end - e->start, b[0], sizeof(b[0])),
+		       an_dur(e->user_ns, b[1], sizeof(b[1])),
 		       report_task(w, e->task, t, sizeof(t)), e->rip, e->start / 1000000000,
 		       e->start % 1000000000, e->halted ? " halted" : "");
 	}
@@ -174,6 +189,38 @@ static void text_counts(const struct an_walk *w)
 	       PRIu64 " entries before any exit; %" PRIu64 " losses in the trace\n",
 	       c->records, c->exits, c->unattributed, c->open_dropped, c->entries_without_exit,
 	       c->losses);
+}
+
+/* ---- SVG ---- */
+
+/* One panel per group, titled "VM n NAME: GROUP"; 0 or -errno. */
+static int svg_report(int fd, const char *path, const struct an_walk *w,
+		      const struct an_exits *x, const struct opts *o)
+{
+	struct an_svg_panel *p = calloc(x->n ? x->n : 1, sizeof(*p));
+	char (*titles)[160] = calloc(x->n ? x->n : 1, sizeof(*titles));
+	char heading[4096 + 128], l[96];
+	int e = -ENOMEM;
+
+	if (p && titles) {
+		for (size_t i = 0; i < x->n; i++) {
+			const struct an_group *g = &x->g[i];
+
+			if (x->by == AN_BY_VM)
+				snprintf(titles[i], sizeof(titles[i]), "VM %u %s", g->vm,
+					 an_walk_vm_name(w, g->vm));
+			else
+				snprintf(titles[i], sizeof(titles[i]), "VM %u %s: %s", g->vm,
+					 an_walk_vm_name(w, g->vm), label(w, x, g, l, sizeof(l)));
+			p[i] = (struct an_svg_panel){ .title = titles[i], .h = &g->h };
+		}
+		snprintf(heading, sizeof(heading), "VM exit latency by %s: %s", by_names[o->by],
+			 path);
+		e = an_exits_svg(fd, heading, p, x->n);
+	}
+	free(p);
+	free(titles);
+	return e;
 }
 
 /* ---- JSON ---- */
@@ -306,6 +353,7 @@ int report_exits(int argc, char **argv)
 		{ "by", required_argument, NULL, 'b' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 't' },
+		{ "svg", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -313,6 +361,8 @@ int report_exits(int argc, char **argv)
 	struct an_hooks h = { .exit = an_exits_add };
 	struct an_exits x;
 	struct an_walk *w;
+	struct ex_out svg;
+	char err[4200];
 	int c, k, status;
 	size_t ntop;
 
@@ -341,6 +391,9 @@ int report_exits(int argc, char **argv)
 			if (report_number("exits", "--top", optarg, &o.top))
 				return EXIT_USAGE;
 			break;
+		case 'g':
+			o.svg = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -353,14 +406,23 @@ int report_exits(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* refused before the pass, not after it */
+	if (o.svg && ex_out_file(&svg, o.svg, false, err, sizeof(err))) {
+		fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
 	if (an_exits_init(&x, o.by, o.top)) {
 		fprintf(stderr, "vmscope report exits: out of memory\n");
+		if (o.svg)
+			ex_out_abort(&svg);
 		return EXIT_FAILURE_RUNTIME;
 	}
 	h.ctx = &x;
 	status = report_walk_setup("exits", argv[optind], &w, &h, NULL, NULL);
 	if (status < 0) {
 		an_exits_free(&x);
+		if (o.svg)
+			ex_out_abort(&svg);
 		return EXIT_FAILURE_RUNTIME;
 	}
 	an_exits_sort(&x, o.sort);
@@ -372,6 +434,19 @@ int report_exits(int argc, char **argv)
 		text_groups(w, &x, &o);
 		text_top(w, &x, ntop);
 		text_counts(w);
+	}
+	if (o.svg) {
+		int e = svg_report(svg.fd, argv[optind], w, &x, &o);
+
+		if (e) {
+			fprintf(stderr, "vmscope report exits: --svg: writing %s: %s\n", o.svg,
+				strerror(-e));
+			ex_out_abort(&svg);
+			status = 1;
+		} else if (ex_out_commit(&svg, err, sizeof(err))) {
+			fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
+			status = 1;
+		}
 	}
 	if (x.oom) {
 		fprintf(stderr, "vmscope report exits: out of memory: %d exits not counted\n", x.oom);

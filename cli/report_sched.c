@@ -97,9 +97,9 @@ static void text_by(const struct an_walk *w, const struct an_by_host *by, uint64
 
 	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++)
 		printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, n, sizeof(n)),
-		       report_dur(by[i].ns, d, sizeof(d)));
+		       an_dur(by[i].ns, d, sizeof(d)));
 	if (other)
-		printf(", others %s", report_dur(other, d, sizeof(d)));
+		printf(", others %s", an_dur(other, d, sizeof(d)));
 }
 
 static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t ntop)
@@ -121,12 +121,12 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 
 			printf("  %-24s %10s %10s %10s %10s %10s %10s  ",
 			       report_task(w, idx[i], t, sizeof(t)),
-			       report_dur(k->running_ns, b[0], sizeof(b[0])),
-			       report_dur(k->runnable_ns, b[1], sizeof(b[1])),
-			       report_dur(k->blocked_ns, b[2], sizeof(b[2])),
-			       report_dur(k->stall_running_ns, b[3], sizeof(b[3])),
-			       report_dur(k->stall_runnable_ns, b[4], sizeof(b[4])),
-			       report_dur(k->exit_ns, b[5], sizeof(b[5])));
+			       an_dur(k->running_ns, b[0], sizeof(b[0])),
+			       an_dur(k->runnable_ns, b[1], sizeof(b[1])),
+			       an_dur(k->blocked_ns, b[2], sizeof(b[2])),
+			       an_dur(k->stall_running_ns, b[3], sizeof(b[3])),
+			       an_dur(k->stall_runnable_ns, b[4], sizeof(b[4])),
+			       an_dur(k->exit_ns, b[5], sizeof(b[5])));
 			text_by(w, k->by, k->by_other_ns);
 			printf("\n");
 		}
@@ -140,8 +140,8 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 				continue;
 			printf("  %-5u %8d %12s %8" PRIu64 " %12s %8" PRIu64 "  ", v,
 			       an_walk_vcpu_tid(w, vm, v),
-			       report_dur(p->preempted_ns, b[0], sizeof(b[0])), p->n_preempted,
-			       report_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked);
+			       an_dur(p->preempted_ns, b[0], sizeof(b[0])), p->n_preempted,
+			       an_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked);
 			text_by(w, p->by, p->by_other_ns);
 			printf("\n");
 		}
@@ -157,7 +157,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 
 		printf("%-4u %-5u %-24s %10s %-28s %-8u %" PRIu64 ".%09" PRIu64 "%s\n", st->vm,
 		       st->vcpu, report_task(w, st->task, t, sizeof(t)),
-		       report_dur(st->end - st->start, b[0], sizeof(b[0])),
+		       an_dur(st->end - st->start, b[0], sizeof(b[0])),
 		       host_name(w, st->host_task, h, sizeof(h)), st->host_cpu,
 		       st->start / 1000000000, st->start % 1000000000,
 		       st->preempted ? " preempted" : "");

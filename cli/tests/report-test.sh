@@ -3,7 +3,8 @@
 # --write makes (2 VMs x 3 vCPUs, three guest tasks, io/cpuid/hlt/npf exits
 # on AMD for VM 0 and their Intel codes for VM 1): text tables, --by,
 # --sort, --top, --json (parsed: group counts add up to the exits, every
-# task group lists its reasons); a truncated merged stream (report of
+# task group lists its reasons); --svg (xmllint; a panel per JSON group
+# with its count; an existing file refused); a truncated merged stream (report of
 # what was read, exit 1); a trace that is not merged; usage errors. Then
 # `report sched` on a trace where a host task preempts the vCPU thread
 # (--write-sched): stalls per thread and vCPU add up to the hog's time.
@@ -70,6 +71,47 @@ then
 else
 	echo "FAIL: --json"; cat "$out"; fails=$((fails + 1))
 fi
+
+# --svg: one panel per group of the same aggregation as --json, in its
+# order, with its count; well-formed (xmllint); an existing file refused
+# and kept; nothing (not even a temporary) left when the input is refused
+svg_check() {	# svg_check BY: report --by BY --json --svg, compared
+	rm -f "$dir/$1.svg"
+	"$exe" report exits --by "$1" --json --svg "$dir/$1.svg" "$m" >"$dir/$1.json" 2>"$out" &&
+	xmllint --noout "$dir/$1.svg" 2>>"$out" &&
+	python3 - "$dir/$1.json" "$dir/$1.svg" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[1]))
+ns = {"s": "http://www.w3.org/2000/svg"}
+panels = ET.parse(sys.argv[2]).getroot().findall("s:g[@class='panel']", ns)
+assert len(panels) == len(r["groups"]) > 0, (len(panels), len(r["groups"]))
+for p, g in zip(panels, r["groups"]):
+    assert int(p.get("data-count")) == g["count"], (p.get("data-count"), g)
+    bars = p.findall("s:rect[@class='bar']", ns)
+    assert sum(int(b.get("data-count")) for b in bars) == g["count"]
+    name = p.find("s:text[@class='name']", ns).text
+    stats = p.find("s:text[@class='stats']", ns).text
+    assert stats.startswith("%d exits, p50 " % g["count"]), stats
+    key = g.get("reason") or (g.get("task") or {}).get("comm") or ""
+    assert name.startswith("VM %d " % g["vm"]) and key in name, (name, g)
+PY
+}
+for by in reason task vm; do
+	if svg_check $by; then
+		echo "ok: --svg --by $by: a panel per group, with its count"
+	else
+		echo "FAIL: --svg --by $by"; cat "$out"; fails=$((fails + 1))
+	fi
+done
+echo keep >"$dir/kept.svg"
+expect 1 'svg: output .*kept.svg: File exists' -- report exits --svg "$dir/kept.svg" "$m"
+if [ "$(cat "$dir/kept.svg")" = keep ]; then echo "ok: existing SVG kept"
+else echo "FAIL: existing SVG replaced"; fails=$((fails + 1)); fi
+mkdir "$dir/svgout"
+expect 1 'not a merged trace' -- report exits --svg "$dir/svgout/r.svg" "$dir/in"
+if [ -z "$(ls -A "$dir/svgout")" ]; then echo "ok: nothing written for a refused input"
+else echo "FAIL: left in svgout: $(ls -A "$dir/svgout")"; fails=$((fails + 1)); fi
+expect 2 'usage: vmscope report exits' -- report exits "$m" --svg
 
 # a merged stream cut in the middle: what was read is reported, exit 1
 cp -r "$m" "$dir/cut"
