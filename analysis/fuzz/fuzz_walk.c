@@ -10,11 +10,17 @@
  * pids, names) from small sets or raw, in non-decreasing time. Asserts,
  * beyond no crash/leak/UB: the walk reads it to a clean end; the groups'
  * counts add up to the completed exits and so do the vCPUs'; every
- * group's percentiles lie within its min and max; the top-N is sorted.
+ * group's percentiles lie within its min and max; the top-N is sorted;
+ * the groups' SVG (exits_svg.h), titled with the VM's and the group's
+ * names (guest task comms by task: raw bytes in the trace, printable
+ * ASCII with markup characters after the walk), parses back with libxml2
+ * with a panel per group (up to the cap) carrying that group's count.
  * Then the sched analysis on the same trace: every thread's stall adds up
  * to what is charged to host tasks; the worst stalls are sorted.
  */
+#include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +29,14 @@
 #include "../../merge/fuzz/fuzz_input.h"
 #include "../tests/scen.h"
 #include "exits.h"
+#include "exits_svg.h"
 #include "out.h"
 #include "sched.h"
 #include "vmscope_events.h"
 #include "walk.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -34,6 +44,51 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 	(void)flag;
 	(void)f;
 	return remove(p);
+}
+
+/* The groups as SVG into @dir/s.svg, parsed back and compared. */
+static void check_svg(const char *dir, const struct an_walk *w, const struct an_exits *x)
+{
+	struct an_svg_panel *p = calloc(x->n ? x->n : 1, sizeof(*p));
+	char (*t)[128] = calloc(x->n ? x->n : 1, sizeof(*t)), path[96];
+	size_t k = 0;
+	xmlDocPtr doc;
+	int fd;
+
+	ASSERT(p && t);
+	for (size_t i = 0; i < x->n; i++) {
+		const struct an_group *g = &x->g[i];
+		const struct an_task *task = an_walk_task(w, g->task);
+
+		snprintf(t[i], sizeof(t[i]), "VM %u %s: %s", g->vm, an_walk_vm_name(w, g->vm),
+			 x->by == AN_BY_TASK ? (task ? task->comm : "(no task)") :
+			 an_walk_reason_name(w, g->reason));
+		p[i] = (struct an_svg_panel){ .title = t[i], .h = &g->h };
+	}
+	snprintf(path, sizeof(path), "%s/s.svg", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ASSERT(fd >= 0);
+	ASSERT(an_exits_svg(fd, t[0], p, x->n) == 0);
+	close(fd);
+	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	ASSERT(doc);
+	for (xmlNode *n = xmlDocGetRootElement(doc)->children; n; n = n->next) {
+		xmlChar *cls, *count;
+
+		if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "g"))
+			continue;
+		cls = xmlGetProp(n, BAD_CAST "class");
+		count = xmlGetProp(n, BAD_CAST "data-count");
+		ASSERT(cls && !strcmp((const char *)cls, "panel") && count && k < x->n);
+		ASSERT(strtoull((const char *)count, NULL, 10) == x->g[k].h.count);
+		xmlFree(cls);
+		xmlFree(count);
+		k++;
+	}
+	ASSERT(k == (x->n < AN_SVG_MAX_PANELS ? x->n : AN_SVG_MAX_PANELS));
+	xmlFreeDoc(doc);
+	free(p);
+	free(t);
 }
 
 static int32_t tid_of(struct in *in, unsigned int n_vms, unsigned int vcpus)
@@ -160,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		ASSERT(a->end - a->start >= b->end - b->start);
 	}
+	check_svg(dir, w, &x);
 	an_exits_free(&x);
 	an_walk_close(w);
 
