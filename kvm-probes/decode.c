@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "decode_conv.h"
 
 const char *vmscope_field_type_name(unsigned int type)
 {
@@ -33,17 +34,8 @@ static size_t type_size(unsigned int type)
 	}
 }
 
-/* One parsed conversion: the spec without length modifier, and its kind. */
-struct conv {
-	char flags[16];		/* "%#08" ... flags, width, precision */
-	char kind;		/* d i u x X o c s */
-};
-
-/*
- * Parses the conversion at @p (just after '%'). Returns the number of
- * characters consumed, 0 for "%%", or -1 if malformed.
- */
-static int parse_conv(const char *p, struct conv *c)
+/* See decode_conv.h. */
+int vmscope_parse_conv(const char *p, struct vmscope_conv *c)
 {
 	size_t n = 0, i = 0;
 
@@ -98,8 +90,8 @@ int vmscope_desc_check(const struct vmscope_event_desc *d, char *why, size_t why
 			p++;
 			continue;
 		}
-		struct conv c;
-		int n = parse_conv(p + 1, &c);
+		struct vmscope_conv c;
+		int n = vmscope_parse_conv(p + 1, &c);
 		if (n < 0) {
 			snprintf(why, whylen, "%s: bad conversion at '%s'", d->name, p);
 			return -1;
@@ -123,25 +115,6 @@ int vmscope_desc_check(const struct vmscope_event_desc *d, char *why, size_t why
 	return 0;
 }
 
-/* Reads an integer field, sign-extending signed types. */
-static void read_int(const struct vmscope_field_desc *f, const unsigned char *p,
-		     unsigned long long *u, long long *s)
-{
-	uint8_t v8;
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	switch (f->type) {
-	case VMSCOPE_FT_u8: memcpy(&v8, p, 1); *u = v8; *s = v8; break;
-	case VMSCOPE_FT_u16: memcpy(&v16, p, 2); *u = v16; *s = v16; break;
-	case VMSCOPE_FT_u32: memcpy(&v32, p, 4); *u = v32; *s = v32; break;
-	case VMSCOPE_FT_s32: memcpy(&v32, p, 4); *s = (int32_t)v32; *u = (unsigned long long)*s; break;
-	case VMSCOPE_FT_s64: memcpy(&v64, p, 8); *s = (int64_t)v64; *u = v64; break;
-	default: memcpy(&v64, p, 8); *u = v64; *s = (long long)v64; break;
-	}
-}
-
 /* snprintf into buf at *pos, keeping the would-be total like snprintf. */
 #define APPEND(...) do { \
 	size_t room_ = *pos < buflen ? buflen - *pos : 0; \
@@ -150,7 +123,7 @@ static void read_int(const struct vmscope_field_desc *f, const unsigned char *p,
 		*pos += (size_t)n_; \
 } while (0)
 
-static void emit_field(const struct conv *c, const struct vmscope_field_desc *f,
+static void emit_field(const struct vmscope_conv *c, const struct vmscope_field_desc *f,
 		       const unsigned char *payload, char *buf, size_t buflen, size_t *pos)
 {
 	const unsigned char *p = payload + f->offset;
@@ -164,7 +137,7 @@ static void emit_field(const struct conv *c, const struct vmscope_field_desc *f,
 	}
 	unsigned long long u;
 	long long s;
-	read_int(f, p, &u, &s);
+	vmscope_read_int(f->type, p, &u, &s);
 	snprintf(spec, sizeof(spec), "%sll%c", c->flags, c->kind);
 	if (c->kind == 'd' || c->kind == 'i')
 		APPEND(spec, s);
@@ -204,8 +177,8 @@ int vmscope_format_event(const struct vmscope_event_desc *d, const void *payload
 			p++;
 			continue;
 		}
-		struct conv c;
-		int n = parse_conv(p + 1, &c);
+		struct vmscope_conv c;
+		int n = vmscope_parse_conv(p + 1, &c);
 		emit_field(&c, &d->fields[field++], payload, buf, buflen, pos);
 		p += n;
 	}
