@@ -16,7 +16,8 @@
  *     2 a frame of any type with the bytes as payload, 3 a loss record.
  *
  * Oracle: no crash or leak (ASan), events only with a descriptor and a
- * payload at least its size, each formats; per-event counts sum to the
+ * payload at least its size, each formats, to the same text through its
+ * compiled format (format_prog.c, what `vmscope dump` uses); per-event counts sum to the
  * event count; the stream ends with a kind.
  */
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #include "crc32c.h"
 #include "decode.h"
+#include "format_prog.h"
 #include "reader.h"
 #include "vmscope_events.h"
 
@@ -82,7 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vr_item it;
 	size_t off = 0, i = 1, mlen;
 	uint32_t seq = 0;
-	char text[512];
+	char text[512], text2[512];
+	struct vmscope_fmt_prog prog;
 
 	if (size < 1)
 		return 0;
@@ -163,6 +166,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		if (!it.desc || it.size < it.desc->payload_size ||
 		    vmscope_format_event(it.desc, it.payload, it.size, text, sizeof(text)) < 0)
+			abort();
+		/* what `vmscope dump` prints with: the same text */
+		vmscope_fmt_compile(&prog, it.desc);
+		if (vmscope_fmt_run(&prog, it.payload, it.size, text2, sizeof(text2)) < 0 ||
+		    strcmp(text, text2))
 			abort();
 	}
 	const struct vr_stream_stats *st = vr_stream_stats(s);
