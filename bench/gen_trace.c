@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writes a synthetic trace for measuring readers: `gen-trace DIR N`
- * creates the trace folder DIR with the compiled-in host descriptors and
- * N records (alternating kvm_exit and kvm_entry, 1 µs apart) in 64 KiB
- * chunks across 2 host CPU files, as `vmscope record` lays them out.
+ * Writes a synthetic trace for measuring and checking readers:
+ *
+ *   gen-trace DIR N               N records, alternating kvm_exit and
+ *                                 kvm_entry with fixed payloads, 1 µs apart,
+ *                                 in 64 KiB chunks across 2 host CPU files,
+ *                                 as `vmscope record` lays them out (the
+ *                                 `vmscope dump` benchmark)
+ *   gen-trace --all-events DIR N  N records on each of the 2 host CPUs and
+ *                                 of one guest CPU (VM 0, clock scaled by
+ *                                 3/2), cycling through every compiled-in
+ *                                 event with pseudo-random field values
+ *                                 (0, 1, all ones, the sign bit, small,
+ *                                 random; strings of every length with any
+ *                                 bytes, and bytes after their NUL) and
+ *                                 irregular times: the same output on every
+ *                                 run, for `vmscope dump`'s golden test
+ *                                 (cli/tests/dump-golden-test.sh)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +29,132 @@
 
 #define CHUNK (64u << 10)
 
-int main(int argc, char **argv)
+static uint64_t rng_state;
+
+static uint64_t rng(void)	/* xorshift64: fixed seeds, same trace every run */
 {
-	static struct vr_pb_events ev;
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* An integer of @size bytes that hits the formatter's edge cases often. */
+static uint64_t pick_int(unsigned int size)
+{
+	uint64_t bits = size * 8, ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
+
+	switch (rng() % 6) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return ones;
+	case 3: return 1ull << (bits - 1);
+	case 4: return rng() % 1000;
+	default: return rng() & ones;
+	}
+}
+
+static void fill_payload(const struct vmscope_event_desc *d, uint8_t *p)
+{
+	memset(p, 0, d->payload_size);
+	for (unsigned int i = 0; i < d->nr_fields; i++) {
+		const struct vmscope_field_desc *f = &d->fields[i];
+
+		if (f->type == VMSCOPE_FT_str) {
+			unsigned int len = (unsigned int)(rng() % (f->size + 1u));
+
+			for (unsigned int k = 0; k < f->size; k++) {
+				uint8_t c = (uint8_t)(rng() % 4 ? 0x20 + rng() % 0x5f : 1 + rng() % 255);
+
+				/* past the NUL: bytes the formatter must not print */
+				p[f->offset + k] = k == len ? 0 : c;
+			}
+		} else {
+			uint64_t v = pick_int(f->size);
+
+			memcpy(p + f->offset, &v, f->size);	/* little-endian */
+		}
+	}
+}
+
+/* One stream file of @n records. */
+static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
+			unsigned long long n, bool all)
+{
 	static uint8_t recs[CHUNK];
-	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
-	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
 	struct vmscope_ev_kvm_exit ex = { .vcpu_id = 1, .exit_reason = 0x7b,
 					  .guest_rip = 0xffffffff81001234ull, .isa = 1,
 					  .reason_valid = 1 };
 	struct vmscope_ev_kvm_entry en = { .rip = 0xffffffff81001236ull, .vcpu_id = 1 };
+	unsigned long long done = 0, seq = 0;
+	uint64_t ts = 1000000;
+	struct tf_writer *w;
+
+	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+	fh.origin = o;
+	if (tf_writer_create(&w, dfd, name, NULL) ||
+	    tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base))
+		return 1;
+	while (done < n) {
+		Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+		size_t off = 0;
+		uint32_t nr = 0;
+		uint64_t begin = ts;
+
+		while (done < n && off + 8 + VMSCOPE_MAX_PAYLOAD <= CHUNK - 48) {
+			uint8_t payload[VMSCOPE_MAX_PAYLOAD];
+			unsigned int id = all ? done % VMSCOPE_NR_EVENTS :
+				done % 2 == 0 ? VMSCOPE_EV_kvm_exit : VMSCOPE_EV_kvm_entry;
+			uint16_t sz = (uint16_t)vmscope_event_descs[id].payload_size;
+			uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, sz, 0);
+
+			if (all)
+				fill_payload(&vmscope_event_descs[id], payload);
+			else
+				memcpy(payload, id == VMSCOPE_EV_kvm_exit ? (void *)&ex : (void *)&en,
+				       sz);
+			memcpy(recs + off, &h, 8);
+			memcpy(recs + off + 8, payload, sz);
+			off += 8 + ((sz + 7u) & ~7u);
+			/* all: gaps from 0 to ~4.3 s, so every digit of the time moves */
+			ts += all ? (rng() % 3 ? rng() % 100000 : rng() % (1ull << 32)) : 1000;
+			done++;
+			nr++;
+		}
+		c.origin = o;
+		c.seq = seq++;
+		c.begin_ts = begin;
+		c.end_ts = ts;
+		c.nr_records = nr;
+		c.records.data = recs;
+		c.records.len = off;
+		if (tf_writer_append_msg(w, TF_FRAME_CHUNK, &c.base))
+			return 1;
+	}
+	return tf_writer_close(w) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct vr_pb_events ev, gev;
+	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__ClockDesc gclk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	Vmscope__Trace__VmInfo vm = VMSCOPE__TRACE__VM_INFO__INIT;
+	Vmscope__Trace__VmInfo *vms[1] = { &vm };
+	bool all = argc == 4 && !strcmp(argv[1], "--all-events");
 	struct tf_writer *w;
 	unsigned long long n;
 	int dfd;
 
-	if (argc != 3 || (n = strtoull(argv[2], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: gen-trace DIR N\n");
+	if (argc != 3 + all || (n = strtoull(argv[2 + all], NULL, 10)) == 0) {
+		fprintf(stderr, "usage: gen-trace [--all-events] DIR N\n");
 		return 2;
 	}
-	if (tf_trace_create(argv[1], &dfd)) {
-		perror(argv[1]);
+	if (tf_trace_create(argv[1 + all], &dfd)) {
+		perror(argv[1 + all]);
 		return 1;
 	}
 	vr_events_to_pb(&ev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
@@ -46,6 +165,18 @@ int main(int argc, char **argv)
 	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
 	s.host_clock = &clk;
 	s.host_events = &ev.table;
+	if (all) {
+		vr_events_to_pb(&gev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+				VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "bench");
+		gclk = clk;
+		gclk.ns_mul = 3;
+		gclk.ns_div = 2;
+		vm.name = "bench-vm";
+		vm.guest_clock = &gclk;
+		vm.guest_events = &gev.table;
+		s.n_vms = 1;
+		s.vms = vms;
+	}
 	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA;
 	if (tf_writer_create(&w, dfd, TF_TRACE_METADATA, NULL) ||
 	    tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base) ||
@@ -53,48 +184,25 @@ int main(int argc, char **argv)
 		return 1;
 	for (unsigned int cpu = 0; cpu < 2; cpu++) {
 		Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
-		unsigned long long mine = n / 2 + (cpu == 0 ? n % 2 : 0), done = 0, seq = 0;
-		uint64_t ts = 1000000;
 		char name[32];
 
 		o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 		o.cpu = cpu;
-		fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
-		fh.origin = &o;
 		tf_trace_host_name(name, sizeof(name), cpu);
-		if (tf_writer_create(&w, dfd, name, NULL) ||
-		    tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base))
+		rng_state = 0x9e3779b97f4a7c15ull + cpu;
+		if (write_stream(dfd, name, &o, all ? n : n / 2 + (cpu == 0 ? n % 2 : 0), all))
 			return 1;
-		while (done < mine) {
-			Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
-			size_t off = 0;
-			uint32_t nr = 0;
-			uint64_t begin = ts;
+	}
+	if (all) {
+		Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+		char name[32];
 
-			while (done < mine && off + 8 + sizeof(ex) <= CHUNK - 48) {
-				int exit = done % 2 == 0;
-				uint16_t sz = exit ? sizeof(ex) : sizeof(en);
-				uint64_t h = VMSCOPE_RB_REC_HDR(ts, exit ? VMSCOPE_EV_kvm_exit :
-								VMSCOPE_EV_kvm_entry, sz, 0);
-
-				memcpy(recs + off, &h, 8);
-				memcpy(recs + off + 8, exit ? (void *)&ex : (void *)&en, sz);
-				off += 8 + ((sz + 7u) & ~7u);
-				ts += 1000;
-				done++;
-				nr++;
-			}
-			c.origin = &o;
-			c.seq = seq++;
-			c.begin_ts = begin;
-			c.end_ts = ts;
-			c.nr_records = nr;
-			c.records.data = recs;
-			c.records.len = off;
-			if (tf_writer_append_msg(w, TF_FRAME_CHUNK, &c.base))
-				return 1;
-		}
-		if (tf_writer_close(w))
+		o.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
+		o.vm = 0;
+		o.cpu = 1;
+		tf_trace_guest_name(name, sizeof(name), 0, 1);
+		rng_state = 0x2545f4914f6cdd1dull;
+		if (write_stream(dfd, name, &o, n, all))
 			return 1;
 	}
 	close(dfd);
