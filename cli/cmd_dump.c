@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "decode.h"
+#include "format_prog.h"
 #include "reader.h"
 
 static void usage(FILE *out)
@@ -139,6 +140,98 @@ static void print_session(const struct vr_trace *t, const char *path)
 		printf("-- no summary frame: the recording did not stop cleanly\n");
 }
 
+/*
+ * Event lines are built in one large buffer and written in big pieces,
+ * each event's text through its descriptor's compiled format: a printf
+ * per line and vmscope_format_event()'s parsing and snprintf per field were
+ * nearly all of the dump's time (bench/README.md). Other lines are rare and
+ * keep printf; the buffer is flushed before each, so the order holds.
+ */
+#define EVENT_TEXT_MAX	512	/* an event's text is cut to 511 bytes, as it always was */
+#define LINE_MAX_LEN	(20 + 1 + 9 + 1 + 48 + 1 + VMSCOPE_NAME_LEN + 2 + EVENT_TEXT_MAX + 1)
+
+struct line_out {
+	size_t len;
+	char buf[1 << 18];
+};
+
+static void out_flush(struct line_out *o)
+{
+	if (o->len)
+		fwrite(o->buf, 1, o->len, stdout);	/* errors: ferror(stdout) at the end */
+	o->len = 0;
+}
+
+/* A descriptor's compiled format and name length, made at its first event. */
+struct event_printer {
+	struct vmscope_fmt_prog prog;
+	size_t name_len;
+};
+
+static void printer_init(struct event_printer *p, const struct vmscope_event_desc *d)
+{
+	vmscope_fmt_compile(&p->prog, d);
+	p->name_len = strnlen(d->name, sizeof(d->name));
+}
+
+/* The printers of one stream's event table, one per descriptor. */
+struct printers {
+	const struct vr_events *ev;
+	struct event_printer *p;	/* [ev->n], NULL when out of memory */
+	struct event_printer spare;
+};
+
+static const struct event_printer *printer_for(struct printers *t, const struct vr_events *ev,
+					       const struct vmscope_event_desc *d)
+{
+	if (ev && t->ev != ev) {
+		free(t->p);
+		t->p = calloc(ev->n ? ev->n : 1, sizeof(*t->p));
+		t->ev = ev;
+	}
+	if (ev && t->p && d >= ev->desc && d < ev->desc + ev->n) {
+		struct event_printer *p = &t->p[d - ev->desc];
+
+		if (p->prog.desc != d)
+			printer_init(p, d);
+		return p;
+	}
+	printer_init(&t->spare, d);	/* no memory: compiled for this event alone */
+	return &t->spare;
+}
+
+/* "SECONDS.NANOSECONDS ORIGIN NAME: TEXT\n" */
+static void put_event_line(struct line_out *o, uint64_t ns, const char *org, size_t org_len,
+			   const struct event_printer *p, const struct vr_item *it)
+{
+	char *s;
+	int n;
+
+	if (sizeof(o->buf) - o->len < LINE_MAX_LEN)
+		out_flush(o);
+	s = o->buf + o->len;
+	s = vmscope_fmt_dec(s, ns / 1000000000, 1);
+	*s++ = '.';
+	s = vmscope_fmt_dec(s, ns % 1000000000, 9);
+	*s++ = ' ';
+	memcpy(s, org, org_len);
+	s += org_len;
+	*s++ = ' ';
+	memcpy(s, it->desc->name, p->name_len);
+	s += p->name_len;
+	*s++ = ':';
+	*s++ = ' ';
+	n = vmscope_fmt_run(&p->prog, it->payload, it->size, s, EVENT_TEXT_MAX);
+	/* -1 cannot happen: the reader hands out only checked descriptors
+	 * with payloads long enough */
+	size_t text = n < 0 ? 0 : n < EVENT_TEXT_MAX ? (size_t)n : EVENT_TEXT_MAX - 1;
+	if (!p->prog.fast || p->prog.may_nul)	/* a %c of 0 ends the text, as %s did */
+		text = strnlen(s, text);
+	s += text;
+	*s++ = '\n';
+	o->len = (size_t)(s - o->buf);
+}
+
 /* One stream: its events (unless summary), then its end. */
 static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals *tot)
 {
@@ -147,7 +240,10 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	const struct vr_stream_stats *st;
 	struct vr_stream *s;
 	struct vr_item it;
-	char org[48] = "", text[512];
+	static struct line_out out;
+	struct printers printers = { 0 };
+	char org[48] = "";
+	size_t org_len = 0;
 	bool started = false;
 	int e = vr_stream_open(&s, t, i);
 
@@ -161,18 +257,22 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	while (vr_stream_next(s, &it) == 1) {
 		if (!started) {	/* the header (if any) has been read by now */
 			origin_str(&st->origin, org, sizeof(org));
+			org_len = strlen(org);
 			clk = stream_clock(t, &st->origin);
 			started = true;
 		}
 		uint64_t ns = vr_clock_ns(clk, it.ts);
 
+		if (it.kind == VR_EVENT) {
+			if (!summary)
+				put_event_line(&out, ns, org, org_len,
+					       printer_for(&printers, st->events_table, it.desc),
+					       &it);
+			continue;
+		}
+		out_flush(&out);
 		switch (it.kind) {
-		case VR_EVENT:
-			if (summary)
-				break;
-			vmscope_format_event(it.desc, it.payload, it.size, text, sizeof(text));
-			printf("%" PRIu64 ".%09" PRIu64 " %s %s: %s\n", ns / 1000000000,
-			       ns % 1000000000, org, it.desc->name, text);
+		case VR_EVENT:	/* above */
 			break;
 		case VR_LOSS:
 			printf("-- %" PRIu64 ".%09" PRIu64 " %s lost %" PRIu64 " events (%s%s%s)\n",
@@ -195,6 +295,8 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 			break;
 		}
 	}
+	out_flush(&out);
+	free(printers.p);
 	if (st->events_table) {
 		char who[16];
 

@@ -135,6 +135,16 @@ static char *put_dec(char *end, unsigned long long v)
 	return end;
 }
 
+char *vmscope_fmt_dec(char *out, unsigned long long v, unsigned int min_digits)
+{
+	char digits[24], *end = digits + sizeof(digits), *d = put_dec(end, v);
+
+	while (end - d < (long)min_digits && d > digits + 4)
+		*--d = '0';
+	memcpy(out, d, (size_t)(end - d));
+	return out + (end - d);
+}
+
 /* @pre then @body, padded to the op's width as printf pads. */
 static char *put_padded(char *o, const struct vmscope_fmt_op *op, const char *pre,
 			size_t npre, const char *body, size_t nbody)

@@ -51,4 +51,11 @@ void vmscope_fmt_compile(struct vmscope_fmt_prog *p, const struct vmscope_event_
 int vmscope_fmt_run(const struct vmscope_fmt_prog *p, const void *payload, size_t len,
 		    char *buf, size_t buflen);
 
+/*
+ * Writes @v in decimal at @out, with leading zeros to at least @min_digits
+ * digits (at most 20); returns the end. No NUL. For callers that print
+ * numbers next to formatted events (`vmscope dump`'s times).
+ */
+char *vmscope_fmt_dec(char *out, unsigned long long v, unsigned int min_digits);
+
 #endif
