@@ -38,18 +38,28 @@ static size_t type_size(unsigned int type)
 int vmscope_parse_conv(const char *p, struct vmscope_conv *c)
 {
 	size_t n = 0, i = 0;
+	unsigned long width = 0, precision = 0;
 
 	c->flags[n++] = '%';
 	while (p[i] && strchr("#0- +", p[i]) && n < sizeof(c->flags) - 1)
 		c->flags[n++] = p[i++];
-	while (p[i] >= '0' && p[i] <= '9' && n < sizeof(c->flags) - 1)
+	while (p[i] >= '0' && p[i] <= '9' && n < sizeof(c->flags) - 1) {
+		width = width * 10 + (unsigned long)(p[i] - '0');
 		c->flags[n++] = p[i++];
+	}
 	if (p[i] == '.') {
 		c->flags[n++] = p[i++];
-		while (p[i] >= '0' && p[i] <= '9' && n < sizeof(c->flags) - 1)
+		while (p[i] >= '0' && p[i] <= '9' && n < sizeof(c->flags) - 1) {
+			precision = precision * 10 + (unsigned long)(p[i] - '0');
 			c->flags[n++] = p[i++];
+		}
 	}
-	if (n >= sizeof(c->flags) - 1)
+	/*
+	 * A width or precision of millions, as a damaged or hostile trace may
+	 * store, makes snprintf pad (or allocate) that much for every event.
+	 */
+	if (n >= sizeof(c->flags) - 1 || width > VMSCOPE_CONV_WIDTH_MAX ||
+	    precision > VMSCOPE_CONV_WIDTH_MAX)
 		return -1;
 	c->flags[n] = 0;
 	/* The format says how to show, the field says how wide: drop h/l/ll/z. */

@@ -18,9 +18,13 @@ struct vmscope_conv {
 	char kind;		/* d i u x X o c s */
 };
 
+/* Largest width or precision a format may give (larger: malformed). */
+#define VMSCOPE_CONV_WIDTH_MAX	255
+
 /*
  * Parses the conversion at @p (just after '%'). Returns the number of
- * characters consumed, or -1 if malformed.
+ * characters consumed, or -1 if malformed (including a width or
+ * precision above VMSCOPE_CONV_WIDTH_MAX).
  */
 int vmscope_parse_conv(const char *p, struct vmscope_conv *c);
 

@@ -115,6 +115,17 @@ static void test_bad_descriptors(void)
 	memset(d.format, 'a', sizeof(d.format));			/* unterminated */
 	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == -1, "unterminated format accepted");
 
+	/* widths that would make snprintf pad a gigabyte per event */
+	d = vmscope_event_descs[VMSCOPE_EV_kvm_cr];
+	snprintf(d.format, sizeof(d.format), "%%llx %%1000000000u %%u");
+	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == -1, "huge width accepted");
+	d = vmscope_event_descs[VMSCOPE_EV_kvm_cr];
+	snprintf(d.format, sizeof(d.format), "%%llx %%.256u %%u");
+	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == -1, "precision 256 accepted");
+	d = vmscope_event_descs[VMSCOPE_EV_kvm_cr];
+	snprintf(d.format, sizeof(d.format), "%%0255llx %%-255.255u %%u");
+	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == 0, "width 255 refused: %s", why);
+
 	d = vmscope_event_descs[VMSCOPE_EV_kvm_cr];
 	snprintf(d.format, sizeof(d.format), "100%%%% %%llx cr%%u w%%u");	/* %% is literal */
 	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == 0, "%%%% refused: %s", why);
