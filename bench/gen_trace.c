@@ -102,7 +102,8 @@ static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
 		uint32_t nr = 0;
 		uint64_t begin = ts;
 
-		while (done < n && off + 8 + VMSCOPE_MAX_PAYLOAD <= CHUNK - 48) {
+		/* the largest record of the trace must fit (kvm_exit without --all-events) */
+		while (done < n && off + 8 + (all ? VMSCOPE_MAX_PAYLOAD : sizeof(ex)) <= CHUNK - 48) {
 			uint8_t payload[VMSCOPE_MAX_PAYLOAD];
 			unsigned int id = all ? done % VMSCOPE_NR_EVENTS :
 				done % 2 == 0 ? VMSCOPE_EV_kvm_exit : VMSCOPE_EV_kvm_entry;
