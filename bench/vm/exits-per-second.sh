@@ -79,7 +79,8 @@ median() {	# median of the numbers on stdin
 }
 
 host_main() {
-	host_prepare_kvm
+	# probe-cost numbers: no extra probes held on the tracepoints (tests/vm/lib/vmlib.sh)
+	VMTEST_HOLD_TRACEPOINTS=0 host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
 	FTRACE_EVENTS=$("$VMSCOPE" list | awk '{ for (i = 2; i <= 3; i++) if ($i ~ /^kvm:kvm_/) printf "-e %s ", $i }')
 	[ -n "$FTRACE_EVENTS" ] || fail "no kvm events in vmscope list"

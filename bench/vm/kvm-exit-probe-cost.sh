@@ -27,7 +27,8 @@ guest_main() {
 }
 
 host_main() {
-	host_prepare_kvm
+	# probe-cost numbers: no extra probes held on the tracepoints (tests/vm/lib/vmlib.sh)
+	VMTEST_HOLD_TRACEPOINTS=0 host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1

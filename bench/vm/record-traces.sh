@@ -46,7 +46,8 @@ vmscope_round() {
 }
 
 host_main() {
-	host_prepare_kvm
+	# probe-cost numbers: no extra probes held on the tracepoints (tests/vm/lib/vmlib.sh)
+	VMTEST_HOLD_TRACEPOINTS=0 host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
 	events=$("$VMSCOPE" list | awk '{ for (i = 2; i <= 3; i++) if ($i ~ /^kvm:kvm_/) printf "-e %s ", $i }')
 	[ -n "$events" ] || fail "no kvm events in vmscope list"

@@ -27,6 +27,9 @@ A test file may set its own defaults for these two with header lines
 and be kept out of --all, reported as skipped, with
   # vmtest-quarantine: REASON
   --show              print host_main's output also when the test passes
+  --jobs N            run up to N tests at once, each in its own test host
+                      (default 1; VMTEST_JOBS sets the default); each test's
+                      lines are printed when it ends
   --shell             boot the test host with an interactive shell on this
                       terminal instead of running a test (Ctrl-A X quits QEMU)
   --results DIR       where results go (default build/vmtests/TEST)
@@ -45,6 +48,7 @@ show=0
 all=0
 with_quarantined=0
 results_opt=""
+jobs=${VMTEST_JOBS:-1}
 tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--expect-fail) expect_fail_opt=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
 	--show) show=1; shift ;;
+	--jobs) jobs=$2; shift 2 ;;
 	--results) results_opt=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -65,6 +70,7 @@ if [ "$shell" -eq 0 ] && [ "${#tests[@]}" -eq 0 ]; then
 	exit 2
 fi
 case "$timeout_opt" in *[!0-9]*) echo "run.sh: --timeout takes seconds" >&2; exit 2 ;; esac
+case "$jobs" in ''|*[!0-9]*|0) echo "run.sh: --jobs takes a count of 1 or more" >&2; exit 2 ;; esac
 timeout_s=${timeout_opt:-300}
 
 kver=$("$repo/scripts/kver.sh") || exit 1
@@ -186,9 +192,24 @@ silent_death() {
 			# TCG's stale translation (README.md, "Known TCG defect";
 			# seen 2026-12-01 in record-kill at rmmod, patching the
 			# sched tracepoints' static calls in __schedule).
-			grep -Eq 'RIP: 0010:(asm_)?exc_int3' "$results/console.log" || return 1
-			echo "the test host froze (no heartbeat for the last ${age}s) with a CPU looping in the int3 handler: QEMU TCG's stale-int3 defect"
-			return 0
+			if grep -Eq 'RIP: 0010:(asm_)?exc_int3' "$results/console.log"; then
+				echo "the test host froze (no heartbeat for the last ${age}s) with a CPU looping in the int3 handler: QEMU TCG's stale-int3 defect"
+				return 0
+			fi
+			# A CPU that never answered the stall detector's NMI: the
+			# last kernel line asks for its backtrace and nothing
+			# follows. A kernel bug leaves a CPU that still takes NMIs
+			# (its backtrace names the culprit); one that takes none
+			# is an emulated CPU stuck inside QEMU (seen 2026-12-01,
+			# guest-capture-pingpong: RCU stall, "Sending NMI from CPU 1
+			# to CPUs 0:" as the console's last line, then nothing).
+			local last
+			last=$(grep -av '^[[:space:]]*$' "$results/console.log" | tail -n 1)
+			if echo "$last" | grep -Eq 'Sending NMI from CPU [0-9]+ to CPUs [0-9,-]+:$'; then
+				echo "the test host froze (no heartbeat for the last ${age}s) with a CPU that never answered an NMI: an emulated CPU stuck in QEMU"
+				return 0
+			fi
+			return 1
 		fi
 		echo "the test host froze (no heartbeat for the last ${age}s) without a kernel message"
 		return 0
@@ -207,10 +228,11 @@ silent_death() {
 	return 1
 }
 
-passed=0
-failed=0
-skipped=0
-for t in "${tests[@]}"; do
+# run_one TEST: run one test (with its one retry), print its result
+# lines; returns 0 passed, 1 failed, 2 skipped.
+run_one() {
+	local t=$1 test_file name quarantine timeout_s expect_fail results start_ns retried
+	local qstatus verdict jstatus why tenths secs note
 	if [ -f "$t" ]; then
 		test_file=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
 	else
@@ -219,14 +241,12 @@ for t in "${tests[@]}"; do
 	name=$(basename "$test_file" .sh)
 	if [ ! -f "$test_file" ]; then
 		echo "FAIL $name: no such test file $test_file"
-		failed=$((failed + 1))
-		continue
+		return 1
 	fi
 	quarantine=$(sed -n 's/^# vmtest-quarantine: *//p' "$test_file" | head -n 1)
 	if [ -n "$quarantine" ] && [ "$all" -eq 1 ] && [ "$with_quarantined" -eq 0 ]; then
 		echo "SKIP $name: quarantined: $quarantine"
-		skipped=$((skipped + 1))
-		continue
+		return 2
 	fi
 	# Per-test defaults from the file's header, overridden by the options.
 	timeout_s=${timeout_opt:-$(sed -n 's/^# vmtest-timeout: *//p' "$test_file" | head -n 1)}
@@ -259,26 +279,64 @@ for t in "${tests[@]}"; do
 	if [ -n "$expect_fail" ]; then
 		if [ "$jstatus" -ne 0 ] && echo "$verdict" | grep -Eq -- "$expect_fail"; then
 			echo "PASS $name (${secs}s${note}): failed as expected: $(echo "$verdict" | grep -E -- "$expect_fail" | head -n 1)"
-			passed=$((passed + 1))
+			return 0
 		else
 			echo "FAIL $name (${secs}s${note}): expected a failure matching /$expect_fail/, got:"
 			[ "$jstatus" -eq 0 ] && echo "  (the test passed)"
 			echo "$verdict" | sed 's/^/  /'
-			failed=$((failed + 1))
+			return 1
 		fi
-		continue
 	fi
 	if [ "$jstatus" -eq 0 ]; then
 		[ "$show" -eq 0 ] || cat "$results/out"
 		echo "PASS $name (${secs}s${note})"
-		passed=$((passed + 1))
+		return 0
 	else
 		echo "FAIL $name (${secs}s${note}); results in $results"
 		echo "$verdict" | sed 's/^/  /'
 		echo "  --- last lines of host_main's output:"
 		tail -n 25 "$results/out" 2>/dev/null | sed 's/^/  | /'
-		failed=$((failed + 1))
+		return 1
 	fi
-done
+}
+
+passed=0
+failed=0
+skipped=0
+count() {	# count STATUS: add run_one's status to the totals
+	case "$1" in
+	0) passed=$((passed + 1)) ;;
+	2) skipped=$((skipped + 1)) ;;
+	*) failed=$((failed + 1)) ;;
+	esac
+}
+if [ "$jobs" -le 1 ]; then
+	for t in "${tests[@]}"; do
+		run_one "$t"
+		count $?
+	done
+else
+	# Several test hosts at once, each printing its lines when it ends.
+	# Each test has its own results folder and its own test host (own
+	# kernel, KVM and vsock), so the only thing they share is the CPUs.
+	lanes=$(mktemp -d)
+	trap 'rm -rf "$lanes"' EXIT
+	declare -A lane_of=()
+	next=0
+	running=0
+	while [ "$next" -lt "${#tests[@]}" ] || [ "$running" -gt 0 ]; do
+		while [ "$running" -lt "$jobs" ] && [ "$next" -lt "${#tests[@]}" ]; do
+			run_one "${tests[$next]}" >"$lanes/$next.out" 2>&1 &
+			lane_of[$!]=$next
+			next=$((next + 1))
+			running=$((running + 1))
+		done
+		wait -n -p done_pid
+		st=$?
+		cat "$lanes/${lane_of[$done_pid]}.out"
+		count "$st"
+		running=$((running - 1))
+	done
+fi
 echo "vm: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
