@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pb_str.h"
 #include "proto.h"
 #include "rec_args.h"
 
@@ -34,17 +35,6 @@ const char *dm_hook_name(enum dm_hook h)
 	return h > DM_HOOK_NONE && h <= DM_HOOK_RECONNECT ? hook_names[h] : "none";
 }
 
-/* A string field into a fixed buffer: -1 when it does not fit. */
-static int copy_str(char *dst, size_t cap, const char *src)
-{
-	size_t l = src ? strlen(src) : 0;
-
-	if (l >= cap)
-		return -1;
-	memcpy(dst, src ? src : "", l + 1);
-	return 0;
-}
-
 static int parse_opts(const Vmscope__Daemon__TraceOptions *o, struct vd_opts *v, char *why,
 		      size_t whylen)
 {
@@ -52,7 +42,7 @@ static int parse_opts(const Vmscope__Daemon__TraceOptions *o, struct vd_opts *v,
 
 	if (!o)
 		return 0;
-	if (copy_str(v->events, sizeof(v->events), o->events) ||
+	if (pb_str_copy(v->events, sizeof(v->events), o->events) ||
 	    vd_check_events(v->events, why, whylen))
 		return *why ? -1 : vd_why(why, whylen, -1, "events too long");
 	if (o->mode > VD_MODE_FLIGHT)
@@ -66,7 +56,7 @@ static int parse_opts(const Vmscope__Daemon__TraceOptions *o, struct vd_opts *v,
 	if (!(o->duration_s >= 0 && o->duration_s <= 366.0 * 86400))
 		return vd_why(why, whylen, -1, "duration out of range");
 	v->duration_s = o->duration_s;
-	if (copy_str(v->output, sizeof(v->output), o->output))
+	if (pb_str_copy(v->output, sizeof(v->output), o->output))
 		return vd_why(why, whylen, -1, "output too long");
 	return vd_check_output(v->output, why, whylen);
 }
@@ -76,11 +66,11 @@ static int parse_domain(const Vmscope__Daemon__Domain *d, struct dm_req *r, char
 {
 	if (!d)
 		return vd_why(why, whylen, -1, "no domain");
-	if (copy_str(r->dom.name, sizeof(r->dom.name), d->name))
+	if (pb_str_copy(r->dom.name, sizeof(r->dom.name), d->name))
 		return vd_why(why, whylen, -1, "domain name too long");
 	if (vd_check_name(r->dom.name, why, whylen))
 		return -1;
-	if (copy_str(r->dom.uuid, sizeof(r->dom.uuid), d->uuid) ||
+	if (pb_str_copy(r->dom.uuid, sizeof(r->dom.uuid), d->uuid) ||
 	    vd_check_uuid(r->dom.uuid, why, whylen))
 		return *why ? -1 : vd_why(why, whylen, -1, "uuid too long");
 	if (d->cid && (d->cid < 3 || d->cid == 0xffffffffu))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "pb_str.h"
 #include "reader_desc.h"
 
 /* Same numbers on both sides, so the mapping is the identity up to STR. */
@@ -59,17 +60,6 @@ void vr_events_to_pb(struct vr_pb_events *out, const struct vmscope_event_desc *
 	}
 }
 
-/* Copy a stored string into a fixed ABI array; -1 when it does not fit. */
-static int put_str(char *dst, size_t len, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-
-	if (n >= len)
-		return -1;
-	memcpy(dst, src ? src : "", n + 1);
-	return 0;
-}
-
 /* One stored descriptor into the ABI form; "" in why when usable. */
 static void convert(const Vmscope__Trace__EventDesc *s, struct vmscope_event_desc *d,
 		    char *why, size_t whylen)
@@ -77,13 +67,13 @@ static void convert(const Vmscope__Trace__EventDesc *s, struct vmscope_event_des
 	memset(d, 0, sizeof(*d));
 	why[0] = 0;
 	d->id = s->id;
-	if (put_str(d->name, sizeof(d->name), s->name)) {
+	if (pb_str_copy(d->name, sizeof(d->name), s->name)) {
 		snprintf(why, whylen, "name longer than %zu bytes", sizeof(d->name) - 1);
 		return;
 	}
-	if (put_str(d->system, sizeof(d->system), s->system) ||
-	    put_str(d->tracepoint, sizeof(d->tracepoint), s->tracepoint) ||
-	    put_str(d->format, sizeof(d->format), s->format)) {
+	if (pb_str_copy(d->system, sizeof(d->system), s->system) ||
+	    pb_str_copy(d->tracepoint, sizeof(d->tracepoint), s->tracepoint) ||
+	    pb_str_copy(d->format, sizeof(d->format), s->format)) {
 		snprintf(why, whylen, "%s: system, tracepoint or format too long", d->name);
 		return;
 	}
@@ -97,7 +87,7 @@ static void convert(const Vmscope__Trace__EventDesc *s, struct vmscope_event_des
 	for (size_t k = 0; k < s->n_fields; k++) {
 		const Vmscope__Trace__FieldDesc *f = s->fields[k];
 
-		if (put_str(d->fields[k].name, sizeof(d->fields[k].name), f->name) ||
+		if (pb_str_copy(d->fields[k].name, sizeof(d->fields[k].name), f->name) ||
 		    f->type < VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U8 ||
 		    f->type > VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_STR ||
 		    f->offset > 0xffff || f->size > 0xffff) {

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* pb_str_copy: what fits is copied terminated, what does not leaves dst alone. */
+#include <stdio.h>
+#include <string.h>
+
+#include "pb_str.h"
+
+static int failures;
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
+	__FILE__, __LINE__, #c); failures++; } } while (0)
+
+int main(void)
+{
+	char dst[5];
+
+	/* the longest that fits: cap - 1 characters and the terminator */
+	memset(dst, 'x', sizeof(dst));
+	CHECK(pb_str_copy(dst, sizeof(dst), "abcd") == 0);
+	CHECK(!strcmp(dst, "abcd"));
+
+	/* one more does not fit, and dst keeps what it held */
+	CHECK(pb_str_copy(dst, sizeof(dst), "abcde") == -1);
+	CHECK(!strcmp(dst, "abcd"));
+
+	CHECK(pb_str_copy(dst, sizeof(dst), "") == 0);
+	CHECK(dst[0] == '\0');
+
+	/* NULL is an absent string: "" */
+	memset(dst, 'x', sizeof(dst));
+	CHECK(pb_str_copy(dst, sizeof(dst), NULL) == 0);
+	CHECK(dst[0] == '\0');
+
+	/* no room even for the terminator */
+	CHECK(pb_str_copy(dst, 0, NULL) == -1);
+
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	else
+		printf("pb_str: ok\n");
+	return failures != 0;
+}
