@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "ctf.h"
 #include "perfetto.h"
@@ -74,12 +75,8 @@ int cmd_export(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		default:	/* 'h' and what getopt refused */
+			return args_help_or_usage(c, usage);
 		}
 	}
 	if (!fmt || !out || optind != argc - 1) {
@@ -87,8 +84,7 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
 		else if (!out)
 			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
-		usage(stderr);
-		return EXIT_USAGE;
+		return args_usage_error(usage);
 	}
 	if (fmt == 'p') {
 		struct ex_pf_stats st;

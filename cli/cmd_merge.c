@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "merge.h"
@@ -152,18 +153,12 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'S':
 			return show(optarg);
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		default:	/* 'h' and what getopt refused */
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return args_usage_error(usage);
 	if (!out && !sync_only) {
 		size_t n = strlen(argv[optind]);
 

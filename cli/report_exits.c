@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "args.h"
 #include "commands.h"
 #include "ex_out.h"
 #include "exits.h"
@@ -394,18 +395,12 @@ int report_exits(int argc, char **argv)
 		case 'g':
 			o.svg = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		default:	/* 'h' and what getopt refused */
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return args_usage_error(usage);
 	/* refused before the pass, not after it */
 	if (o.svg && ex_out_file(&svg, o.svg, false, err, sizeof(err))) {
 		fprintf(stderr, "vmscope report exits: --svg: %s\n", err);

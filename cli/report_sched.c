@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "args.h"
 #include "commands.h"
 #include "report.h"
 #include "sched.h"
@@ -317,18 +318,12 @@ int report_sched(int argc, char **argv)
 			if (report_number("sched", "--tasks", optarg, &max_tasks))
 				return EXIT_USAGE;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		default:	/* 'h' and what getopt refused */
+			return args_help_or_usage(ch, usage);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return args_usage_error(usage);
 	c.top = top;
 	status = report_walk_setup("sched", argv[optind], &w, &h, setup, &c);
 	if (status < 0)
