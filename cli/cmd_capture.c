@@ -206,7 +206,10 @@ int cmd_capture(int argc, char **argv)
 	};
 	static struct capture c;	/* large: keep it off the stack */
 	struct vmscope_session_cfg cfg = { 0 };
-	struct vmscope_probe_ctl ctl = { .flags = VMSCOPE_CTL_ENABLE };
+	/* UNTIL_CLOSE: probing ends with our fd, also when we are killed */
+	struct vmscope_probe_ctl ctl = {
+		.flags = VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_UNTIL_CLOSE,
+	};
 	struct vmscope_version v;
 	int fd;
 	const char *outpath = NULL;

@@ -828,10 +828,12 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	}
 	if (getrandom(r->session_id, sizeof(r->session_id), 0) != sizeof(r->session_id))
 		memset(r->session_id, 0x5a, sizeof(r->session_id));
-	/* Probing is module-wide and outlives a killed recorder: switch it
-	 * off before the session exists, so nothing recorded before our
-	 * filter and event selection apply (measured: 2 sched_switch records
-	 * of a previous --all selection leaked into an --events kvm trace). */
+	/* Probing is module-wide: a killed recorder's ends with its file
+	 * (VMSCOPE_CTL_UNTIL_CLOSE), but `stats --start` leaves it on. Switch
+	 * it off before the session exists, so nothing is recorded before our
+	 * filter and event selection apply (measured, before UNTIL_CLOSE: 2
+	 * sched_switch records of a killed --all recorder leaked into an
+	 * --events kvm trace). */
 	struct vmscope_probe_ctl off = { 0 };
 
 	if (hb_recording(h)) {	/* never switch off another recorder's probes */
@@ -872,7 +874,8 @@ out_oom:
 	}
 	if (open_streams(r) || start_threads(r) || rg_start(r, o->guest_port))
 		goto out;
-	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET;
+	/* UNTIL_CLOSE: if we die, closing our fd switches probing off */
+	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET | VMSCOPE_CTL_UNTIL_CLOSE;
 	if (hb_probes(h, &ctl))
 		goto out;
 	read_tsc(r);

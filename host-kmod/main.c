@@ -34,7 +34,7 @@ static long vmscope_host_ioctl(struct file *file, unsigned int cmd,
 	ret = vmscope_session_ioctl(file, cmd, (void __user *)arg);
 	if (ret != -ENOTTY)
 		return ret;
-	return vmscope_probe_ioctl(cmd, (void __user *)arg);
+	return vmscope_probe_ioctl(file, cmd, (void __user *)arg);
 }
 
 static int vmscope_host_open(struct inode *inode, struct file *file)
@@ -46,6 +46,11 @@ static int vmscope_host_open(struct inode *inode, struct file *file)
 
 static int vmscope_host_release(struct inode *inode, struct file *file)
 {
+	/*
+	 * A recorder that dies (kill -9) leaves no probing behind: probes
+	 * off first, as an orderly stop does, then its session.
+	 */
+	vmscope_probes_release(file);
 	vmscope_session_release(file);
 	return 0;
 }

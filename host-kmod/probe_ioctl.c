@@ -5,6 +5,7 @@
  * filter, per-CPU counters and the last payload of each event per CPU.
  */
 #include <linux/cpumask.h>
+#include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <vmscope/ioctl.h>
@@ -12,8 +13,11 @@
 #include "../kvm-probes/kmod/desc_ioctl.h"
 #include "probe_ioctl.h"
 
-/* Both sizes of the struct (the command encodes it); the tail stays zero. */
-static long probe_ctl(unsigned int cmd, void __user *arg)
+/*
+ * Both sizes of the struct (the command encodes it); the tail stays zero.
+ * file: the issuer, whose release ends a VMSCOPE_CTL_UNTIL_CLOSE enable.
+ */
+static long probe_ctl(struct file *file, unsigned int cmd, void __user *arg)
 {
 	struct vmscope_probe_ctl ctl = {};
 
@@ -21,7 +25,7 @@ static long probe_ctl(unsigned int cmd, void __user *arg)
 		return -EFAULT;
 	if (cmd == VMSCOPE_IOC_PROBE_CTL_V1)
 		ctl.flags &= ~VMSCOPE_CTL_EVENTS;
-	return vmscope_probes_control(&ctl);
+	return vmscope_probes_control(&ctl, file);
 }
 
 static long get_stats(void __user *arg)
@@ -111,14 +115,14 @@ out:
 	return ret;
 }
 
-long vmscope_probe_ioctl(unsigned int cmd, void __user *arg)
+long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
 	case VMSCOPE_IOC_GET_EVENT_DESC:
 		return vmscope_ioctl_get_event_desc(arg);
 	case VMSCOPE_IOC_PROBE_CTL:
 	case VMSCOPE_IOC_PROBE_CTL_V1:
-		return probe_ctl(cmd, arg);
+		return probe_ctl(file, cmd, arg);
 	case VMSCOPE_IOC_GET_STATS:
 		return get_stats(arg);
 	case VMSCOPE_IOC_GET_LAST:

@@ -3,7 +3,9 @@
 #ifndef VMSCOPE_HOST_PROBE_IOCTL_H
 #define VMSCOPE_HOST_PROBE_IOCTL_H
 
+struct file;
+
 /* Returns -ENOTTY for commands that are not about probes. */
-long vmscope_probe_ioctl(unsigned int cmd, void __user *arg);
+long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg);
 
 #endif

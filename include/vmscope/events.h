@@ -71,6 +71,12 @@ struct vmscope_event_desc_req {
 #define VMSCOPE_CTL_MEASURE	(1u << 3)
 /* only the events whose bit (1 << id) is set in vmscope_probe_ctl.events */
 #define VMSCOPE_CTL_EVENTS	(1u << 4)
+/*
+ * with VMSCOPE_CTL_ENABLE: probing lasts until the file that issued this
+ * is closed (also by the death of its process), unless another
+ * VMSCOPE_IOC_PROBE_CTL comes first; without it, probing stays on
+ */
+#define VMSCOPE_CTL_UNTIL_CLOSE	(1u << 5)
 
 #define VMSCOPE_MAX_PIDS	8
 

@@ -26,6 +26,13 @@ static DEFINE_MUTEX(vmscope_ctl_lock);
 static struct module *kvm_module;	/* non-NULL while kvm's probes are attached */
 static bool sched_attached;
 static bool want_exit_reason;	/* probing with kvm_exit details */
+/*
+ * The file whose VMSCOPE_CTL_UNTIL_CLOSE enable is in force, NULL when
+ * probing is off or persistent. Only compared, never dereferenced: it is
+ * cleared by that file's release, so no other file can reuse its address
+ * while it is set.
+ */
+static const void *ctl_owner;
 static u64 attach_count, detach_count;
 
 static void attach_one(struct vmscope_tp_probe *p, struct tracepoint *tp)
@@ -211,24 +218,13 @@ static void reset_counters(void)
 	vmscope_sync_reset();
 }
 
-int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
+/* Under vmscope_ctl_lock; ctl already checked. */
+static int control_locked(const struct vmscope_probe_ctl *ctl, u64 events,
+			  const void *owner)
 {
 	unsigned int i;
 	int ret = 0;
 
-	const u64 all = BIT_ULL(VMSCOPE_NR_EVENTS) - 1;
-	u64 events = (ctl->flags & VMSCOPE_CTL_EVENTS) ? ctl->events : all;
-
-	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
-			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE |
-			   VMSCOPE_CTL_EVENTS) ||
-	    ctl->nr_pids > VMSCOPE_MAX_PIDS || (events & ~all))
-		return -EINVAL;
-	for (i = 0; i < ctl->nr_pids; i++)
-		if (ctl->pids[i] <= 0)
-			return -EINVAL;
-
-	mutex_lock(&vmscope_ctl_lock);
 	/* Stop, let every running probe finish, then change what they read. */
 	WRITE_ONCE(vmscope_filter.enabled, false);
 	tracepoint_synchronize_unregister();
@@ -256,6 +252,43 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl)
 		}
 		WRITE_ONCE(vmscope_filter.enabled, true);
 	}
+	/* Any other control, even a persistent enable, ends the tie. */
+	ctl_owner = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
+		    (ctl->flags & VMSCOPE_CTL_UNTIL_CLOSE) ? owner : NULL;
+	return ret;
+}
+
+int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
+			   const void *owner)
+{
+	unsigned int i;
+	int ret;
+
+	const u64 all = BIT_ULL(VMSCOPE_NR_EVENTS) - 1;
+	u64 events = (ctl->flags & VMSCOPE_CTL_EVENTS) ? ctl->events : all;
+
+	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
+			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE |
+			   VMSCOPE_CTL_EVENTS | VMSCOPE_CTL_UNTIL_CLOSE) ||
+	    ctl->nr_pids > VMSCOPE_MAX_PIDS || (events & ~all))
+		return -EINVAL;
+	for (i = 0; i < ctl->nr_pids; i++)
+		if (ctl->pids[i] <= 0)
+			return -EINVAL;
+
+	mutex_lock(&vmscope_ctl_lock);
+	ret = control_locked(ctl, events, owner);
 	mutex_unlock(&vmscope_ctl_lock);
 	return ret;
+}
+
+void vmscope_probes_release(const void *owner)
+{
+	/* what an explicit disable sends: every event, no filter */
+	const struct vmscope_probe_ctl off = {};
+
+	mutex_lock(&vmscope_ctl_lock);
+	if (ctl_owner == owner)
+		control_locked(&off, BIT_ULL(VMSCOPE_NR_EVENTS) - 1, NULL);
+	mutex_unlock(&vmscope_ctl_lock);
 }

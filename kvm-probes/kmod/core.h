@@ -140,8 +140,14 @@ void vmscope_probes_exit(void);
 u64 vmscope_probes_attached(void);	/* bit per event id */
 u32 vmscope_probes_state(void);		/* VMSCOPE_STATE_* */
 void vmscope_probes_attach_counts(u64 *attach, u64 *detach);
-/* Starts/stops probing; filter as given. Process context. */
-int vmscope_probes_control(const struct vmscope_probe_ctl *ctl);
+/*
+ * Starts/stops probing; filter as given. Process context. owner: the
+ * issuing file, remembered with VMSCOPE_CTL_UNTIL_CLOSE.
+ */
+int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
+			   const void *owner);
+/* A file's release: probing off if its UNTIL_CLOSE enable is in force. */
+void vmscope_probes_release(const void *owner);
 
 /* exit_reason.c: perf counters on kvm_exit for the exit details */
 int vmscope_exit_reason_start(struct module *kvm);

@@ -3,8 +3,9 @@
 # `vmscope dump` reads every complete frame (exit 0), says the recording
 # did not stop cleanly (no summary), finds no corruption, and still decodes
 # the kvm_exit records that reached the disk; the killed recorder's session
-# is released (a new record starts at once). Then damage on purpose: a
-# stream cut mid-frame reads to a torn tail with one frame less; a byte
+# is released (a new record starts at once) and so is its probing (off,
+# kvm_exit's perf counters gone, as `vmscope stats` shows). Then damage on
+# purpose: a stream cut mid-frame reads to a torn tail with one frame less; a byte
 # flipped in the middle of a stream stops it as corrupt at that frame, with
 # only the frames before it read. And a disk that fills (a 512 KiB tmpfs):
 # record stops and exits 1 saying so; the trace reads without corruption.
@@ -41,9 +42,27 @@ host_main() {
 	rec=$REC_PID
 	touch "$gdir/go"
 	sleep 8
+	state=$("$VMSCOPE" stats | grep '^state:')
+	log "while recording: $state"
+	case "$state" in
+	"state: enabled kvm-attached"*exit-reasons) ;;
+	*) fail "record did not switch probing fully on: $state" ;;
+	esac
 	kill -9 "$rec"
 	wait "$rec" 2>/dev/null
 	log "killed: $(cat /vmtest/record.err)"
+	# its enable lasted until its file closed (VMSCOPE_CTL_UNTIL_CLOSE):
+	# probing is off and kvm_exit's perf counters, which pin kvm, are gone.
+	# The last fput runs in the dying task, before wait returns.
+	state=$("$VMSCOPE" stats | grep '^state:')
+	log "after the kill: $state"
+	case "$state" in
+	"state: disabled kvm-attached"*) ;;
+	*) fail "probing not off after the kill: $state" ;;
+	esac
+	case "$state" in
+	*exit-reasons*) fail "kvm_exit perf counters live after the kill: $state" ;;
+	esac
 	check "a new record after the kill" "$VMSCOPE" record --pid "$qpid" --duration 2 \
 		--events kvm -o "$T2"
 	"$VMSCOPE" record --pid "$qpid" --events kvm_exot -o /tmp/never 2>/vmtest/typo.err &&
