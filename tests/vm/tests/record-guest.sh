@@ -17,6 +17,13 @@
 #    protoc, has the guest's machine with its sched_switch, exit slices on
 #    the vCPU threads named by exit reason and sync flows; babeltrace2 reads
 #    the CTF export with the event counts of `vmscope dump`.
+# And, over real vsock while the recording runs, the recorder's guards on
+# its port (collector/rec_guests.c): a connection from the test host itself
+# (vsock loopback, CID 1, not a VM of the recording) is refused; a second
+# connection from the guest while its agent's is live is refused; after the
+# agent has stopped, a guest connection sending bytes that are not a stream
+# ends with "bad stream: ..." and the agent's data stays in the trace (the
+# checks above still hold on it).
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -24,6 +31,10 @@ PORT=5643
 ROUNDS=500
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 TRACE=/tmp/trace-guest
+# what the recorder says to each unwanted connection (collector/rec_guests.c)
+REFUSED_FOREIGN='refused a guest connection from cid 1: not a VM of this recording'
+REFUSED_SECOND='refused a guest connection from cid 3: its VM has a live connection'
+ENDED_BAD='guest of VM 0 (cid 3): connection ended (bad stream: frame 0: header: bad frame magic)'
 
 guest_main() {
 	guest_prepare_vsock
@@ -31,11 +42,21 @@ guest_main() {
 	touch /vmtest/ready
 	wait_file /vmtest/go
 	guest_agent_start "$PORT" --flush-ms 50
+	# a second connection while the agent's is live: the host checks that
+	# the recorder refused it (its exit status depends on when it closed)
+	"$VSOCK_XFER" send 2 "$PORT" /dev/null >/vmtest/second.out 2>&1
+	log "second connection: $(cat /vmtest/second.out)"
 	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
 	cp /run/pp.txt /vmtest/pp.txt
 	sleep 1
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	# once the host has seen the agent's connection end: one that is no
+	# stream (64 bytes of text where a frame header belongs)
+	touch /vmtest/agent-stopped
+	wait_file /vmtest/send-bad
+	printf '%063d\n' 0 >/run/bad.bin
+	check "send 64 bytes that are not a stream" "$VSOCK_XFER" send 2 "$PORT" /run/bad.bin
 	touch /vmtest/done
 	wait_file /vmtest/bye
 	check "rmmod vmscope_guest" rmmod vmscope_guest
@@ -80,6 +101,17 @@ export_checks() {
 	log "ctf: babeltrace2 counts = dump --summary ($(wc -l </tmp/bt.counts) event names)"
 }
 
+# Test host: wait up to 10 s for a line of record's stderr that holds the
+# text @1; status 1 if none came (the assertions after the recording say
+# what is missing).
+record_err_wait() {
+	for _ in $(seq 50); do
+		grep -qF "$1" /vmtest/record.err && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
@@ -92,8 +124,19 @@ host_main() {
 	rec=$REC_PID
 	grep -q "waiting for guest agents on vsock port $PORT" /vmtest/record.err ||
 		fail "record does not listen: $(cat /vmtest/record.err)"
+	# a connection from a CID that is no VM of the recording: the test
+	# host's own, over vsock loopback
+	check "modprobe vsock_loopback" modprobe vsock_loopback
+	"$VSOCK_XFER" send 1 "$PORT" /dev/null >/vmtest/foreign.out 2>&1
+	log "connection from cid 1: $(cat /vmtest/foreign.out)"
+	record_err_wait "$REFUSED_FOREIGN"
 	touch "$gdir/go"
+	wait_file "$gdir/agent-stopped"
+	record_err_wait 'guest of VM 0 (cid 3): connection ended' ||
+		fail "the agent's connection did not end: $(tail -n 3 /vmtest/record.err)"
+	touch "$gdir/send-bad"
 	wait_file "$gdir/done"
+	record_err_wait "$ENDED_BAD"
 	kill -STOP "$qpid"
 	sleep 1
 	kill -INT "$rec"
@@ -108,6 +151,12 @@ host_main() {
 	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
 	grep -q 'guest of VM 0 (cid 3): connection ended (closed by the guest)' /vmtest/record.err ||
 		fail "the guest connection did not end cleanly"
+	missing=
+	for m in "$REFUSED_FOREIGN" "$REFUSED_SECOND" "$ENDED_BAD"; do
+		grep -qF "vmscope record: $m" /vmtest/record.err || missing="$missing; '$m'"
+	done
+	[ -z "$missing" ] || fail "record's stderr lacks ${missing#; }"
+	log "record refused cid 1 and a second connection from cid 3, and ended a bad stream"
 	"$VMSCOPE" dump --summary "$TRACE" >/vmtest/summary.txt ||
 		fail "dump --summary failed: $(tail -n 5 /vmtest/summary.txt)"
 	"$VMSCOPE" dump "$TRACE" >/vmtest/dump.txt || fail "dump failed"
