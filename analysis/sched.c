@@ -200,23 +200,58 @@ static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int
 		runq_add(s, ti, vm, (uint32_t)cpu);
 }
 
+/* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */
+static void end_segment(struct an_sched_vcpu *v, uint64_t ts, int32_t next)
+{
+	if (ts > v->seg_start)
+		charge(v->cur, &v->cur_other_ns, v->seg_task, ts - v->seg_start);
+	v->seg_task = next;
+	v->seg_start = ts;
+}
+
+/* Move one off interval's charges @cur (and @other) into @by. */
+static void charge_all(struct an_by_host *by, uint64_t *by_other, const struct an_by_host *cur,
+		       uint64_t other)
+{
+	for (int i = 0; i < AN_SCHED_BY && cur[i].n; i++)
+		charge(by, by_other, cur[i].host_task, cur[i].ns);
+	*by_other += other;
+}
+
+/* The host task that had the CPU longest in this off interval. */
+static int32_t main_culprit(const struct an_sched_vcpu *v)
+{
+	int best = 0;
+
+	for (int i = 1; i < AN_SCHED_BY && v->cur[i].n; i++)
+		if (v->cur[i].ns > v->cur[best].ns)
+			best = i;
+	return v->cur[best].n ? v->cur[best].host_task : AN_TASK_UNKNOWN;
+}
+
 /* The vCPU thread of (vm, vcpu) comes back after being off since v->off_since. */
 static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sched_vcpu *v,
 		    uint64_t ts)
 {
 	uint64_t d = ts - v->off_since;
-	int32_t by = v->off_preempted ? v->off_by : AN_TASK_UNKNOWN;
+	int32_t by = AN_TASK_UNKNOWN;
 	struct an_sched_task *t = task(s, v->off_task);
 
 	v->off = false;
 	if (v->off_preempted) {
+		end_segment(v, ts, AN_TASK_UNKNOWN);
+		by = main_culprit(v);
 		v->preempted_ns += d;
 		v->n_preempted++;
 	} else {
+		/* blocked in host: one charge, to "blocked in host" */
+		memset(v->cur, 0, sizeof(v->cur));
+		v->cur_other_ns = 0;
+		charge(v->cur, &v->cur_other_ns, AN_TASK_UNKNOWN, d);
 		v->blocked_ns += d;
 		v->n_blocked++;
 	}
-	charge(v->by, &v->by_other_ns, by, d);
+	charge_all(v->by, &v->by_other_ns, v->cur, v->cur_other_ns);
 	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
 	v->ring[v->nring % AN_OFF_RING].end = ts;
 	v->nring++;
@@ -229,7 +264,7 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 				       .preempted = v->off_preempted };
 
 		t->stall_running_ns += d;
-		charge(t->by, &t->by_other_ns, by, d);
+		charge_all(t->by, &t->by_other_ns, v->cur, v->cur_other_ns);
 		if (k && k->tid != 0)	/* the idle task is not stalled */
 			an_topn_add(&s->worst, d, &st);
 	}
@@ -241,21 +276,39 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	}
 }
 
+/* A host switch on a CPU where vCPU threads wait preempted: the CPU changes hands. */
+static void preempted_switch(struct an_sched *s, const struct an_switch *sw, int32_t next)
+{
+	struct vcpus *vs = (struct vcpus *)s->v;
+
+	for (uint32_t vm = 0; vm < s->n_vms; vm++)
+		for (uint32_t c = 0; c < vs[vm].cap; c++) {
+			struct an_sched_vcpu *v = &vs[vm].v[c];
+
+			if (v->off && v->off_preempted && v->host_cpu == sw->cpu)
+				end_segment(v, sw->ts, next);
+		}
+}
+
 static void on_host_switch(void *ctx, const struct an_switch *sw, int32_t prev, int32_t next)
 {
 	struct an_sched *s = ctx;
 	uint32_t vm, vc;
 	struct an_sched_vcpu *v;
 
+	(void)prev;
+	preempted_switch(s, sw, next);
 	if (an_walk_thread_vcpu(s->w, sw->prev_tid, &vm, &vc) && (v = vcpu(s, vm, vc))) {
 		v->off = true;
 		v->off_since = sw->ts;
-		v->off_by = next;
 		v->off_preempted = sw->prev_runnable;
 		v->host_cpu = sw->cpu;
 		v->off_task = an_walk_vcpu_task(s->w, vm, vc);
+		v->seg_task = next;
+		v->seg_start = sw->ts;
+		memset(v->cur, 0, sizeof(v->cur));
+		v->cur_other_ns = 0;
 	}
-	(void)prev;
 	if (an_walk_thread_vcpu(s->w, sw->next_tid, &vm, &vc) && (v = vcpu(s, vm, vc)) && v->off)
 		back_on(s, vm, vc, v, sw->ts);
 }
@@ -305,13 +358,31 @@ static void on_loss(void *ctx, uint64_t ts)
 		}
 }
 
+/* Largest charge first (the table is a handful of entries: insertion sort). */
+static void sort_by(struct an_by_host *by)
+{
+	for (int i = 1; i < AN_SCHED_BY && by[i].n; i++)
+		for (int j = i; j > 0 && by[j].ns > by[j - 1].ns; j--) {
+			struct an_by_host tmp = by[j];
+
+			by[j] = by[j - 1];
+			by[j - 1] = tmp;
+		}
+}
+
 static void on_end(void *ctx, uint64_t ts)
 {
 	struct an_sched *s = ctx;
+	struct vcpus *vs = (struct vcpus *)s->v;
 
 	for (uint32_t i = 0; i < AN_MAX_TASKS; i++)
-		if (s->t[i].seen)
+		if (s->t[i].seen) {
 			close_state(&s->t[i], ts);
+			sort_by(s->t[i].by);
+		}
+	for (uint32_t vm = 0; vm < s->n_vms; vm++)
+		for (uint32_t c = 0; c < vs[vm].cap; c++)
+			sort_by(vs[vm].v[c].by);
 }
 
 void an_sched_hooks(struct an_sched *s, struct an_hooks *h)

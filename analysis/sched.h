@@ -10,10 +10,14 @@
  *
  * Host terms, per vCPU: its thread is off its host CPU from a host
  * sched_switch away from it to the next one back to it — preempted (it
- * was still runnable: steal-like time) by the host task switched to, or
- * blocked in the host (it slept: a halted vCPU waiting, a QEMU lock).
- * A guest task that was running on that vCPU meanwhile was stalled for
- * that long, charged to that host task (or to "blocked in host"); tasks
+ * was still runnable: steal-like time), or blocked in the host (it slept:
+ * a halted vCPU waiting, a QEMU lock). A preempted interval is split
+ * among the host tasks that ran on that host CPU meanwhile, from every
+ * host sched_switch there (the host module records all of them while a
+ * traced thread waits preempted on a CPU); a trace without them charges
+ * the whole interval to the task switched to first. A guest task that was
+ * running on that vCPU meanwhile was stalled for that long, charged the
+ * same way (or to "blocked in host"); tasks
  * runnable on that vCPU's guest CPU were stalled too (their runnable
  * stall: the queue they waited in was not served). A task's exit time is
  * the time its vCPU spent in non-HLT exits while it ran, minus any
@@ -63,12 +67,17 @@ struct an_sched_task {
 struct an_sched_vcpu {
 	bool off;
 	uint64_t off_since;
-	int32_t off_by;			/* host task switched to */
 	bool off_preempted;
-	uint32_t host_cpu;
+	uint32_t host_cpu;		/* the CPU it went off on */
 	int32_t off_task;		/* guest task running when it went off */
+	/* preempted: the host task on host_cpu since seg_start, and this
+	 * off interval's time by host task so far */
+	int32_t seg_task;
+	uint64_t seg_start;
+	struct an_by_host cur[AN_SCHED_BY];
+	uint64_t cur_other_ns;
 	uint64_t preempted_ns, blocked_ns, n_preempted, n_blocked;
-	struct an_by_host by[AN_SCHED_BY];
+	struct an_by_host by[AN_SCHED_BY];	/* largest first once sorted */
 	uint64_t by_other_ns;
 	int32_t runq[AN_RUNQ];
 	uint32_t nrunq;
@@ -79,7 +88,9 @@ struct an_sched_vcpu {
 /* A stall: a running guest task's vCPU thread off its host CPU. */
 struct an_stall {
 	uint32_t vm, vcpu, host_cpu;
-	int32_t task, host_task;	/* walk tasks; host_task as in an_by_host */
+	/* walk tasks; host_task as in an_by_host: the one that had the CPU
+	 * longest during the stall */
+	int32_t task, host_task;
 	uint64_t start, end;
 	bool preempted;
 };
