@@ -29,8 +29,13 @@ void an_sched_free(struct an_sched *s)
 {
 	struct vcpus *vs = (struct vcpus *)s->v;
 
-	for (uint32_t i = 0; vs && i < s->n_vms; i++)
+	for (uint32_t i = 0; vs && i < s->n_vms; i++) {
+		for (uint32_t c = 0; c < vs[i].cap; c++) {
+			free(vs[i].v[c].host_ns);
+			free(vs[i].v[c].host_n);
+		}
 		free(vs[i].v);
+	}
 	free(s->v);
 	free(s->t);
 	an_topn_free(&s->worst);
@@ -200,11 +205,47 @@ static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int
 		runq_add(s, ti, vm, (uint32_t)cpu);
 }
 
-/* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */
-static void end_segment(struct an_sched_vcpu *v, uint64_t ts, int32_t next)
+/*
+ * @ns off its CPU for @v, exactly, by @host_task (a walk task,
+ * AN_TASK_UNKNOWN for blocked in host, AN_TASK_OTHER); @times: one more
+ * off interval for it. The table is allocated at the vCPU's first charge.
+ */
+static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
+			 uint64_t ns, bool times)
 {
-	if (ts > v->seg_start)
+	size_t i = (size_t)(host_task - AN_TASK_OTHER);
+
+	if (!v->host_ns) {
+		v->host_ns = calloc(AN_HOST_SLOTS, sizeof(*v->host_ns));
+		v->host_n = calloc(AN_HOST_SLOTS, sizeof(*v->host_n));
+		if (!v->host_ns || !v->host_n) {
+			free(v->host_ns);
+			free(v->host_n);
+			v->host_ns = NULL;
+			v->host_n = NULL;
+			s->oom++;
+			return;
+		}
+	}
+	if (host_task < AN_TASK_OTHER || i >= AN_HOST_SLOTS)
+		return;
+	v->host_ns[i] += ns;
+	v->host_n[i] += times;
+}
+
+/* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */
+static void end_segment(struct an_sched *s, struct an_sched_vcpu *v, uint64_t ts, int32_t next)
+{
+	if (ts > v->seg_start) {
+		/* once per task and off interval: its first segment in it */
+		bool first = true;
+
+		for (int i = 0; i < AN_SCHED_BY && v->cur[i].n; i++)
+			if (v->cur[i].host_task == v->seg_task)
+				first = false;
 		charge(v->cur, &v->cur_other_ns, v->seg_task, ts - v->seg_start);
+		charge_exact(s, v, v->seg_task, ts - v->seg_start, first);
+	}
 	v->seg_task = next;
 	v->seg_start = ts;
 }
@@ -239,7 +280,7 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 
 	v->off = false;
 	if (v->off_preempted) {
-		end_segment(v, ts, AN_TASK_UNKNOWN);
+		end_segment(s, v, ts, AN_TASK_UNKNOWN);
 		by = main_culprit(v);
 		v->preempted_ns += d;
 		v->n_preempted++;
@@ -248,10 +289,10 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 		memset(v->cur, 0, sizeof(v->cur));
 		v->cur_other_ns = 0;
 		charge(v->cur, &v->cur_other_ns, AN_TASK_UNKNOWN, d);
+		charge_exact(s, v, AN_TASK_UNKNOWN, d, true);
 		v->blocked_ns += d;
 		v->n_blocked++;
 	}
-	charge_all(v->by, &v->by_other_ns, v->cur, v->cur_other_ns);
 	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
 	v->ring[v->nring % AN_OFF_RING].end = ts;
 	v->nring++;
@@ -286,7 +327,7 @@ static void preempted_switch(struct an_sched *s, const struct an_switch *sw, int
 			struct an_sched_vcpu *v = &vs[vm].v[c];
 
 			if (v->off && v->off_preempted && v->host_cpu == sw->cpu)
-				end_segment(v, sw->ts, next);
+				end_segment(s, v, sw->ts, next);
 		}
 }
 
@@ -370,6 +411,58 @@ static void sort_by(struct an_by_host *by)
 		}
 }
 
+static int by_ns_desc(const void *a, const void *b)
+{
+	const struct an_by_host *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : x->host_task - y->host_task;
+}
+
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+{
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++)
+		n += v->host_n[i] != 0;
+	if (!n || !(*out = calloc(n, sizeof(**out))))
+		return 0;
+	for (size_t i = 0; i < AN_HOST_SLOTS; i++)
+		if (v->host_n[i])
+			(*out)[k++] = (struct an_by_host){ .host_task = (int32_t)i + AN_TASK_OTHER,
+							   .ns = v->host_ns[i],
+							   .n = v->host_n[i] };
+	qsort(*out, n, sizeof(**out), by_ns_desc);
+	return n;
+}
+
+/* A vCPU's exact charges: the AN_SCHED_BY largest in by[], the rest in other. */
+static void vcpu_top(struct an_sched_vcpu *v)
+{
+	memset(v->by, 0, sizeof(v->by));
+	v->by_other_ns = 0;
+	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++) {
+		struct an_by_host e = { .host_task = (int32_t)i + AN_TASK_OTHER,
+					.ns = v->host_ns[i], .n = v->host_n[i] };
+		int k = AN_SCHED_BY - 1;
+
+		if (!e.n)
+			continue;
+		if (v->by[k].n) {
+			if (v->by[k].ns >= e.ns) {
+				v->by_other_ns += e.ns;
+				continue;
+			}
+			v->by_other_ns += v->by[k].ns;
+		}
+		while (k > 0 && (!v->by[k - 1].n || v->by[k - 1].ns < e.ns)) {
+			v->by[k] = v->by[k - 1];
+			k--;
+		}
+		v->by[k] = e;
+	}
+}
+
 static void on_end(void *ctx, uint64_t ts)
 {
 	struct an_sched *s = ctx;
@@ -382,7 +475,7 @@ static void on_end(void *ctx, uint64_t ts)
 		}
 	for (uint32_t vm = 0; vm < s->n_vms; vm++)
 		for (uint32_t c = 0; c < vs[vm].cap; c++)
-			sort_by(vs[vm].v[c].by);
+			vcpu_top(&vs[vm].v[c]);
 }
 
 void an_sched_hooks(struct an_sched *s, struct an_hooks *h)

@@ -27,14 +27,18 @@
  * host task, host CPU and whether it was a preemption.
  *
  * Bounded memory: per task (the walk's table) and vCPU state; per task the
- * AN_SCHED_BY host tasks that stalled it most (the rest summed as other),
- * per vCPU the AN_RUNQ runnable tasks it tracks and its last AN_OFF_RING
- * off-CPU intervals; N stalls.
+ * AN_SCHED_BY host tasks that stalled it most (the rest summed as other:
+ * a host task enters the table with a charge larger than the smallest
+ * kept, so a task's list is a heuristic top, its sums exact); per vCPU an
+ * exact table by host task (12 bytes per walk task slot, 48 KiB), the
+ * AN_RUNQ runnable tasks it tracks and its last AN_OFF_RING off-CPU
+ * intervals; N stalls.
  */
 #ifndef VMSCOPE_ANALYSIS_SCHED_H
 #define VMSCOPE_ANALYSIS_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "topn.h"
@@ -43,6 +47,7 @@
 #define AN_SCHED_BY	4
 #define AN_RUNQ		32
 #define AN_OFF_RING	8
+#define AN_HOST_SLOTS	(AN_MAX_TASKS - AN_TASK_OTHER)
 
 struct an_by_host {
 	int32_t host_task;	/* walk task (AN_VM_HOST); AN_TASK_UNKNOWN: blocked in host */
@@ -77,7 +82,12 @@ struct an_sched_vcpu {
 	struct an_by_host cur[AN_SCHED_BY];
 	uint64_t cur_other_ns;
 	uint64_t preempted_ns, blocked_ns, n_preempted, n_blocked;
-	struct an_by_host by[AN_SCHED_BY];	/* largest first once sorted */
+	/* exact time off by host task, [AN_HOST_SLOTS] (index host_task -
+	 * AN_TASK_OTHER), and in how many off intervals; NULL until the
+	 * first; by[] and by_other_ns are made from them at the end */
+	uint64_t *host_ns;
+	uint32_t *host_n;
+	struct an_by_host by[AN_SCHED_BY];	/* largest first, at the end */
 	uint64_t by_other_ns;
 	int32_t runq[AN_RUNQ];
 	uint32_t nrunq;
@@ -114,5 +124,9 @@ void an_sched_hooks(struct an_sched *s, struct an_hooks *h);
 
 /* The vCPU's state, NULL when it was never seen. */
 const struct an_sched_vcpu *an_sched_vcpu(const struct an_sched *s, uint32_t vm, uint32_t vcpu);
+
+/* Every host task that kept @v off its CPU, largest first, into a new
+ * array *@out (free it); their count (0: none, or out of memory). */
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out);
 
 #endif

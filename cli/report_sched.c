@@ -21,12 +21,14 @@ static void usage(FILE *out)
 		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
 		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
 		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
-		"when either side belongs to a recorded process).\n\n"
+		"when either side belongs to a recorded process, and every switch on a CPU\n"
+		"where a recorded thread waits preempted).\n\n"
 		"Per guest thread, in guest terms: running, runnable (woken or preempted,\n"
 		"not yet running), blocked. Of the time it was running, how long its vCPU's\n"
-		"host thread was off its host CPU (stalled), and by which host task it was\n"
-		"preempted, or 'blocked in host' when the vCPU thread slept; of the time it\n"
-		"was runnable on a guest CPU, how long that vCPU's thread was off its CPU;\n"
+		"host thread was off its host CPU (stalled), and by which host tasks it was\n"
+		"preempted (each charged the time it had that CPU), or 'blocked in host'\n"
+		"when the vCPU thread slept; of the time it was runnable on a guest CPU,\n"
+		"how long that vCPU's thread was off its CPU;\n"
 		"and the time its vCPU spent in (non-HLT) exits while it ran, off-CPU time\n"
 		"inside them not counted twice. Per vCPU, as the host saw it: time preempted\n"
 		"(runnable on the host but not running: steal-like time) and by whom, and\n"
@@ -36,7 +38,8 @@ static void usage(FILE *out)
 		"  --top N     the N worst stalls (default 10; 0: none)\n"
 		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
 		"              20; 0: all)\n"
-		"  --json      one JSON object instead of the tables (every thread)\n\n"
+		"  --json      one JSON object instead of the tables (every thread; per\n"
+		"              vCPU every host task that kept it off, not only the top)\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
 		"stream did not end cleanly (what was read is still reported); 2 on a\n"
 		"usage error.\n");
@@ -180,11 +183,11 @@ static json_object *jthread(const struct an_walk *w, int32_t task)
 	return o;
 }
 
-static json_object *jby(const struct an_walk *w, const struct an_by_host *by)
+static json_object *jby(const struct an_walk *w, const struct an_by_host *by, size_t n)
 {
 	json_object *a = json_object_new_array();
 
-	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++) {
+	for (size_t i = 0; i < n && by[i].n; i++) {
 		json_object *o = json_object_new_object();
 
 		if (by[i].host_task == AN_TASK_UNKNOWN)
@@ -230,13 +233,15 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "stall_running_ns", k->stall_running_ns);
 			jadd(o, "stall_runnable_ns", k->stall_runnable_ns);
 			jadd(o, "exit_ns", k->exit_ns);
-			json_object_object_add(o, "stalled_by", jby(w, k->by));
+			json_object_object_add(o, "stalled_by", jby(w, k->by, AN_SCHED_BY));
 			jadd(o, "stalled_by_others_ns", k->by_other_ns);
 			json_object_array_add(ts, o);
 		}
 		json_object_object_add(v, "threads", ts);
 		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
 			const struct an_sched_vcpu *p = an_sched_vcpu(s, vm, i);
+			struct an_by_host *by;
+			size_t nby;
 			json_object *o;
 
 			if (!p)
@@ -248,8 +253,10 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "preemptions", p->n_preempted);
 			jadd(o, "blocked_ns", p->blocked_ns);
 			jadd(o, "blocks", p->n_blocked);
-			json_object_object_add(o, "by", jby(w, p->by));
-			jadd(o, "by_others_ns", p->by_other_ns);
+			/* every host task, exactly (the text shows the top) */
+			nby = an_sched_vcpu_by_all(p, &by);
+			json_object_object_add(o, "by", jby(w, by, nby));
+			free(by);
 			json_object_array_add(cpus, o);
 		}
 		json_object_object_add(v, "vcpus", cpus);
@@ -339,7 +346,7 @@ int report_sched(int argc, char **argv)
 		text(&c, idx, max_tasks, ntop);
 	}
 	if (c.s.oom) {
-		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not analysed\n");
+		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not (fully) analysed\n");
 		status = 1;
 	}
 	free(idx);

@@ -452,6 +452,18 @@ static void test_sched(const char *dir)
 		CHECK_EQ(v->n_preempted, s.x.hog_n);
 		CHECK_EQ(v->blocked_ns, block_total);
 		CHECK_EQ(v->n_blocked, s.x.block_n);
+		/* the vCPU's charges are exact: hog, blocked, kworker, in that order */
+		uint64_t kw = 0;
+
+		for (int t = 0; t < SCEN_TASKS; t++)
+			kw += s.x.kworker_ns[t];
+		CHECK_EQ(v->by[0].ns, hog_total - kw);
+		CHECK_EQ(v->by[1].host_task, AN_TASK_UNKNOWN);
+		CHECK_EQ(v->by[1].ns, block_total);
+		CHECK_EQ(v->by[1].n, s.x.block_n);
+		CHECK_EQ(v->by[2].ns, kw);
+		CHECK_EQ(v->by[3].n, 0);
+		CHECK_EQ(v->by_other_ns, 0);
 	}
 	CHECK_EQ(an_topn_sort(&sc.worst), 4);
 	const struct an_stall *worst = an_topn_item(&sc.worst, 0);

@@ -155,6 +155,10 @@ for t in vm["threads"]:
     assert sum(b["ns"] for b in t["stalled_by"]) + t["stalled_by_others_ns"] == t["stall_running_ns"]
 cpu = vm["vcpus"][0]
 assert cpu["preempted_ns"] == total and cpu["preemptions"] == n and cpu["blocked_ns"] == blocked, cpu
+# a vCPU lists every host task that kept it off, exactly, largest first
+assert sum(b["ns"] for b in cpu["by"]) == total + blocked, cpu["by"]
+assert [b["ns"] for b in cpu["by"]] == sorted((b["ns"] for b in cpu["by"]), reverse=True)
+assert {b.get("host_task", {}).get("comm", "blocked") for b in cpu["by"]} == {"hog", "kworker/0:1", "blocked"}
 w = r["worst"]
 assert len(w) == 3 and w[0]["duration_ns"] >= w[1]["duration_ns"] >= w[2]["duration_ns"]
 PY
