@@ -83,12 +83,12 @@ static struct an_sched_task *task(struct an_sched *s, int32_t t)
 	return &s->t[t];
 }
 
-/* Charge @ns to @host_task in @by, keeping the AN_SCHED_BY largest. */
+/* Charge @ns to @host_task in @by[AN_SCHED_KEEP], keeping the largest. */
 static void charge(struct an_by_host *by, uint64_t *other, int32_t host_task, uint64_t ns)
 {
 	int i, min = 0;
 
-	for (i = 0; i < AN_SCHED_BY; i++) {
+	for (i = 0; i < AN_SCHED_KEEP; i++) {
 		if (by[i].n && by[i].host_task == host_task) {
 			by[i].ns += ns;
 			by[i].n++;
@@ -99,7 +99,7 @@ static void charge(struct an_by_host *by, uint64_t *other, int32_t host_task, ui
 		if (by[i].ns < by[min].ns)
 			min = i;
 	}
-	if (i < AN_SCHED_BY) {
+	if (i < AN_SCHED_KEEP) {
 		by[i].host_task = host_task;
 		by[i].ns = ns;
 		by[i].n = 1;
@@ -240,7 +240,7 @@ static void end_segment(struct an_sched *s, struct an_sched_vcpu *v, uint64_t ts
 		/* once per task and off interval: its first segment in it */
 		bool first = true;
 
-		for (int i = 0; i < AN_SCHED_BY && v->cur[i].n; i++)
+		for (int i = 0; i < AN_SCHED_KEEP && v->cur[i].n; i++)
 			if (v->cur[i].host_task == v->seg_task)
 				first = false;
 		charge(v->cur, &v->cur_other_ns, v->seg_task, ts - v->seg_start);
@@ -254,7 +254,7 @@ static void end_segment(struct an_sched *s, struct an_sched_vcpu *v, uint64_t ts
 static void charge_all(struct an_by_host *by, uint64_t *by_other, const struct an_by_host *cur,
 		       uint64_t other)
 {
-	for (int i = 0; i < AN_SCHED_BY && cur[i].n; i++)
+	for (int i = 0; i < AN_SCHED_KEEP && cur[i].n; i++)
 		charge(by, by_other, cur[i].host_task, cur[i].ns);
 	*by_other += other;
 }
@@ -264,7 +264,7 @@ static int32_t main_culprit(const struct an_sched_vcpu *v)
 {
 	int best = 0;
 
-	for (int i = 1; i < AN_SCHED_BY && v->cur[i].n; i++)
+	for (int i = 1; i < AN_SCHED_KEEP && v->cur[i].n; i++)
 		if (v->cur[i].ns > v->cur[best].ns)
 			best = i;
 	return v->cur[best].n ? v->cur[best].host_task : AN_TASK_UNKNOWN;
@@ -402,7 +402,7 @@ static void on_loss(void *ctx, uint64_t ts)
 /* Largest charge first (the table is a handful of entries: insertion sort). */
 static void sort_by(struct an_by_host *by)
 {
-	for (int i = 1; i < AN_SCHED_BY && by[i].n; i++)
+	for (int i = 1; i < AN_SCHED_KEEP && by[i].n; i++)
 		for (int j = i; j > 0 && by[j].ns > by[j - 1].ns; j--) {
 			struct an_by_host tmp = by[j];
 

@@ -27,9 +27,10 @@
  * host task, host CPU and whether it was a preemption.
  *
  * Bounded memory: per task (the walk's table) and vCPU state; per task the
- * AN_SCHED_BY host tasks that stalled it most (the rest summed as other:
- * a host task enters the table with a charge larger than the smallest
- * kept, so a task's list is a heuristic top, its sums exact); per vCPU an
+ * AN_SCHED_KEEP host tasks that stalled it, exactly (past that many, a
+ * host task enters the table with a charge larger than the smallest kept,
+ * which goes to other: then the list is a heuristic top, its sum still
+ * exact); per vCPU an
  * exact table by host task (12 bytes per walk task slot, 48 KiB), the
  * AN_RUNQ runnable tasks it tracks and its last AN_OFF_RING off-CPU
  * intervals; N stalls.
@@ -44,7 +45,8 @@
 #include "topn.h"
 #include "walk.h"
 
-#define AN_SCHED_BY	4
+#define AN_SCHED_BY	4	/* host tasks shown per thread / vCPU */
+#define AN_SCHED_KEEP	32	/* host tasks kept per thread, exactly */
 #define AN_RUNQ		32
 #define AN_OFF_RING	8
 #define AN_HOST_SLOTS	(AN_MAX_TASKS - AN_TASK_OTHER)
@@ -64,7 +66,7 @@ struct an_sched_task {
 	uint64_t stall_running_ns;	/* running, vCPU thread off its CPU */
 	uint64_t stall_runnable_ns;	/* runnable, that vCPU's thread off */
 	uint64_t exit_ns;		/* running, vCPU in a (non-HLT) exit */
-	struct an_by_host by[AN_SCHED_BY];	/* largest first once sorted */
+	struct an_by_host by[AN_SCHED_KEEP];	/* largest first once sorted */
 	uint64_t by_other_ns;
 	bool seen;
 };
@@ -79,7 +81,7 @@ struct an_sched_vcpu {
 	 * off interval's time by host task so far */
 	int32_t seg_task;
 	uint64_t seg_start;
-	struct an_by_host cur[AN_SCHED_BY];
+	struct an_by_host cur[AN_SCHED_KEEP];
 	uint64_t cur_other_ns;
 	uint64_t preempted_ns, blocked_ns, n_preempted, n_blocked;
 	/* exact time off by host task, [AN_HOST_SLOTS] (index host_task -

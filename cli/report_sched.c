@@ -95,13 +95,20 @@ static const char *host_name(const struct an_walk *w, int32_t host_task, char *b
 	return report_task(w, host_task, buf, len);
 }
 
-static void text_by(const struct an_walk *w, const struct an_by_host *by, uint64_t other)
+/* The AN_SCHED_BY largest of @by[@n] (sorted), the rest with @other as others. */
+static void text_by(const struct an_walk *w, const struct an_by_host *by, size_t n,
+		    uint64_t other)
 {
-	char n[64], d[32];
+	char name[64], d[32];
 
-	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++)
-		printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, n, sizeof(n)),
-		       an_dur(by[i].ns, d, sizeof(d)));
+	for (size_t i = 0; i < n && by[i].n; i++) {
+		if (i < AN_SCHED_BY)
+			printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, name,
+								   sizeof(name)),
+			       an_dur(by[i].ns, d, sizeof(d)));
+		else
+			other += by[i].ns;
+	}
 	if (other)
 		printf(", others %s", an_dur(other, d, sizeof(d)));
 }
@@ -131,7 +138,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 			       an_dur(k->stall_running_ns, b[3], sizeof(b[3])),
 			       an_dur(k->stall_runnable_ns, b[4], sizeof(b[4])),
 			       an_dur(k->exit_ns, b[5], sizeof(b[5])));
-			text_by(w, k->by, k->by_other_ns);
+			text_by(w, k->by, AN_SCHED_KEEP, k->by_other_ns);
 			printf("\n");
 		}
 		printf("  vCPUs as the host saw them:\n");
@@ -146,7 +153,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 			       an_walk_vcpu_tid(w, vm, v),
 			       an_dur(p->preempted_ns, b[0], sizeof(b[0])), p->n_preempted,
 			       an_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked);
-			text_by(w, p->by, p->by_other_ns);
+			text_by(w, p->by, AN_SCHED_BY, p->by_other_ns);
 			printf("\n");
 		}
 	}
@@ -233,7 +240,7 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "stall_running_ns", k->stall_running_ns);
 			jadd(o, "stall_runnable_ns", k->stall_runnable_ns);
 			jadd(o, "exit_ns", k->exit_ns);
-			json_object_object_add(o, "stalled_by", jby(w, k->by, AN_SCHED_BY));
+			json_object_object_add(o, "stalled_by", jby(w, k->by, AN_SCHED_KEEP));
 			jadd(o, "stalled_by_others_ns", k->by_other_ns);
 			json_object_array_add(ts, o);
 		}
