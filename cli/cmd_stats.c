@@ -17,6 +17,7 @@
 #include "decode.h"
 #include "device.h"
 #include "event_select.h"
+#include "stats_ctl.h"
 
 static void usage(FILE *out)
 {
@@ -33,12 +34,17 @@ static void usage(FILE *out)
 		"               event names, systems (kvm, sched, vmscope) or all\n"
 		"               (default all; `vmscope list` shows them)\n"
 		"  --stop       disable probing\n"
-		"  --reset      zero the counters (with --start, before starting)\n"
+		"  --reset      zero the counters (with --start, before starting;\n"
+		"               alone it keeps probing on or off, but for every\n"
+		"               process and event)\n"
 		"  --measure    with --start: time kvm_exit's probes (exit_timing line)\n"
 		"  --no-exit-reasons  with --start: kvm_exit without reason/info (no\n"
 		"               perf counters on kvm_exit), to measure what they cost\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
-		"  --last       the last matched payload of each event on each CPU\n",
+		"  --last       the last matched payload of each event on each CPU\n\n"
+		"While `vmscope record` or `capture` runs, probing and its counters are\n"
+		"theirs: --start, --stop and --reset are refused (exit 1) and change\n"
+		"nothing; stats without them still shows the counters.\n",
 		VMSCOPE_MAX_PIDS);
 }
 
@@ -259,22 +265,20 @@ int cmd_stats(int argc, char **argv)
 		}
 		ctl.events = mask;
 	}
-	if (start || stop || reset) {
-		struct vmscope_probe_stats st;
+	const struct stats_ctl_opts o = {
+		.start = start, .stop = stop, .reset = reset,
+		.no_reasons = no_reasons, .measure = measure, .events = events != NULL,
+	};
+	struct vmscope_probe_stats st;
+	bool enabled = false;
 
-		/* --reset alone keeps the current on/off state and filter off. */
-		memset(&st, 0, sizeof(st));
-		if (!start && !stop && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0 &&
-		    (st.state & VMSCOPE_STATE_ENABLED))
-			start = 1;
-		ctl.flags = (start ? VMSCOPE_CTL_ENABLE : 0) | (reset ? VMSCOPE_CTL_RESET : 0) |
-			    (no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0) |
-			    (measure ? VMSCOPE_CTL_MEASURE : 0) |
-			    (events ? VMSCOPE_CTL_EVENTS : 0);
-		if (ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
-			perror("vmscope stats: probe control");
-			goto out;
-		}
+	memset(&st, 0, sizeof(st));
+	if (stats_ctl_needs_state(&o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
+		enabled = st.state & VMSCOPE_STATE_ENABLED;
+	if (stats_ctl_flags(&o, enabled, &ctl.flags) &&
+	    ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
+		fprintf(stderr, "vmscope stats: %s\n", stats_ctl_error(errno));
+		goto out;
 	}
 	if (show_stats(fd, descs, nev, per_cpu, last) == 0)
 		ret = EXIT_OK;

@@ -73,8 +73,10 @@ struct vmscope_event_desc_req {
 #define VMSCOPE_CTL_EVENTS	(1u << 4)
 /*
  * with VMSCOPE_CTL_ENABLE: probing lasts until the file that issued this
- * is closed (also by the death of its process), unless another
- * VMSCOPE_IOC_PROBE_CTL comes first; without it, probing stays on
+ * is closed (also by the death of its process) or issues another
+ * VMSCOPE_IOC_PROBE_CTL; until then a PROBE_CTL from any other file,
+ * even one that only resets the counters, fails with EBUSY. Without
+ * it, probing stays on and any file may change or stop it.
  */
 #define VMSCOPE_CTL_UNTIL_CLOSE	(1u << 5)
 

@@ -28,9 +28,10 @@ static bool sched_attached;
 static bool want_exit_reason;	/* probing with kvm_exit details */
 /*
  * The file whose VMSCOPE_CTL_UNTIL_CLOSE enable is in force, NULL when
- * probing is off or persistent. Only compared, never dereferenced: it is
- * cleared by that file's release, so no other file can reuse its address
- * while it is set.
+ * probing is off or persistent. While it is set, only that file controls
+ * probing (vmscope_probes_control()). Only compared, never dereferenced:
+ * it is cleared by that file's release, so no other file can reuse its
+ * address while it is set.
  */
 static const void *ctl_owner;
 static u64 attach_count, detach_count;
@@ -252,7 +253,7 @@ static int control_locked(const struct vmscope_probe_ctl *ctl, u64 events,
 		}
 		WRITE_ONCE(vmscope_filter.enabled, true);
 	}
-	/* Any other control, even a persistent enable, ends the tie. */
+	/* The owner's next control, even a persistent enable, ends the tie. */
 	ctl_owner = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
 		    (ctl->flags & VMSCOPE_CTL_UNTIL_CLOSE) ? owner : NULL;
 	return ret;
@@ -277,7 +278,22 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 			return -EINVAL;
 
 	mutex_lock(&vmscope_ctl_lock);
-	ret = control_locked(ctl, events, owner);
+	/*
+	 * An UNTIL_CLOSE enable belongs to its file: another file's control
+	 * would replace its filter and event selection and end the tie, so
+	 * that the owner's death no longer switches probing off. Refused,
+	 * also a control that only asks for VMSCOPE_CTL_RESET: the counters
+	 * are the owner's too (it reset them when it started, and its
+	 * records are checked against "matched"), and zeroing them needs the
+	 * probes stopped and quiesced (reset_counters() also clears the
+	 * per-CPU exit scratch, the last-payload seqcounts and the sync
+	 * slots), which would be a hole in the owner's recording. Readers
+	 * that want counts over a window read the stats twice.
+	 */
+	if (ctl_owner && ctl_owner != owner)
+		ret = -EBUSY;
+	else
+		ret = control_locked(ctl, events, owner);
 	mutex_unlock(&vmscope_ctl_lock);
 	return ret;
 }

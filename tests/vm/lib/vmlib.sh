@@ -58,6 +58,35 @@ record_start() {
 	fail "record did not start"
 }
 
+# capture_start ARGS...: test host: `vmscope capture ARGS...` in the
+# background (stdout to /vmtest/capture.txt, stderr to /vmtest/capture.err);
+# sets CAP_PID and returns once its session is live and its buffers mapped
+# ('capture: recording'); fails the test if it dies or never starts.
+capture_start() {
+	"$VMSCOPE" capture "$@" >/vmtest/capture.txt 2>/vmtest/capture.err &
+	CAP_PID=$!
+	for _ in $(seq 300); do
+		grep -q '^capture: recording' /vmtest/capture.err && return 0
+		kill -0 "$CAP_PID" 2>/dev/null || fail "capture died: $(cat /vmtest/capture.err)"
+		sleep 0.2
+	done
+	fail "capture did not start"
+}
+
+# stats_refused ARGS...: test host, while a record or capture owns probing
+# (VMSCOPE_CTL_UNTIL_CLOSE): `vmscope stats ARGS...` must exit 1 with the
+# owner message alone and print no counters.
+stats_refused() {
+	_rc=0
+	"$VMSCOPE" stats "$@" >/vmtest/refused.out 2>/vmtest/refused.err || _rc=$?
+	[ "$_rc" = 1 ] ||
+		fail "stats $* while owned: exit $_rc (want 1): $(cat /vmtest/refused.err)"
+	[ "$(cat /vmtest/refused.err)" = "vmscope stats: probing is owned by a running record or capture; stop it first" ] ||
+		fail "stats $* while owned said: $(cat /vmtest/refused.err)"
+	[ ! -s /vmtest/refused.out ] || fail "stats $* while owned printed: $(cat /vmtest/refused.out)"
+	log "ok: stats $* refused: $(cat /vmtest/refused.err)"
+}
+
 # Test host: load KVM and vhost-vsock so that guests can start.
 # It also starts kvm-hold (tests/vm/tools/kvm-hold.c): one empty VM kept
 # for the test host's life, so that guest starts and stops do not live-patch

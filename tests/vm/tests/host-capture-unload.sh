@@ -3,7 +3,11 @@
 # offline and online during a capture (records keep decoding); rmmod fails
 # ("in use") while a reader has the device open and its buffers mapped,
 # also after the reader closed the file but still holds a mapping; once the
-# last mapping is gone the module unloads. The kernel log must stay clean.
+# last mapping is gone the module unloads. `stats --reset` is refused while
+# capture owns probing. Last, `kill -9` of a capture with its buffers
+# mapped: probing off and kvm_exit's perf counters gone (state bits), no
+# session left, and the module unloads at once. The kernel log must stay
+# clean.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 
@@ -55,13 +59,8 @@ host_main() {
 	gdir=$VMTEST_GUESTS/g1
 	wait_file "$gdir/ready"
 
-	"$VMSCOPE" capture --flush-ms 50 >/vmtest/capture.txt 2>/vmtest/capture.err &
-	cap=$!
-	for _ in $(seq 300); do
-		grep -q '^capture: recording' /vmtest/capture.err && break
-		kill -0 "$cap" 2>/dev/null || fail "capture died: $(cat /vmtest/capture.err)"
-		sleep 0.2
-	done
+	capture_start --flush-ms 50
+	cap=$CAP_PID
 	sleep 1
 	check "cpu1 offline" sh -c 'echo 0 >/sys/devices/system/cpu/cpu1/online'
 	sleep 2
@@ -69,11 +68,22 @@ host_main() {
 	# A CPU that came back gets its kvm_exit perf counter back: with the
 	# guest's threads pinned there, every exit still has its reason.
 	check "pin the guest to cpu1" taskset -a -p 2 "$(cat "$gdir/qemu.pid")"
-	check "zero the probe counters" "$VMSCOPE" stats --reset
+	# The counters are capture's (its enable is VMSCOPE_CTL_UNTIL_CLOSE):
+	# a reset is refused, so the window is the difference of two reads.
+	stats_refused --reset
+	"$VMSCOPE" stats --per-cpu >/vmtest/stats-pinned.txt
 	sleep 3
 	"$VMSCOPE" stats --per-cpu >/vmtest/stats-after-hotplug.txt
-	missed=$(awk '$1 == "kvm_attach_count" { for (i = 1; i < NF; i++) if ($i == "exit_reason_missed") print $(i + 1) }' /vmtest/stats-after-hotplug.txt)
-	cpu1_exits=$(awk '$1 == "cpu" && $2 == 1 && $3 == "kvm_exit" { print $7 }' /vmtest/stats-after-hotplug.txt)
+	# missed_of FILE, cpu1_exits_of FILE: exit_reason_missed (all CPUs),
+	# kvm_exit matched on cpu1
+	missed_of() {
+		awk '$1 == "kvm_attach_count" { for (i = 1; i < NF; i++) if ($i == "exit_reason_missed") print $(i + 1) }' "$1"
+	}
+	cpu1_exits_of() {
+		awk 'BEGIN { n = 0 } $1 == "cpu" && $2 == 1 && $3 == "kvm_exit" { n = $7 } END { print n }' "$1"
+	}
+	missed=$(($(missed_of /vmtest/stats-after-hotplug.txt) - $(missed_of /vmtest/stats-pinned.txt)))
+	cpu1_exits=$(($(cpu1_exits_of /vmtest/stats-after-hotplug.txt) - $(cpu1_exits_of /vmtest/stats-pinned.txt)))
 	log "after cpu1 came back: kvm_exit matched on cpu1 ${cpu1_exits:-none}, exit_reason_missed ${missed:-?}"
 	[ "${cpu1_exits:-0}" -gt 0 ] || fail "no kvm_exit on cpu1 after pinning the guest there"
 	[ "$missed" = 0 ] || fail "$missed kvm_exit without a reason after cpu1 came back online"
@@ -88,7 +98,40 @@ host_main() {
 	grep -q '^event kvm_exit ' /vmtest/capture.txt || fail "no kvm_exit records"
 
 	mapping_outlives_file || fail "mapping lifetime check failed"
+
+	# kill -9 of a capture with its buffers mapped: its enable ended with
+	# its file (VMSCOPE_CTL_UNTIL_CLOSE), so probing is off, kvm_exit's
+	# perf counters (which pin kvm) are gone, its session is released and
+	# the module unloads at once.
+	capture_start --pid "$(cat "$gdir/qemu.pid")" --flush-ms 50
+	cap=$CAP_PID
+	sleep 2
+	grep -q '/dev/vmscope-host' "/proc/$cap/maps" ||
+		fail "capture has no buffer mapped: $(cat "/proc/$cap/maps")"
+	"$VMSCOPE" stats >/vmtest/stats-capture2.txt
+	state=$(grep '^state:' /vmtest/stats-capture2.txt)
+	log "second capture: $state; $(grep '^ringbuf:' /vmtest/stats-capture2.txt)"
+	case "$state" in
+	"state: enabled kvm-attached"*exit-reasons) ;;
+	*) fail "capture did not switch probing fully on: $state" ;;
+	esac
+	stats_refused --start
+	kill -9 "$cap"
+	wait "$cap" 2>/dev/null
+	# the last fput and munmap run in the dying task, before wait returns
+	"$VMSCOPE" stats >/vmtest/stats-killed.txt
+	state=$(grep '^state:' /vmtest/stats-killed.txt)
+	log "after kill -9 of capture: $state; $(grep '^ringbuf:' /vmtest/stats-killed.txt)"
+	case "$state" in
+	"state: disabled kvm-attached"*) ;;
+	*) fail "probing not off after kill -9 of capture: $state" ;;
+	esac
+	case "$state" in
+	*exit-reasons*) fail "kvm_exit perf counters live after kill -9 of capture: $state" ;;
+	esac
+	grep -q '^ringbuf: no session recording' /vmtest/stats-killed.txt ||
+		fail "session left after kill -9: $(grep '^ringbuf:' /vmtest/stats-killed.txt)"
+	check "rmmod vmscope_host right after kill -9 of capture" rmmod vmscope_host
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
-	check "rmmod vmscope_host after the last unmap" rmmod vmscope_host
 }

@@ -41,15 +41,8 @@ host_main() {
 	kill -STOP "$qpid"
 	sleep 1
 	e0=$(kvm_exits "$qpid")
-	"$VMSCOPE" capture --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin \
-		>/vmtest/capture.txt 2>/vmtest/capture.err &
-	cap=$!
-	for _ in $(seq 300); do
-		grep -q '^capture: recording' /vmtest/capture.err && break
-		kill -0 "$cap" 2>/dev/null || fail "capture died: $(cat /vmtest/capture.err)"
-		sleep 0.2
-	done
-	grep -q '^capture: recording' /vmtest/capture.err || fail "capture did not start"
+	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
+	cap=$CAP_PID
 	log "$(cat /vmtest/capture.err)"
 	# a second session is refused while this one records
 	"$VMSCOPE" capture --duration 1 >/dev/null 2>/vmtest/second.err &&

@@ -4,7 +4,10 @@
 # did not stop cleanly (no summary), finds no corruption, and still decodes
 # the kvm_exit records that reached the disk; the killed recorder's session
 # is released (a new record starts at once) and so is its probing (off,
-# kvm_exit's perf counters gone, as `vmscope stats` shows). Then damage on
+# kvm_exit's perf counters gone, as `vmscope stats` shows). Before the
+# kill, `stats --reset`, `--start` and `--stop` are refused ("probing is
+# owned by a running record or capture") and change nothing: same state,
+# counters not zeroed, the recorder's --pid filter still in force. Then damage on
 # purpose: a stream cut mid-frame reads to a torn tail with one frame less; a byte
 # flipped in the middle of a stream stops it as corrupt at that frame, with
 # only the frames before it read. And a disk that fills (a 512 KiB tmpfs):
@@ -48,6 +51,36 @@ host_main() {
 	"state: enabled kvm-attached"*exit-reasons) ;;
 	*) fail "record did not switch probing fully on: $state" ;;
 	esac
+	# Probing is the recorder's until its file closes: `stats` reads but
+	# may not control it. A --start or --stop that went through would drop
+	# its --pid filter and event selection and end the tie (so the kill
+	# below would leave probing on); a --reset would zero the counters its
+	# trace is checked against.
+	"$VMSCOPE" stats >/vmtest/owned-0.txt
+	stats_refused --reset
+	stats_refused --start
+	stats_refused --start --reset --events sched
+	stats_refused --stop
+	"$VMSCOPE" stats >/vmtest/owned-1.txt
+	sleep 2
+	"$VMSCOPE" stats >/vmtest/owned-2.txt
+	for f in 1 2; do
+		s=$(grep '^state:' /vmtest/owned-$f.txt)
+		[ "$s" = "$state" ] || fail "state changed after the refused controls: $s (was $state)"
+	done
+	read -r km0 km1 ss1 sm1 ss2 sm2 <<EOS
+$(awk '$1 == "kvm_exit" { k[FILENAME] = $4 } $1 == "sched_switch" { s[FILENAME] = $3; m[FILENAME] = $4 }
+END { o1 = "/vmtest/owned-1.txt"; o2 = "/vmtest/owned-2.txt"
+      print k["/vmtest/owned-0.txt"], k[o1], s[o1], m[o1], s[o2], m[o2] }' \
+	/vmtest/owned-0.txt /vmtest/owned-1.txt /vmtest/owned-2.txt)
+EOS
+	log "refused controls: kvm_exit matched $km0 -> $km1; over 2 s after: sched_switch seen +$((ss2 - ss1)) matched +$((sm2 - sm1))"
+	[ "$km0" -gt 0 ] && [ "$km1" -ge "$km0" ] ||
+		fail "counters reset by a refused control: kvm_exit matched $km0 -> $km1"
+	# the recorder's --pid filter still holds: switches between other
+	# processes are seen but do not match (without a filter seen = matched)
+	[ $((ss2 - ss1)) -gt $((sm2 - sm1)) ] ||
+		fail "--pid filter gone: sched_switch seen +$((ss2 - ss1)) = matched +$((sm2 - sm1))"
 	kill -9 "$rec"
 	wait "$rec" 2>/dev/null
 	log "killed: $(cat /vmtest/record.err)"
