@@ -158,7 +158,8 @@ u32 vmscope_probes_state(void);		/* VMSCOPE_STATE_* */
 void vmscope_probes_attach_counts(u64 *attach, u64 *detach);
 /*
  * Starts/stops probing; filter as given. Process context. owner: the
- * issuing file, remembered with VMSCOPE_CTL_UNTIL_CLOSE.
+ * issuing file, remembered with VMSCOPE_CTL_UNTIL_CLOSE; while another
+ * file's such enable is in force, -EBUSY and nothing changes.
  */
 int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 			   const void *owner);
