@@ -9,6 +9,7 @@
 
 #include <vmscope/ringbuf_abi.h>
 
+#include "events_compat.h"
 #include "out.h"
 #include "reader.h"
 #include "synth.h"
@@ -314,6 +315,7 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 int synth_write_meta(struct synth *s, int dfd)
 {
 	static struct vr_pb_events hostev, guestev;
+	static struct vmscope_event_desc abi03[VMSCOPE_NR_EVENTS];
 	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
@@ -330,8 +332,10 @@ int synth_write_meta(struct synth *s, int dfd)
 
 	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
-	vr_events_to_pb(&guestev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
-			VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
+	if (s->guest_abi03 && vmscope_events_abi03(abi03))
+		return -EINVAL;
+	vr_events_to_pb(&guestev, s->guest_abi03 ? abi03 : vmscope_event_descs,
+			VMSCOPE_NR_EVENTS, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
 	guest_table(&gt, &go, s->tsc);
 	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	clk.name = "synth";

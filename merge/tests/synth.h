@@ -49,6 +49,8 @@ struct synth {
 	bool real_guest_table;	/* guests use the real event table (the
 				 * module's GUEST and BOTH events) instead
 				 * of the synthetic one (analysis tests) */
+	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
+				 * (sync_guest without steal_ns) */
 	bool tsc;		/* TSC readings in the sync records: host TSC
 				 * = tsc0 + 2.5 ticks/ns, each VM's TSC = host
 				 * TSC + its offset, written once per vCPU at
