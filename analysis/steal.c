@@ -5,12 +5,14 @@
 #include "sched.h"
 #include "steal.h"
 
-/* The vCPU thread's preempted time up to @ts, the open preemption included. */
-static uint64_t preempted_at(const struct an_sched_vcpu *v, uint64_t ts)
+/* The vCPU thread's preempted (or blocked) time up to @ts, the interval
+ * in progress included. */
+static uint64_t off_at(const struct an_sched_vcpu *v, uint64_t ts, bool preempted)
 {
-	uint64_t open = v->off && v->off_preempted && ts > v->off_since ? ts - v->off_since : 0;
+	uint64_t open = v->off && v->off_preempted == preempted && ts > v->off_since ?
+			ts - v->off_since : 0;
 
-	return v->preempted_ns + open;
+	return (preempted ? v->preempted_ns : v->blocked_ns) + open;
 }
 
 static void close_span(struct an_steal_vcpu *s)
@@ -19,6 +21,7 @@ static void close_span(struct an_steal_vcpu *s)
 		return;
 	s->guest_ns += s->last_steal - s->first_steal;
 	s->host_ns += s->last_host - s->first_host;
+	s->blocked_ns += s->last_blocked - s->first_blocked;
 	s->span_ns += s->last_ts - s->first_ts;
 	s->open = false;
 }
@@ -26,12 +29,13 @@ static void close_span(struct an_steal_vcpu *s)
 void an_steal_sample(struct an_sched_vcpu *v, uint64_t ts, uint64_t steal_ns)
 {
 	struct an_steal_vcpu *s = &v->steal;
-	uint64_t host = preempted_at(v, ts);
+	uint64_t host = off_at(v, ts, true), blocked = off_at(v, ts, false);
 
 	s->n++;
 	/* a guest going back, or a host total that did (cannot: losses end
 	 * spans first), starts over rather than subtract across it */
-	if (s->open && (steal_ns < s->last_steal || host < s->last_host || ts < s->last_ts)) {
+	if (s->open && (steal_ns < s->last_steal || host < s->last_host ||
+			blocked < s->last_blocked || ts < s->last_ts)) {
 		s->backwards++;
 		close_span(s);
 	}
@@ -41,10 +45,12 @@ void an_steal_sample(struct an_sched_vcpu *v, uint64_t ts, uint64_t steal_ns)
 		s->first_ts = ts;
 		s->first_steal = steal_ns;
 		s->first_host = host;
+		s->first_blocked = blocked;
 	}
 	s->last_ts = ts;
 	s->last_steal = steal_ns;
 	s->last_host = host;
+	s->last_blocked = blocked;
 }
 
 void an_steal_break(struct an_sched_vcpu *v)
@@ -60,6 +66,7 @@ void an_steal_result(const struct an_sched_vcpu *v, struct an_steal *r)
 	memset(r, 0, sizeof(*r));
 	r->guest_ns = s.guest_ns;
 	r->host_ns = s.host_ns;
+	r->blocked_ns = s.blocked_ns;
 	r->span_ns = s.span_ns;
 	r->n = s.n;
 	r->spans = s.spans;

@@ -13,7 +13,7 @@
  * time (sched.h: off its host CPU while runnable), read as a running total
  * at each sync record (the time of the preemption in progress, if any,
  * included), so that the difference between two readings is the host's
- * preempted time between them.
+ * preempted time between them; its blocked time likewise.
  *
  * A loss (walk.h) ends the span: the host side forgets an open preemption
  * there, so the two sides would no longer cover the same time. A new span
@@ -27,7 +27,9 @@
  * its ticks from KVM's steal clock, which is the vCPU thread's run-queue
  * wait (sched_info run_delay) — also the wait after a wakeup from a
  * block in the host, which the host side here counts as blocked, not
- * preempted.
+ * preempted. So, but for a tick of accounting lag, the guest's steal lies
+ * between the host's preempted time and its preempted plus blocked time
+ * over the span.
  */
 #ifndef VMSCOPE_ANALYSIS_STEAL_H
 #define VMSCOPE_ANALYSIS_STEAL_H
@@ -40,15 +42,16 @@ struct an_steal_vcpu {
 	uint64_t n;			/* readings */
 	uint64_t spans, backwards;	/* spans started; guest readings that went back */
 	bool open;			/* a span is open: first and last below */
-	uint64_t first_ts, first_steal, first_host;
-	uint64_t last_ts, last_steal, last_host;
-	uint64_t guest_ns, host_ns, span_ns;	/* of the spans closed */
+	uint64_t first_ts, first_steal, first_host, first_blocked;
+	uint64_t last_ts, last_steal, last_host, last_blocked;
+	uint64_t guest_ns, host_ns, blocked_ns, span_ns;	/* of the spans closed */
 };
 
 struct an_steal {
 	bool known;		/* some span had two readings */
 	uint64_t guest_ns;	/* the guest's steal over the spans */
 	uint64_t host_ns;	/* the host's preempted time over the same spans */
+	uint64_t blocked_ns;	/* and its time blocked in the host */
 	uint64_t span_ns;	/* their length */
 	uint64_t n, spans, backwards;
 };

@@ -47,7 +47,8 @@ static void usage(FILE *out)
 		"              20; 0: all)\n"
 		"  --json      one JSON object instead of the tables (every thread); per\n"
 		"              vCPU guest_steal_ns and preempted_in_steal_span_ns (null:\n"
-		"              n/a), steal_span_ns, steal_readings\n\n"
+		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
+		"              over the span), steal_span_ns, steal_readings\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
 		"stream did not end cleanly (what was read is still reported); 2 on a\n"
 		"usage error.\n");
@@ -232,6 +233,8 @@ static void jsteal(json_object *o, const struct an_sched_vcpu *p)
 			       st.known ? json_object_new_uint64(st.guest_ns) : NULL);
 	json_object_object_add(o, "preempted_in_steal_span_ns",
 			       st.known ? json_object_new_uint64(st.host_ns) : NULL);
+	json_object_object_add(o, "blocked_in_steal_span_ns",
+			       st.known ? json_object_new_uint64(st.blocked_ns) : NULL);
 	json_object_object_add(o, "steal_span_ns",
 			       st.known ? json_object_new_uint64(st.span_ns) : NULL);
 	jadd(o, "steal_readings", st.n);

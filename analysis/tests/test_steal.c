@@ -64,7 +64,7 @@ struct story {
 	unsigned int loss_after, back_at;
 	uint64_t preempted_ns;		/* whole trace, vCPU 0 */
 	/* expected over the spans */
-	uint64_t guest_ns, host_ns, span_ns, spans;
+	uint64_t guest_ns, host_ns, blocked_ns, span_ns, spans;
 };
 
 static uint64_t rng = 0x853c49e6748fea9bull;
@@ -77,8 +77,8 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-/* The story's preempted time of vCPU 0 inside [a, b]. */
-static uint64_t overlap(const struct story *s, uint64_t a, uint64_t b)
+/* The story's preempted (or blocked) time of vCPU 0 inside [a, b]. */
+static uint64_t overlap_of(const struct story *s, uint64_t a, uint64_t b, bool preempted)
 {
 	uint64_t sum = 0;
 
@@ -86,10 +86,15 @@ static uint64_t overlap(const struct story *s, uint64_t a, uint64_t b)
 		uint64_t x = s->off[i].start > a ? s->off[i].start : a;
 		uint64_t y = s->off[i].end < b ? s->off[i].end : b;
 
-		if (s->off[i].preempted && y > x)
+		if (s->off[i].preempted == preempted && y > x)
 			sum += y - x;
 	}
 	return sum;
+}
+
+static uint64_t overlap(const struct story *s, uint64_t a, uint64_t b)
+{
+	return overlap_of(s, a, b, true);
 }
 
 static bool inside_off(const struct story *s, uint64_t t)
@@ -156,6 +161,7 @@ static void make_story(struct story *s, enum variant var)
 			continue;
 		s->guest_ns += s->steal[i - 1] - s->steal[first];
 		s->host_ns += overlap(s, s->sync_ts[first], s->sync_ts[i - 1]);
+		s->blocked_ns += overlap_of(s, s->sync_ts[first], s->sync_ts[i - 1], false);
 		s->span_ns += s->sync_ts[i - 1] - s->sync_ts[first];
 		s->spans++;
 		first = i;
@@ -334,6 +340,7 @@ static void check(enum variant var, const char *keep)
 	CHECK_EQ(r0.n, st.nsync);
 	CHECK_EQ(r0.guest_ns, st.guest_ns);
 	CHECK_EQ(r0.host_ns, st.host_ns);
+	CHECK_EQ(r0.blocked_ns, st.blocked_ns);
 	CHECK_EQ(r0.span_ns, st.span_ns);
 	CHECK_EQ(r0.spans, st.spans);
 	CHECK_EQ(r0.backwards, var == BACKWARDS ? 1 : 0);
@@ -350,8 +357,8 @@ static void check(enum variant var, const char *keep)
 		f = fopen(path, "w");
 		CHECK(f != NULL);
 		if (f) {
-			fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r0.guest_ns,
-				r0.host_ns, r0.span_ns, r0.n);
+			fprintf(f, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				r0.guest_ns, r0.host_ns, r0.blocked_ns, r0.span_ns, r0.n);
 			fclose(f);
 		}
 	}

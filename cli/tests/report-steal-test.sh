@@ -3,8 +3,8 @@
 # analysis/tests/test_steal.c (run with a folder, it leaves them there):
 # a trace whose guest sync records carry steal_ns (ABI 0.4) and the same
 # story in ABI 0.3's layout (no steal_ns). With steal: vCPU 0's JSON
-# guest_steal_ns, preempted_in_steal_span_ns, steal_span_ns and
-# steal_readings are the test's expected values, the text row shows them;
+# guest_steal_ns, preempted_in_steal_span_ns, blocked_in_steal_span_ns,
+# steal_span_ns and steal_readings are the test's expected values, the text row shows them;
 # vCPU 1 (one reading) is n/a: JSON null, text "n/a". Without: every vCPU
 # n/a with 0 readings, never 0 ns; --help says what the columns are.
 # Usage: report-steal-test.sh PATH-TO-vmscope PATH-TO-test_steal
@@ -17,8 +17,8 @@ out=$dir/out
 . "$(dirname "$0")/expect.sh"
 
 "$writer" "$dir" >"$dir/writer.out" 2>&1 || { echo "FAIL: test_steal"; cat "$dir/writer.out"; exit 1; }
-read -r guest host span readings <"$dir/expect"
-echo "expected for vCPU 0: guest $guest ns, host $host ns, span $span ns, $readings readings"
+read -r guest host blocked span readings <"$dir/expect"
+echo "expected for vCPU 0: guest $guest ns, host $host ns (blocked $blocked ns), span $span ns, $readings readings"
 
 expect 0 "'guest steal' is the steal time the guest kernel" -- report sched --help
 expect 0 'guest_steal_ns and preempted_in_steal_span_ns' -- report sched --help
@@ -35,7 +35,8 @@ import json, sys
 path, what = sys.argv[1], sys.argv[2]
 exp = [int(x) for x in sys.argv[3:]]
 v = {c["vcpu"]: c for c in json.load(open(path))["vms"][0]["vcpus"]}
-keys = ("guest_steal_ns", "preempted_in_steal_span_ns", "steal_span_ns")
+keys = ("guest_steal_ns", "preempted_in_steal_span_ns", "blocked_in_steal_span_ns",
+        "steal_span_ns")
 bad = []
 if what == "new":
     got = [v[0][k] for k in keys] + [v[0]["steal_readings"]]
@@ -53,7 +54,7 @@ PY
 }
 for t in new abi03; do
 	if "$exe" report sched --json "$dir/$t/merged" >"$dir/$t.json" 2>"$out" &&
-	   check_json "$dir/$t.json" "$t" "$guest" "$host" "$span" "$readings" >"$out" 2>&1; then
+	   check_json "$dir/$t.json" "$t" "$guest" "$host" "$blocked" "$span" "$readings" >"$out" 2>&1; then
 		echo "ok: report sched --json on the $t trace: $(cat "$out")"
 	else
 		echo "FAIL: report sched --json on the $t trace:"; cat "$out"; fails=$((fails + 1))
