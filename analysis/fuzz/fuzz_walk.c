@@ -21,8 +21,8 @@
  * sync_guest records (steal readings mostly growing, or raw) in the
  * current layout or, by an input bit, ABI 0.3's without steal_ns: the
  * guest steal of a vCPU is known only from two readings, never in the
- * old layout; the host's preempted time over the spans is no longer than
- * the spans, and they lie inside the trace.
+ * old layout; the host's preempted and blocked time over the spans add up
+ * to no more than the spans, and they lie inside the trace.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -114,7 +114,8 @@ static void check_steal(const struct an_walk *w, const struct an_sched *sc, bool
 			ASSERT(!abi03 || (r.n == 0 && !r.known));
 			ASSERT(!r.known || (r.n >= 2 && r.spans >= 1));
 			ASSERT(r.spans <= r.n && r.backwards <= r.n);
-			ASSERT(r.host_ns <= r.span_ns && r.span_ns <= last - first);
+			/* preempted and blocked intervals do not overlap */
+			ASSERT(r.host_ns + r.blocked_ns <= r.span_ns && r.span_ns <= last - first);
 		}
 }
 
