@@ -29,8 +29,13 @@ void an_sched_free(struct an_sched *s)
 {
 	struct vcpus *vs = (struct vcpus *)s->v;
 
-	for (uint32_t i = 0; vs && i < s->n_vms; i++)
+	for (uint32_t i = 0; vs && i < s->n_vms; i++) {
+		for (uint32_t c = 0; c < vs[i].cap; c++) {
+			free(vs[i].v[c].host_ns);
+			free(vs[i].v[c].host_n);
+		}
 		free(vs[i].v);
+	}
 	free(s->v);
 	free(s->t);
 	an_topn_free(&s->worst);
@@ -78,12 +83,12 @@ static struct an_sched_task *task(struct an_sched *s, int32_t t)
 	return &s->t[t];
 }
 
-/* Charge @ns to @host_task in @by, keeping the AN_SCHED_BY largest. */
+/* Charge @ns to @host_task in @by[AN_SCHED_KEEP], keeping the largest. */
 static void charge(struct an_by_host *by, uint64_t *other, int32_t host_task, uint64_t ns)
 {
 	int i, min = 0;
 
-	for (i = 0; i < AN_SCHED_BY; i++) {
+	for (i = 0; i < AN_SCHED_KEEP; i++) {
 		if (by[i].n && by[i].host_task == host_task) {
 			by[i].ns += ns;
 			by[i].n++;
@@ -94,7 +99,7 @@ static void charge(struct an_by_host *by, uint64_t *other, int32_t host_task, ui
 		if (by[i].ns < by[min].ns)
 			min = i;
 	}
-	if (i < AN_SCHED_BY) {
+	if (i < AN_SCHED_KEEP) {
 		by[i].host_task = host_task;
 		by[i].ns = ns;
 		by[i].n = 1;
@@ -200,23 +205,94 @@ static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int
 		runq_add(s, ti, vm, (uint32_t)cpu);
 }
 
+/*
+ * @ns off its CPU for @v, exactly, by @host_task (a walk task,
+ * AN_TASK_UNKNOWN for blocked in host, AN_TASK_OTHER); @times: one more
+ * off interval for it. The table is allocated at the vCPU's first charge.
+ */
+static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
+			 uint64_t ns, bool times)
+{
+	size_t i = (size_t)(host_task - AN_TASK_OTHER);
+
+	if (!v->host_ns) {
+		v->host_ns = calloc(AN_HOST_SLOTS, sizeof(*v->host_ns));
+		v->host_n = calloc(AN_HOST_SLOTS, sizeof(*v->host_n));
+		if (!v->host_ns || !v->host_n) {
+			free(v->host_ns);
+			free(v->host_n);
+			v->host_ns = NULL;
+			v->host_n = NULL;
+			s->oom++;
+			return;
+		}
+	}
+	if (host_task < AN_TASK_OTHER || i >= AN_HOST_SLOTS)
+		return;
+	v->host_ns[i] += ns;
+	v->host_n[i] += times;
+}
+
+/* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */
+static void end_segment(struct an_sched *s, struct an_sched_vcpu *v, uint64_t ts, int32_t next)
+{
+	if (ts > v->seg_start) {
+		/* once per task and off interval: its first segment in it */
+		bool first = true;
+
+		for (int i = 0; i < AN_SCHED_KEEP && v->cur[i].n; i++)
+			if (v->cur[i].host_task == v->seg_task)
+				first = false;
+		charge(v->cur, &v->cur_other_ns, v->seg_task, ts - v->seg_start);
+		charge_exact(s, v, v->seg_task, ts - v->seg_start, first);
+	}
+	v->seg_task = next;
+	v->seg_start = ts;
+}
+
+/* Move one off interval's charges @cur (and @other) into @by. */
+static void charge_all(struct an_by_host *by, uint64_t *by_other, const struct an_by_host *cur,
+		       uint64_t other)
+{
+	for (int i = 0; i < AN_SCHED_KEEP && cur[i].n; i++)
+		charge(by, by_other, cur[i].host_task, cur[i].ns);
+	*by_other += other;
+}
+
+/* The host task that had the CPU longest in this off interval. */
+static int32_t main_culprit(const struct an_sched_vcpu *v)
+{
+	int best = 0;
+
+	for (int i = 1; i < AN_SCHED_KEEP && v->cur[i].n; i++)
+		if (v->cur[i].ns > v->cur[best].ns)
+			best = i;
+	return v->cur[best].n ? v->cur[best].host_task : AN_TASK_UNKNOWN;
+}
+
 /* The vCPU thread of (vm, vcpu) comes back after being off since v->off_since. */
 static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sched_vcpu *v,
 		    uint64_t ts)
 {
 	uint64_t d = ts - v->off_since;
-	int32_t by = v->off_preempted ? v->off_by : AN_TASK_UNKNOWN;
+	int32_t by = AN_TASK_UNKNOWN;
 	struct an_sched_task *t = task(s, v->off_task);
 
 	v->off = false;
 	if (v->off_preempted) {
+		end_segment(s, v, ts, AN_TASK_UNKNOWN);
+		by = main_culprit(v);
 		v->preempted_ns += d;
 		v->n_preempted++;
 	} else {
+		/* blocked in host: one charge, to "blocked in host" */
+		memset(v->cur, 0, sizeof(v->cur));
+		v->cur_other_ns = 0;
+		charge(v->cur, &v->cur_other_ns, AN_TASK_UNKNOWN, d);
+		charge_exact(s, v, AN_TASK_UNKNOWN, d, true);
 		v->blocked_ns += d;
 		v->n_blocked++;
 	}
-	charge(v->by, &v->by_other_ns, by, d);
 	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
 	v->ring[v->nring % AN_OFF_RING].end = ts;
 	v->nring++;
@@ -229,7 +305,7 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 				       .preempted = v->off_preempted };
 
 		t->stall_running_ns += d;
-		charge(t->by, &t->by_other_ns, by, d);
+		charge_all(t->by, &t->by_other_ns, v->cur, v->cur_other_ns);
 		if (k && k->tid != 0)	/* the idle task is not stalled */
 			an_topn_add(&s->worst, d, &st);
 	}
@@ -241,21 +317,39 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	}
 }
 
+/* A host switch on a CPU where vCPU threads wait preempted: the CPU changes hands. */
+static void preempted_switch(struct an_sched *s, const struct an_switch *sw, int32_t next)
+{
+	struct vcpus *vs = (struct vcpus *)s->v;
+
+	for (uint32_t vm = 0; vm < s->n_vms; vm++)
+		for (uint32_t c = 0; c < vs[vm].cap; c++) {
+			struct an_sched_vcpu *v = &vs[vm].v[c];
+
+			if (v->off && v->off_preempted && v->host_cpu == sw->cpu)
+				end_segment(s, v, sw->ts, next);
+		}
+}
+
 static void on_host_switch(void *ctx, const struct an_switch *sw, int32_t prev, int32_t next)
 {
 	struct an_sched *s = ctx;
 	uint32_t vm, vc;
 	struct an_sched_vcpu *v;
 
+	(void)prev;
+	preempted_switch(s, sw, next);
 	if (an_walk_thread_vcpu(s->w, sw->prev_tid, &vm, &vc) && (v = vcpu(s, vm, vc))) {
 		v->off = true;
 		v->off_since = sw->ts;
-		v->off_by = next;
 		v->off_preempted = sw->prev_runnable;
 		v->host_cpu = sw->cpu;
 		v->off_task = an_walk_vcpu_task(s->w, vm, vc);
+		v->seg_task = next;
+		v->seg_start = sw->ts;
+		memset(v->cur, 0, sizeof(v->cur));
+		v->cur_other_ns = 0;
 	}
-	(void)prev;
 	if (an_walk_thread_vcpu(s->w, sw->next_tid, &vm, &vc) && (v = vcpu(s, vm, vc)) && v->off)
 		back_on(s, vm, vc, v, sw->ts);
 }
@@ -316,13 +410,83 @@ static void on_loss(void *ctx, uint64_t ts)
 		}
 }
 
+/* Largest charge first (the table is a handful of entries: insertion sort). */
+static void sort_by(struct an_by_host *by)
+{
+	for (int i = 1; i < AN_SCHED_KEEP && by[i].n; i++)
+		for (int j = i; j > 0 && by[j].ns > by[j - 1].ns; j--) {
+			struct an_by_host tmp = by[j];
+
+			by[j] = by[j - 1];
+			by[j - 1] = tmp;
+		}
+}
+
+static int by_ns_desc(const void *a, const void *b)
+{
+	const struct an_by_host *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : x->host_task - y->host_task;
+}
+
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+{
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++)
+		n += v->host_n[i] != 0;
+	if (!n || !(*out = calloc(n, sizeof(**out))))
+		return 0;
+	for (size_t i = 0; i < AN_HOST_SLOTS; i++)
+		if (v->host_n[i])
+			(*out)[k++] = (struct an_by_host){ .host_task = (int32_t)i + AN_TASK_OTHER,
+							   .ns = v->host_ns[i],
+							   .n = v->host_n[i] };
+	qsort(*out, n, sizeof(**out), by_ns_desc);
+	return n;
+}
+
+/* A vCPU's exact charges: the AN_SCHED_BY largest in by[], the rest in other. */
+static void vcpu_top(struct an_sched_vcpu *v)
+{
+	memset(v->by, 0, sizeof(v->by));
+	v->by_other_ns = 0;
+	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++) {
+		struct an_by_host e = { .host_task = (int32_t)i + AN_TASK_OTHER,
+					.ns = v->host_ns[i], .n = v->host_n[i] };
+		int k = AN_SCHED_BY - 1;
+
+		if (!e.n)
+			continue;
+		if (v->by[k].n) {
+			if (v->by[k].ns >= e.ns) {
+				v->by_other_ns += e.ns;
+				continue;
+			}
+			v->by_other_ns += v->by[k].ns;
+		}
+		while (k > 0 && (!v->by[k - 1].n || v->by[k - 1].ns < e.ns)) {
+			v->by[k] = v->by[k - 1];
+			k--;
+		}
+		v->by[k] = e;
+	}
+}
+
 static void on_end(void *ctx, uint64_t ts)
 {
 	struct an_sched *s = ctx;
+	struct vcpus *vs = (struct vcpus *)s->v;
 
 	for (uint32_t i = 0; i < AN_MAX_TASKS; i++)
-		if (s->t[i].seen)
+		if (s->t[i].seen) {
 			close_state(&s->t[i], ts);
+			sort_by(s->t[i].by);
+		}
+	for (uint32_t vm = 0; vm < s->n_vms; vm++)
+		for (uint32_t c = 0; c < vs[vm].cap; c++)
+			vcpu_top(&vs[vm].v[c]);
 }
 
 void an_sched_hooks(struct an_sched *s, struct an_hooks *h)

@@ -10,10 +10,14 @@
  *
  * Host terms, per vCPU: its thread is off its host CPU from a host
  * sched_switch away from it to the next one back to it — preempted (it
- * was still runnable: steal-like time) by the host task switched to, or
- * blocked in the host (it slept: a halted vCPU waiting, a QEMU lock).
- * A guest task that was running on that vCPU meanwhile was stalled for
- * that long, charged to that host task (or to "blocked in host"); tasks
+ * was still runnable: steal-like time), or blocked in the host (it slept:
+ * a halted vCPU waiting, a QEMU lock). A preempted interval is split
+ * among the host tasks that ran on that host CPU meanwhile, from every
+ * host sched_switch there (the host module records all of them while a
+ * traced thread waits preempted on a CPU); a trace without them charges
+ * the whole interval to the task switched to first. A guest task that was
+ * running on that vCPU meanwhile was stalled for that long, charged the
+ * same way (or to "blocked in host"); tasks
  * runnable on that vCPU's guest CPU were stalled too (their runnable
  * stall: the queue they waited in was not served). A task's exit time is
  * the time its vCPU spent in non-HLT exits while it ran, minus any
@@ -23,23 +27,30 @@
  * host task, host CPU and whether it was a preemption.
  *
  * Bounded memory: per task (the walk's table) and vCPU state; per task the
- * AN_SCHED_BY host tasks that stalled it most (the rest summed as other),
- * per vCPU the AN_RUNQ runnable tasks it tracks and its last AN_OFF_RING
- * off-CPU intervals; N stalls.
+ * AN_SCHED_KEEP host tasks that stalled it, exactly (past that many, a
+ * host task enters the table with a charge larger than the smallest kept,
+ * which goes to other: then the list is a heuristic top, its sum still
+ * exact); per vCPU an
+ * exact table by host task (12 bytes per walk task slot, 48 KiB), the
+ * AN_RUNQ runnable tasks it tracks and its last AN_OFF_RING off-CPU
+ * intervals; N stalls.
  */
 #ifndef VMSCOPE_ANALYSIS_SCHED_H
 #define VMSCOPE_ANALYSIS_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "steal.h"
 #include "topn.h"
 #include "walk.h"
 
-#define AN_SCHED_BY	4
+#define AN_SCHED_BY	4	/* host tasks shown per thread / vCPU */
+#define AN_SCHED_KEEP	32	/* host tasks kept per thread, exactly */
 #define AN_RUNQ		32
 #define AN_OFF_RING	8
+#define AN_HOST_SLOTS	(AN_MAX_TASKS - AN_TASK_OTHER)
 
 struct an_by_host {
 	int32_t host_task;	/* walk task (AN_VM_HOST); AN_TASK_UNKNOWN: blocked in host */
@@ -56,7 +67,7 @@ struct an_sched_task {
 	uint64_t stall_running_ns;	/* running, vCPU thread off its CPU */
 	uint64_t stall_runnable_ns;	/* runnable, that vCPU's thread off */
 	uint64_t exit_ns;		/* running, vCPU in a (non-HLT) exit */
-	struct an_by_host by[AN_SCHED_BY];	/* largest first once sorted */
+	struct an_by_host by[AN_SCHED_KEEP];	/* largest first once sorted */
 	uint64_t by_other_ns;
 	bool seen;
 };
@@ -64,12 +75,22 @@ struct an_sched_task {
 struct an_sched_vcpu {
 	bool off;
 	uint64_t off_since;
-	int32_t off_by;			/* host task switched to */
 	bool off_preempted;
-	uint32_t host_cpu;
+	uint32_t host_cpu;		/* the CPU it went off on */
 	int32_t off_task;		/* guest task running when it went off */
+	/* preempted: the host task on host_cpu since seg_start, and this
+	 * off interval's time by host task so far */
+	int32_t seg_task;
+	uint64_t seg_start;
+	struct an_by_host cur[AN_SCHED_KEEP];
+	uint64_t cur_other_ns;
 	uint64_t preempted_ns, blocked_ns, n_preempted, n_blocked;
-	struct an_by_host by[AN_SCHED_BY];
+	/* exact time off by host task, [AN_HOST_SLOTS] (index host_task -
+	 * AN_TASK_OTHER), and in how many off intervals; NULL until the
+	 * first; by[] and by_other_ns are made from them at the end */
+	uint64_t *host_ns;
+	uint32_t *host_n;
+	struct an_by_host by[AN_SCHED_BY];	/* largest first, at the end */
 	uint64_t by_other_ns;
 	int32_t runq[AN_RUNQ];
 	uint32_t nrunq;
@@ -81,7 +102,9 @@ struct an_sched_vcpu {
 /* A stall: a running guest task's vCPU thread off its host CPU. */
 struct an_stall {
 	uint32_t vm, vcpu, host_cpu;
-	int32_t task, host_task;	/* walk tasks; host_task as in an_by_host */
+	/* walk tasks; host_task as in an_by_host: the one that had the CPU
+	 * longest during the stall */
+	int32_t task, host_task;
 	uint64_t start, end;
 	bool preempted;
 };
@@ -105,5 +128,9 @@ void an_sched_hooks(struct an_sched *s, struct an_hooks *h);
 
 /* The vCPU's state, NULL when it was never seen. */
 const struct an_sched_vcpu *an_sched_vcpu(const struct an_sched *s, uint32_t vm, uint32_t vcpu);
+
+/* Every host task that kept @v off its CPU, largest first, into a new
+ * array *@out (free it); their count (0: none, or out of memory). */
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out);
 
 #endif

@@ -96,7 +96,8 @@ struct an_hooks {
 	 * CPU @cpu (-1 unknown) */
 	void (*guest_wakeup)(void *ctx, uint32_t vm, uint64_t ts, int32_t task, int32_t cpu);
 	/* host sched_switch (only those the recording kept: record --pid
-	 * keeps a switch when either side is a recorded process); prev/next
+	 * keeps a switch when either side is a recorded process, or while a
+	 * recorded thread waits preempted on that CPU); prev/next
 	 * as walk tasks of AN_VM_HOST */
 	void (*host_switch)(void *ctx, const struct an_switch *s, int32_t prev_task,
 			    int32_t next_task);

@@ -21,12 +21,14 @@ static void usage(FILE *out)
 		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
 		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
 		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
-		"when either side belongs to a recorded process).\n\n"
+		"when either side belongs to a recorded process, and every switch on a CPU\n"
+		"where a recorded thread waits preempted).\n\n"
 		"Per guest thread, in guest terms: running, runnable (woken or preempted,\n"
 		"not yet running), blocked. Of the time it was running, how long its vCPU's\n"
-		"host thread was off its host CPU (stalled), and by which host task it was\n"
-		"preempted, or 'blocked in host' when the vCPU thread slept; of the time it\n"
-		"was runnable on a guest CPU, how long that vCPU's thread was off its CPU;\n"
+		"host thread was off its host CPU (stalled), and by which host tasks it was\n"
+		"preempted (each charged the time it had that CPU), or 'blocked in host'\n"
+		"when the vCPU thread slept; of the time it was runnable on a guest CPU,\n"
+		"how long that vCPU's thread was off its CPU;\n"
 		"and the time its vCPU spent in (non-HLT) exits while it ran, off-CPU time\n"
 		"inside them not counted twice. Per vCPU, as the host saw it: time preempted\n"
 		"(runnable on the host but not running: steal-like time) and by whom, and\n"
@@ -45,10 +47,11 @@ static void usage(FILE *out)
 		"  --top N     the N worst stalls (default 10; 0: none)\n"
 		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
 		"              20; 0: all)\n"
-		"  --json      one JSON object instead of the tables (every thread); per\n"
-		"              vCPU guest_steal_ns and preempted_in_steal_span_ns (null:\n"
+		"  --json      one JSON object instead of the tables (every thread; per\n"
+		"              vCPU every host task that kept it off, not only the top,\n"
+		"              and guest_steal_ns and preempted_in_steal_span_ns (null:\n"
 		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
-		"              over the span), steal_span_ns, steal_readings\n\n"
+		"              over the span), steal_span_ns, steal_readings)\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
 		"stream did not end cleanly (what was read is still reported); 2 on a\n"
 		"usage error.\n");
@@ -104,13 +107,20 @@ static const char *host_name(const struct an_walk *w, int32_t host_task, char *b
 	return report_task(w, host_task, buf, len);
 }
 
-static void text_by(const struct an_walk *w, const struct an_by_host *by, uint64_t other)
+/* The AN_SCHED_BY largest of @by[@n] (sorted), the rest with @other as others. */
+static void text_by(const struct an_walk *w, const struct an_by_host *by, size_t n,
+		    uint64_t other)
 {
-	char n[64], d[32];
+	char name[64], d[32];
 
-	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++)
-		printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, n, sizeof(n)),
-		       an_dur(by[i].ns, d, sizeof(d)));
+	for (size_t i = 0; i < n && by[i].n; i++) {
+		if (i < AN_SCHED_BY)
+			printf("%s%s %s", i ? ", " : "", host_name(w, by[i].host_task, name,
+								   sizeof(name)),
+			       an_dur(by[i].ns, d, sizeof(d)));
+		else
+			other += by[i].ns;
+	}
 	if (other)
 		printf(", others %s", an_dur(other, d, sizeof(d)));
 }
@@ -140,7 +150,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 			       an_dur(k->stall_running_ns, b[3], sizeof(b[3])),
 			       an_dur(k->stall_runnable_ns, b[4], sizeof(b[4])),
 			       an_dur(k->exit_ns, b[5], sizeof(b[5])));
-			text_by(w, k->by, k->by_other_ns);
+			text_by(w, k->by, AN_SCHED_KEEP, k->by_other_ns);
 			printf("\n");
 		}
 		printf("  vCPUs as the host saw them, and the guest's own steal time:\n");
@@ -160,7 +170,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 			       an_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked,
 			       st.known ? an_dur(st.guest_ns, b[2], sizeof(b[2])) : "n/a",
 			       st.known ? an_dur(st.host_ns, b[3], sizeof(b[3])) : "n/a");
-			text_by(w, p->by, p->by_other_ns);
+			text_by(w, p->by, AN_SCHED_BY, p->by_other_ns);
 			printf("\n");
 		}
 	}
@@ -200,11 +210,11 @@ static json_object *jthread(const struct an_walk *w, int32_t task)
 	return o;
 }
 
-static json_object *jby(const struct an_walk *w, const struct an_by_host *by)
+static json_object *jby(const struct an_walk *w, const struct an_by_host *by, size_t n)
 {
 	json_object *a = json_object_new_array();
 
-	for (int i = 0; i < AN_SCHED_BY && by[i].n; i++) {
+	for (size_t i = 0; i < n && by[i].n; i++) {
 		json_object *o = json_object_new_object();
 
 		if (by[i].host_task == AN_TASK_UNKNOWN)
@@ -267,13 +277,15 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "stall_running_ns", k->stall_running_ns);
 			jadd(o, "stall_runnable_ns", k->stall_runnable_ns);
 			jadd(o, "exit_ns", k->exit_ns);
-			json_object_object_add(o, "stalled_by", jby(w, k->by));
+			json_object_object_add(o, "stalled_by", jby(w, k->by, AN_SCHED_KEEP));
 			jadd(o, "stalled_by_others_ns", k->by_other_ns);
 			json_object_array_add(ts, o);
 		}
 		json_object_object_add(v, "threads", ts);
 		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
 			const struct an_sched_vcpu *p = an_sched_vcpu(s, vm, i);
+			struct an_by_host *by;
+			size_t nby;
 			json_object *o;
 
 			if (!p)
@@ -286,8 +298,10 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "blocked_ns", p->blocked_ns);
 			jadd(o, "blocks", p->n_blocked);
 			jsteal(o, p);
-			json_object_object_add(o, "by", jby(w, p->by));
-			jadd(o, "by_others_ns", p->by_other_ns);
+			/* every host task, exactly (the text shows the top) */
+			nby = an_sched_vcpu_by_all(p, &by);
+			json_object_object_add(o, "by", jby(w, by, nby));
+			free(by);
 			json_object_array_add(cpus, o);
 		}
 		json_object_object_add(v, "vcpus", cpus);
@@ -377,7 +391,7 @@ int report_sched(int argc, char **argv)
 		text(&c, idx, max_tasks, ntop);
 	}
 	if (c.s.oom) {
-		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not analysed\n");
+		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not (fully) analysed\n");
 		status = 1;
 	}
 	free(idx);

@@ -293,7 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct an_sched_task *t = &sc.t[i];
 			uint64_t by = t->by_other_ns;
 
-			for (int k = 0; k < AN_SCHED_BY; k++)
+			for (int k = 0; k < AN_SCHED_KEEP; k++)
 				by += t->by[k].ns;
 			ASSERT(by == t->stall_running_ns);
 		}

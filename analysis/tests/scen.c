@@ -24,7 +24,7 @@ const char *const scen_task_comm[SCEN_TASKS] = { "alpha", "beta", "gamma" };
 /* typical durations per reason, ns */
 static const uint64_t base_ns[SCEN_REASONS] = { 20000, 1500, 100000, 5000 };
 
-enum phase { P_START, P_SWITCH, P_EXIT, P_USER, P_HOG_OFF, P_HOG_ON, P_ENTRY };
+enum phase { P_START, P_SWITCH, P_EXIT, P_USER, P_HOG_OFF, P_HOG_MID, P_HOG_ON, P_ENTRY };
 
 struct vstate {
 	unsigned int vm, v;
@@ -35,6 +35,7 @@ struct vstate {
 	bool lost;		/* a loss inside the current exit */
 	uint64_t hog, task_since;	/* hog duration; task running since (0: unknown) */
 	bool block;			/* the hog is a block in the host */
+	uint64_t pre;			/* of hog: a kworker ran first (0: none) */
 	uint64_t last_out[SCEN_TASKS];	/* switched out at (0: never) */
 };
 
@@ -203,6 +204,7 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 		if (s->hog && v->vm == 0 && v->v == 0 && v->reason && !v->lost && rnd(v) % 8 == 0) {
 			v->hog = 1000000 + rnd(v) % 2000000;
 			v->block = rnd(v) % 4 == 0;
+			v->pre = !v->block && rnd(v) % 2 ? 20000 + rnd(v) % 40000 : 0;
 			v->ph = P_HOG_OFF;
 			v->next = now + v->dur / 3;
 		}
@@ -220,10 +222,30 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 			sw.prev_state = 1;
 			sw.next_pid = sw.next_tgid = 0;
 			snprintf(sw.next_comm, sizeof(sw.next_comm), "swapper/0");
+		} else if (v->pre) {	/* a short kernel thread first */
+			sw.next_pid = sw.next_tgid = SCEN_KWORKER_TID;
+			snprintf(sw.next_comm, sizeof(sw.next_comm), "kworker/0:1");
 		}
 		host_emit(s, o, v, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw));
+		v->ph = v->pre ? P_HOG_MID : P_HOG_ON;
+		v->next = now + (v->pre ? v->pre : v->hog);
+		break;
+	}
+	case P_HOG_MID: {	/* the kworker sleeps, the hog gets the CPU */
+		struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_KWORKER_TID,
+						      .prev_tgid = SCEN_KWORKER_TID,
+						      .prev_state = 1, .next_pid = SCEN_HOG_TID,
+						      .next_tgid = SCEN_HOG_TID };
+		struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_KWORKER_TID,
+					.origin = 0, .vcpu = MO_NONE };
+
+		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "kworker/0:1");
+		snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
+		scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
+		s->records++;
+		s->last_ts = now;
 		v->ph = P_HOG_ON;
-		v->next = now + v->hog;
+		v->next = now + v->hog - v->pre;
 		break;
 	}
 	case P_HOG_ON: {
@@ -248,6 +270,7 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 				x->block_hlt_ns[v->task] += v->hog;
 		} else {
 			x->hog_ns[v->task] += v->hog;
+			x->kworker_ns[v->task] += v->pre;
 			x->hog_n++;
 			if (v->reason == 2)
 				x->hog_hlt_ns[v->task] += v->hog;
@@ -354,6 +377,7 @@ int scen_write(struct scen *s, const char *dir)
 	s->loss_done = false;
 	memset(s->x.hog_ns, 0, sizeof(s->x.hog_ns));
 	memset(s->x.hog_hlt_ns, 0, sizeof(s->x.hog_hlt_ns));
+	memset(s->x.kworker_ns, 0, sizeof(s->x.kworker_ns));
 	memset(s->x.block_ns, 0, sizeof(s->x.block_ns));
 	memset(s->x.block_hlt_ns, 0, sizeof(s->x.block_hlt_ns));
 	s->x.block_n = 0;

@@ -18,7 +18,9 @@
  * by a host task "hog" (tid SCEN_HOG_TID): host sched_switch away from the
  * vCPU thread (preempted) and back, 1-3 ms later; one in 4 of those is
  * instead the vCPU thread blocking (switch to the idle task, not
- * runnable).
+ * runnable). Half of the preempted ones switch to a "kworker/0:1" (tid
+ * SCEN_KWORKER_TID) first, which sleeps after 20-60 us and hands the CPU
+ * to the hog: the preempted time is the kworker's and then the hog's.
  *
  * Generation is streaming (O(1) memory) and deterministic; the story's
  * exact totals are accumulated into `struct scen_expect` as records are
@@ -35,6 +37,7 @@
 #define SCEN_TASKS	3
 #define SCEN_REASONS	4	/* io, cpuid, hlt, npf */
 #define SCEN_HOG_TID	4242
+#define SCEN_KWORKER_TID	4343
 
 struct scen_expect {
 	uint64_t count[SCEN_VMS][SCEN_TASKS][SCEN_REASONS];
@@ -52,6 +55,7 @@ struct scen_expect {
 	 * times, the longest */
 	uint64_t hog_ns[SCEN_TASKS], hog_n, hog_max;
 	uint64_t hog_hlt_ns[SCEN_TASKS];	/* of hog_ns, inside HLT exits */
+	uint64_t kworker_ns[SCEN_TASKS];	/* of hog_ns, the kworker's part */
 	/* with `hog`, the same for the times the vCPU thread blocked in the
 	 * host instead (switched away not runnable, to the idle task) */
 	uint64_t block_ns[SCEN_TASKS], block_n, block_hlt_ns[SCEN_TASKS];

@@ -417,19 +417,32 @@ static void test_sched(const char *dir)
 				exit_ns += s.x.total[0][t][r];
 		CHECK_EQ(st->exit_ns, exit_ns - (s.x.hog_ns[t] - s.x.hog_hlt_ns[t]) -
 				      (s.x.block_ns[t] - s.x.block_hlt_ns[t]));
-		/* two charges: the hog, and blocked in the host */
+		/* three charges: the hog and the kworker for their parts of
+		 * the preempted time, and blocked in the host */
+		int seen = 0;
+
+		CHECK(s.x.kworker_ns[t] > 0);
 		for (int k = 0; k < AN_SCHED_BY && st->by[k].n; k++) {
 			const struct an_task *h = an_walk_task(w, st->by[k].host_task);
 
 			if (st->by[k].host_task == AN_TASK_UNKNOWN) {
 				CHECK_EQ(st->by[k].ns, s.x.block_ns[t]);
+				seen |= 1;
+			} else if (h && h->tid == SCEN_KWORKER_TID) {
+				CHECK(h->vm == AN_VM_HOST && !strcmp(h->comm, "kworker/0:1"));
+				CHECK_EQ(st->by[k].ns, s.x.kworker_ns[t]);
+				seen |= 2;
 			} else {
 				CHECK(h && h->vm == AN_VM_HOST && h->tid == SCEN_HOG_TID &&
 				      !strcmp(h->comm, "hog"));
-				CHECK_EQ(st->by[k].ns, s.x.hog_ns[t]);
+				CHECK_EQ(st->by[k].ns, s.x.hog_ns[t] - s.x.kworker_ns[t]);
+				seen |= 4;
 			}
 		}
-		CHECK_EQ(st->by[2].n, 0);
+		CHECK_EQ(seen, 7);
+		for (int k = 1; k < AN_SCHED_BY && st->by[k].n; k++)
+			CHECK(st->by[k - 1].ns >= st->by[k].ns);	/* sorted at the end */
+		CHECK_EQ(st->by[3].n, 0);
 	}
 	const struct an_sched_vcpu *v = an_sched_vcpu(&sc, 0, 0);
 
@@ -439,12 +452,32 @@ static void test_sched(const char *dir)
 		CHECK_EQ(v->n_preempted, s.x.hog_n);
 		CHECK_EQ(v->blocked_ns, block_total);
 		CHECK_EQ(v->n_blocked, s.x.block_n);
+		/* the vCPU's charges are exact: hog, blocked, kworker, in that order */
+		uint64_t kw = 0;
+
+		for (int t = 0; t < SCEN_TASKS; t++)
+			kw += s.x.kworker_ns[t];
+		CHECK_EQ(v->by[0].ns, hog_total - kw);
+		CHECK_EQ(v->by[1].host_task, AN_TASK_UNKNOWN);
+		CHECK_EQ(v->by[1].ns, block_total);
+		CHECK_EQ(v->by[1].n, s.x.block_n);
+		CHECK_EQ(v->by[2].ns, kw);
+		CHECK_EQ(v->by[3].n, 0);
+		CHECK_EQ(v->by_other_ns, 0);
 	}
 	CHECK_EQ(an_topn_sort(&sc.worst), 4);
 	const struct an_stall *worst = an_topn_item(&sc.worst, 0);
 
 	CHECK_EQ(worst->end - worst->start, s.x.hog_max);
 	CHECK_EQ(worst->preempted, worst->host_task != AN_TASK_UNKNOWN);
+	/* a preempted stall names the hog, never the kworker that ran first */
+	for (int k = 0; k < 4; k++) {
+		const struct an_stall *st = an_topn_item(&sc.worst, k);
+		const struct an_task *h = an_walk_task(w, st->host_task);
+
+		if (st->preempted)
+			CHECK(h && h->tid == SCEN_HOG_TID);
+	}
 	an_sched_free(&sc);
 	an_walk_close(w);
 }
@@ -482,9 +515,11 @@ int main(int argc, char **argv)
 		if (scen_write(&s, argv[2]))
 			return 1;
 		/* what the report must say, for cli/tests/report-test.sh */
-		printf("hog_total_ns %" PRIu64 " hog_n %" PRIu64 " block_total_ns %" PRIu64 "\n",
+		printf("hog_total_ns %" PRIu64 " hog_n %" PRIu64 " block_total_ns %" PRIu64
+		       " kworker_total_ns %" PRIu64 "\n",
 		       s.x.hog_ns[0] + s.x.hog_ns[1] + s.x.hog_ns[2], s.x.hog_n,
-		       s.x.block_ns[0] + s.x.block_ns[1] + s.x.block_ns[2]);
+		       s.x.block_ns[0] + s.x.block_ns[1] + s.x.block_ns[2],
+		       s.x.kworker_ns[0] + s.x.kworker_ns[1] + s.x.kworker_ns[2]);
 		return 0;
 	}
 	test_hist();

@@ -126,7 +126,7 @@ mkdir "$dir/s"
 truth=$("$writer" --write-sched "$dir/s") || { echo "FAIL: writing the sched trace"; exit 1; }
 echo "sched trace: $truth"
 set -- $truth
-hog_total=$2 hog_n=$4 block_total=$6
+hog_total=$2 hog_n=$4 block_total=$6 kworker_total=$8
 s=$dir/s/merged
 expect 0 'usage: vmscope report sched' -- report sched --help
 expect 2 'usage: vmscope report sched' -- report sched
@@ -137,25 +137,33 @@ expect 0 "^  0 +1001 .* $hog_n .* hog/4242 " -- report sched "$s"
 expect 0 '^0 +0 +(alpha|beta|gamma)/10[0-2] .* hog/4242 .* preempted$' -- report sched --top 50 "$s"
 expect 0 '^0 +0 +(alpha|beta|gamma)/10[0-2] .* \(blocked in host\) ' -- report sched --top 50 "$s"
 if "$exe" report sched --json --top 3 "$s" >"$dir/s.json" 2>"$out" &&
-	python3 - "$dir/s.json" "$hog_total" "$hog_n" "$block_total" <<'PY'
+	python3 - "$dir/s.json" "$hog_total" "$hog_n" "$block_total" "$kworker_total" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-total, n, blocked = (int(x) for x in sys.argv[2:5])
+total, n, blocked, kworker = (int(x) for x in sys.argv[2:6])
+assert kworker > 0
 vm = r["vms"][0]
 assert sum(t["stall_running_ns"] for t in vm["threads"]) == total + blocked
 hog = sum(b["ns"] for t in vm["threads"] for b in t["stalled_by"]
           if b.get("host_task", {}).get("comm") == "hog")
+kw = sum(b["ns"] for t in vm["threads"] for b in t["stalled_by"]
+         if b.get("host_task", {}).get("comm") == "kworker/0:1")
 blk = sum(b["ns"] for t in vm["threads"] for b in t["stalled_by"] if b.get("blocked_in_host"))
-assert (hog, blk) == (total, blocked), (hog, blk)
+# the preempted time is split: the kworker ran first, then the hog
+assert (hog, kw, blk) == (total - kworker, kworker, blocked), (hog, kw, blk)
 for t in vm["threads"]:
     assert sum(b["ns"] for b in t["stalled_by"]) + t["stalled_by_others_ns"] == t["stall_running_ns"]
 cpu = vm["vcpus"][0]
 assert cpu["preempted_ns"] == total and cpu["preemptions"] == n and cpu["blocked_ns"] == blocked, cpu
+# a vCPU lists every host task that kept it off, exactly, largest first
+assert sum(b["ns"] for b in cpu["by"]) == total + blocked, cpu["by"]
+assert [b["ns"] for b in cpu["by"]] == sorted((b["ns"] for b in cpu["by"]), reverse=True)
+assert {b.get("host_task", {}).get("comm", "blocked") for b in cpu["by"]} == {"hog", "kworker/0:1", "blocked"}
 w = r["worst"]
 assert len(w) == 3 and w[0]["duration_ns"] >= w[1]["duration_ns"] >= w[2]["duration_ns"]
 PY
 then
-	echo "ok: report sched --json: stalls add up to the hog's and the blocks' time"
+	echo "ok: report sched --json: stalls add up to the hog's, the kworker's and the blocks' time"
 else
 	echo "FAIL: report sched --json"; cat "$out"; fails=$((fails + 1))
 fi

@@ -89,7 +89,8 @@ struct vmscope_event_desc_req {
 /*
  * VMSCOPE_IOC_PROBE_CTL: start/stop probing and choose the processes and
  * events. nr_pids == 0 traces every process; otherwise events of threads
- * whose thread group is one of pids[] (for sched_switch: either side)
+ * whose thread group is one of pids[] (for sched_switch: either side, or
+ * any switch on a CPU where such a thread waits preempted)
  * match. Without VMSCOPE_CTL_EVENTS every event is recorded; with it, only
  * those with their bit set in events (bits of ids the module does not have
  * are rejected with EINVAL, so a typo cannot silently record nothing).

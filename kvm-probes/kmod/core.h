@@ -51,6 +51,14 @@ struct vmscope_cpu {
 	/* Who exited last on this CPU: the vCPU id for kvm_hypercall. */
 	pid_t last_exit_tid;
 	u32 last_exit_vcpu;
+	/*
+	 * A traced thread that was switched out runnable here (preempted)
+	 * and has neither run here nor migrated away since, or 0. While it
+	 * waits, every switch on this CPU is recorded, so that the whole
+	 * wait is attributed to the tasks that really ran, not just to the
+	 * first one.
+	 */
+	pid_t waiting_pid;
 	struct vmscope_last last[VMSCOPE_NR_EVENTS];
 };
 
@@ -78,6 +86,16 @@ static __always_inline bool vmscope_tgid_wanted(pid_t tgid)
 	return false;
 }
 
+/* Probing is on and @id selected: counted as seen. */
+static __always_inline bool vmscope_probe_on(unsigned int id)
+{
+	if (!READ_ONCE(vmscope_filter.enabled) ||
+	    !(READ_ONCE(vmscope_filter.events) & BIT_ULL(id)))
+		return false;
+	this_cpu_inc(vmscope_cpu.seen[id]);
+	return true;
+}
+
 /*
  * Every probe starts here: false when probing is off (nothing counted) or
  * when none of @tgid_a, @tgid_b (0: unused) is traced (counted as seen).
@@ -85,10 +103,8 @@ static __always_inline bool vmscope_tgid_wanted(pid_t tgid)
 static __always_inline bool vmscope_probe_begin(unsigned int id, pid_t tgid_a,
 						pid_t tgid_b)
 {
-	if (!READ_ONCE(vmscope_filter.enabled) ||
-	    !(READ_ONCE(vmscope_filter.events) & BIT_ULL(id)))
+	if (!vmscope_probe_on(id))
 		return false;
-	this_cpu_inc(vmscope_cpu.seen[id]);
 	if (!vmscope_tgid_wanted(tgid_a) && !(tgid_b && vmscope_tgid_wanted(tgid_b)))
 		return false;
 	this_cpu_inc(vmscope_cpu.matched[id]);

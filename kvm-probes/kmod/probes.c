@@ -257,16 +257,35 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 	VMSCOPE_EMIT(kvm_userspace_exit, e, trace_clock_local());
 }
 
-/* Both sides of a switch: who preempted a vCPU thread, and whom it preempted. */
+/*
+ * Both sides of a switch: who preempted a vCPU thread, and whom it
+ * preempted; and, while a traced thread waits preempted on this CPU, every
+ * switch here (see vmscope_cpu.waiting_pid): a preempted vCPU often
+ * yields to a short kernel thread first and to the real culprit after.
+ */
 static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *prev,
 				       struct task_struct *next,
 				       unsigned int prev_state)
 {
+	pid_t *waiting = this_cpu_ptr(&vmscope_cpu.waiting_pid);
 	struct vmscope_ev_sched_switch e;
+	bool prev_traced, next_traced;
+	pid_t was_waiting;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_sched_switch, prev->tgid, next->tgid))
+	if (!vmscope_probe_on(VMSCOPE_EV_sched_switch))
 		return;
+	prev_traced = vmscope_tgid_wanted(prev->tgid);
+	next_traced = vmscope_tgid_wanted(next->tgid);
+	was_waiting = READ_ONCE(*waiting);
+	if (next->pid == was_waiting)
+		WRITE_ONCE(*waiting, 0);
+	/* still on the runqueue: preempted, or switched out while running */
+	if (prev_traced && (preempt || prev_state == TASK_RUNNING))
+		WRITE_ONCE(*waiting, prev->pid);
+	if (!prev_traced && !next_traced && !was_waiting)
+		return;
+	this_cpu_inc(vmscope_cpu.matched[VMSCOPE_EV_sched_switch]);
 	vmscope_fill_sched_switch(&e, preempt, prev, next, prev_state);
 	VMSCOPE_EMIT(sched_switch, e, trace_clock_local());
 }
@@ -288,7 +307,11 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					     int dest_cpu)
 {
 	struct vmscope_ev_sched_migrate_task e;
+	int orig_cpu = task_cpu(p);
 
+	/* a waiting thread that leaves its CPU no longer waits there */
+	if (READ_ONCE(vmscope_filter.enabled) && orig_cpu != dest_cpu)
+		cmpxchg(per_cpu_ptr(&vmscope_cpu.waiting_pid, orig_cpu), p->pid, 0);
 	if (!vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0))
 		return;
 	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);
