@@ -15,10 +15,10 @@
 # known, > 0, and between the host's preempted time and its preempted plus
 # blocked time over that span, two guest ticks either way (KVM's steal
 # clock is the vCPU thread's run-queue wait, which also holds the wait
-# after a wakeup from a block; analysis/README.md). Measured in 4 runs:
-# guest 2220.8 / 791.6 / 1081.2 / 1044.0 ms against host preempted
-# 1566.7 / 690.7 / 929.4 / 908.3 ms (+ blocked 987.8 / 1267.1 / 1266.1 ms
-# in the last three) over spans of 8.9-13.3 s.
+# after a wakeup from a block; analysis/README.md). Measured in 5 runs:
+# guest 2220.8 / 791.6 / 1081.2 / 1044.0 / 715.4 ms against host preempted
+# 1566.7 / 690.7 / 929.4 / 908.3 / 633.4 ms (+ blocked 987.8 / 1267.1 /
+# 1266.1 / 1011.7 ms in the last four) over spans of 8.3-13.3 s.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
