@@ -382,6 +382,16 @@ static void on_exit_done(void *ctx, const struct an_exit *x)
 	t->exit_ns += d > off ? d - off : 0;
 }
 
+static void on_guest_sync(void *ctx, uint32_t vm, uint64_t ts, uint32_t cpu, bool has_steal,
+			  uint64_t steal_ns)
+{
+	struct an_sched *s = ctx;
+	struct an_sched_vcpu *v = has_steal ? vcpu(s, vm, cpu) : NULL;
+
+	if (v)
+		an_steal_sample(v, ts, steal_ns);
+}
+
 static void on_loss(void *ctx, uint64_t ts)
 {
 	struct an_sched *s = ctx;
@@ -394,6 +404,7 @@ static void on_loss(void *ctx, uint64_t ts)
 			s->t[i].st = AN_T_UNKNOWN;
 	for (uint32_t vm = 0; vm < s->n_vms; vm++)
 		for (uint32_t c = 0; c < vs[vm].cap; c++) {
+			an_steal_break(&vs[vm].v[c]);
 			vs[vm].v[c].off = false;
 			vs[vm].v[c].nrunq = 0;
 		}
@@ -485,6 +496,7 @@ void an_sched_hooks(struct an_sched *s, struct an_hooks *h)
 	h->guest_switch = on_guest_switch;
 	h->guest_wakeup = on_guest_wakeup;
 	h->host_switch = on_host_switch;
+	h->guest_sync = on_guest_sync;
 	h->loss = on_loss;
 	h->end = on_end;
 }

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "steal.h"
 #include "topn.h"
 #include "walk.h"
 
@@ -95,6 +96,7 @@ struct an_sched_vcpu {
 	uint32_t nrunq;
 	struct { uint64_t start, end; } ring[AN_OFF_RING];
 	uint32_t nring;
+	struct an_steal_vcpu steal;	/* the guest's steal next to it: steal.h */
 };
 
 /* A stall: a running guest task's vCPU thread off its host CPU. */
@@ -121,7 +123,7 @@ int an_sched_init(struct an_sched *s, const struct an_walk *w, size_t worst);
 void an_sched_free(struct an_sched *s);
 
 /* Hook @h up to @s (ctx and the exit, guest_switch, guest_wakeup,
- * host_switch, loss and end hooks). */
+ * host_switch, guest_sync, loss and end hooks). */
 void an_sched_hooks(struct an_sched *s, struct an_hooks *h);
 
 /* The vCPU's state, NULL when it was never seen. */

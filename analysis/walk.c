@@ -18,6 +18,7 @@ enum role {
 	R_HSWITCH,	/* host sched_switch */
 	R_GSWITCH,	/* vmN:sched_switch */
 	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
+	R_GSYNC,	/* vmN:sync_guest */
 };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
@@ -34,6 +35,8 @@ struct role_of {
 	const struct switch_fields *sw;	/* R_HSWITCH, R_GSWITCH */
 	struct mg_field wake_pid, wake_cpu;	/* R_GWAKE */
 	bool has_wake_cpu;
+	struct mg_field steal;			/* R_GSYNC */
+	bool has_steal;
 };
 
 enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
@@ -304,6 +307,15 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
 			}
 		}
+		snprintf(name, sizeof(name), "vm%u:sync_guest", v);
+		d = mg_role_find(w->ev, name, NULL, 0, NULL);
+		set_role(w, d, R_GSYNC, v);
+		if (d) {
+			struct role_of *r = &w->roles[d - w->ev->desc];
+
+			/* absent from traces of guest modules before ABI 0.4 */
+			r->has_steal = mg_field_find(d, "steal_ns", &r->steal);
+		}
 	}
 	return 0;
 }
@@ -563,7 +575,8 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	if (r->role == R_NONE)
 		return;
 	/* host roles need a host record, guest roles their VM's */
-	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE) != (o->origin != 0))
+	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC) !=
+		     (o->origin != 0))
 		return;
 	if (has_o && o->origin && o->origin - 1 != r->vm)
 		return;
@@ -599,6 +612,11 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 						NULL, NULL),
 					r->has_wake_cpu ?
 					(int32_t)mg_get(&r->wake_cpu, it->payload) : -1);
+		break;
+	case R_GSYNC:
+		if (has_o && h->guest_sync)
+			h->guest_sync(h->ctx, r->vm, ts, o->cpu, r->has_steal,
+				      r->has_steal ? mg_get(&r->steal, it->payload) : 0);
 		break;
 	}
 }

@@ -11,7 +11,9 @@
  * - which guest task runs on each vCPU, from the VM's merged
  *   sched_switch ("vmN:sched_switch"), so that every exit carries the
  *   task it interrupted;
- * - guest and host scheduling events, as hooks for the sched report.
+ * - guest and host scheduling events, as hooks for the sched report;
+ * - each guest clock-sync record (vmN:sync_guest) with the guest kernel's
+ *   steal time of its CPU when the trace has it (steal_ns, ABI 0.4).
  *
  * Events and their fields are found by name in the merged table through
  * merge/roles.h (traces are self-described). A host record is attributed
@@ -99,6 +101,12 @@ struct an_hooks {
 	 * as walk tasks of AN_VM_HOST */
 	void (*host_switch)(void *ctx, const struct an_switch *s, int32_t prev_task,
 			    int32_t next_task);
+	/* a guest's sync_guest record of guest CPU @cpu (its stream's) at
+	 * @ts; @has_steal when the VM's table has steal_ns (ABI 0.4 guest
+	 * modules; older traces do not), @steal_ns then the steal time that
+	 * CPU's kernel had accounted, cumulative */
+	void (*guest_sync)(void *ctx, uint32_t vm, uint64_t ts, uint32_t cpu, bool has_steal,
+			   uint64_t steal_ns);
 	/* a loss: every open interval ends without being counted */
 	void (*loss)(void *ctx, uint64_t ts);
 	/* the end of the trace at @ts */

@@ -17,6 +17,16 @@
  *                                 irregular times: the same output on every
  *                                 run, for `vmscope dump`'s golden test
  *                                 (cli/tests/dump-golden-test.sh)
+ *   gen-trace --all-events --abi03 DIR N
+ *                                 the same with the event tables (stored
+ *                                 in the trace, and the payloads' layout)
+ *                                 as ABI 0.3 had them: a trace recorded by
+ *                                 0.3 modules, which must still dump as it
+ *                                 did (cli/tests/dump-golden-abi03.txt)
+ *
+ * Fields added since ABI 0.3 take their values from a generator of their
+ * own, so that every other value, time and record is the same with either
+ * table: the dumps of the two traces differ only in the added fields.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,34 +34,55 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "events_compat.h"
 #include "reader.h"
 #include "vmscope_events.h"
 
 #define CHUNK (64u << 10)
 
-static uint64_t rng_state;
+/* the trace's tables: the compiled-in ones, or ABI 0.3's */
+static const struct vmscope_event_desc *table = vmscope_event_descs;
+static struct vmscope_event_desc table03[VMSCOPE_NR_EVENTS];
 
-static uint64_t rng(void)	/* xorshift64: fixed seeds, same trace every run */
+/* xorshift64: fixed seeds, same trace every run; rng_added's for the
+ * fields added since ABI 0.3 */
+static uint64_t rng_state, rng_added;
+
+static uint64_t rng_of(uint64_t *x)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static uint64_t rng(void)
+{
+	return rng_of(&rng_state);
 }
 
 /* An integer of @size bytes that hits the formatter's edge cases often. */
-static uint64_t pick_int(unsigned int size)
+static uint64_t pick_int(uint64_t *x, unsigned int size)
 {
 	uint64_t bits = size * 8, ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
 
-	switch (rng() % 6) {
+	switch (rng_of(x) % 6) {
 	case 0: return 0;
 	case 1: return 1;
 	case 2: return ones;
 	case 3: return 1ull << (bits - 1);
-	case 4: return rng() % 1000;
-	default: return rng() & ones;
+	case 4: return rng_of(x) % 1000;
+	default: return rng_of(x) & ones;
 	}
+}
+
+/* Whether event @id had field @name in ABI 0.3. */
+static bool in_abi03(unsigned int id, const char *name)
+{
+	for (unsigned int i = 0; i < table03[id].nr_fields; i++)
+		if (!strcmp(table03[id].fields[i].name, name))
+			return true;
+	return false;
 }
 
 static void fill_payload(const struct vmscope_event_desc *d, uint8_t *p)
@@ -60,7 +91,11 @@ static void fill_payload(const struct vmscope_event_desc *d, uint8_t *p)
 	for (unsigned int i = 0; i < d->nr_fields; i++) {
 		const struct vmscope_field_desc *f = &d->fields[i];
 
-		if (f->type == VMSCOPE_FT_str) {
+		if (!in_abi03(d->id, f->name)) {
+			uint64_t v = pick_int(&rng_added, f->size);
+
+			memcpy(p + f->offset, &v, f->size);
+		} else if (f->type == VMSCOPE_FT_str) {
 			unsigned int len = (unsigned int)(rng() % (f->size + 1u));
 
 			for (unsigned int k = 0; k < f->size; k++) {
@@ -70,7 +105,7 @@ static void fill_payload(const struct vmscope_event_desc *d, uint8_t *p)
 				p[f->offset + k] = k == len ? 0 : c;
 			}
 		} else {
-			uint64_t v = pick_int(f->size);
+			uint64_t v = pick_int(&rng_state, f->size);
 
 			memcpy(p + f->offset, &v, f->size);	/* little-endian */
 		}
@@ -107,11 +142,11 @@ static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
 			uint8_t payload[VMSCOPE_MAX_PAYLOAD];
 			unsigned int id = all ? done % VMSCOPE_NR_EVENTS :
 				done % 2 == 0 ? VMSCOPE_EV_kvm_exit : VMSCOPE_EV_kvm_entry;
-			uint16_t sz = (uint16_t)vmscope_event_descs[id].payload_size;
+			uint16_t sz = (uint16_t)table[id].payload_size;
 			uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, sz, 0);
 
 			if (all)
-				fill_payload(&vmscope_event_descs[id], payload);
+				fill_payload(&table[id], payload);
 			else
 				memcpy(payload, id == VMSCOPE_EV_kvm_exit ? (void *)&ex : (void *)&en,
 				       sz);
@@ -145,20 +180,28 @@ int main(int argc, char **argv)
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
 	Vmscope__Trace__VmInfo vm = VMSCOPE__TRACE__VM_INFO__INIT;
 	Vmscope__Trace__VmInfo *vms[1] = { &vm };
-	bool all = argc == 4 && !strcmp(argv[1], "--all-events");
+	bool all = argc >= 4 && !strcmp(argv[1], "--all-events");
+	bool abi03 = all && argc == 5 && !strcmp(argv[2], "--abi03");
+	int opts = all + abi03;
 	struct tf_writer *w;
 	unsigned long long n;
 	int dfd;
 
-	if (argc != 3 + all || (n = strtoull(argv[2 + all], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: gen-trace [--all-events] DIR N\n");
+	if (argc != 3 + opts || (n = strtoull(argv[2 + opts], NULL, 10)) == 0) {
+		fprintf(stderr, "usage: gen-trace [--all-events [--abi03]] DIR N\n");
 		return 2;
 	}
-	if (tf_trace_create(argv[1 + all], &dfd)) {
-		perror(argv[1 + all]);
+	if (vmscope_events_abi03(table03)) {
+		fprintf(stderr, "gen-trace: no ABI 0.3 table (kvm-probes/events_compat.c)\n");
 		return 1;
 	}
-	vr_events_to_pb(&ev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+	if (abi03)
+		table = table03;
+	if (tf_trace_create(argv[1 + opts], &dfd)) {
+		perror(argv[1 + opts]);
+		return 1;
+	}
+	vr_events_to_pb(&ev, table, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "bench");
 	clk.name = "bench";
 	clk.unit = "ns";
@@ -167,7 +210,7 @@ int main(int argc, char **argv)
 	s.host_clock = &clk;
 	s.host_events = &ev.table;
 	if (all) {
-		vr_events_to_pb(&gev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
+		vr_events_to_pb(&gev, table, VMSCOPE_NR_EVENTS,
 				VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "bench");
 		gclk = clk;
 		gclk.ns_mul = 3;
@@ -191,6 +234,7 @@ int main(int argc, char **argv)
 		o.cpu = cpu;
 		tf_trace_host_name(name, sizeof(name), cpu);
 		rng_state = 0x9e3779b97f4a7c15ull + cpu;
+		rng_added = 0xd1b54a32d192ed03ull + cpu;
 		if (write_stream(dfd, name, &o, all ? n : n / 2 + (cpu == 0 ? n % 2 : 0), all))
 			return 1;
 	}
@@ -203,6 +247,7 @@ int main(int argc, char **argv)
 		o.cpu = 1;
 		tf_trace_guest_name(name, sizeof(name), 0, 1);
 		rng_state = 0x2545f4914f6cdd1dull;
+		rng_added = 0xd1b54a32d192ed03ull + 2;
 		if (write_stream(dfd, name, &o, n, all))
 			return 1;
 	}

@@ -32,14 +32,26 @@ static void usage(FILE *out)
 		"and the time its vCPU spent in (non-HLT) exits while it ran, off-CPU time\n"
 		"inside them not counted twice. Per vCPU, as the host saw it: time preempted\n"
 		"(runnable on the host but not running: steal-like time) and by whom, and\n"
-		"time blocked in the host. Then the worst stalls of a running guest task\n"
-		"with the host task that preempted its vCPU, the host CPU and the time.\n"
-		"The guest kernel's own steal time is not recorded, so it is not shown.\n\n"
+		"time blocked in the host. Next to it, what the guest kernel believed:\n"
+		"'guest steal' is the steal time the guest kernel accounted on that CPU\n"
+		"(its /proc/stat steal, from KVM's steal clock) between the vCPU's first\n"
+		"and last clock-sync exchange (each sync_guest record carries it), and\n"
+		"'host, same span' the host's preempted time over exactly that span (a\n"
+		"loss in the trace splits the span; both add up the pieces). n/a when the\n"
+		"trace has no steal readings (guest module before ABI 0.4) or fewer than\n"
+		"two; never 0 for that. The guest's number also holds the vCPU thread's\n"
+		"run-queue wait after it was woken from a block in the host, which the host\n"
+		"side counts as blocked (analysis/README.md). Then the worst stalls of a\n"
+		"running guest task with the host task that preempted its vCPU, the host\n"
+		"CPU and the time.\n\n"
 		"  --top N     the N worst stalls (default 10; 0: none)\n"
 		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
 		"              20; 0: all)\n"
 		"  --json      one JSON object instead of the tables (every thread; per\n"
-		"              vCPU every host task that kept it off, not only the top)\n\n"
+		"              vCPU every host task that kept it off, not only the top,\n"
+		"              and guest_steal_ns and preempted_in_steal_span_ns (null:\n"
+		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
+		"              over the span), steal_span_ns, steal_readings)\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
 		"stream did not end cleanly (what was read is still reported); 2 on a\n"
 		"usage error.\n");
@@ -141,18 +153,23 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 			text_by(w, k->by, AN_SCHED_KEEP, k->by_other_ns);
 			printf("\n");
 		}
-		printf("  vCPUs as the host saw them:\n");
-		printf("  %-5s %8s %12s %8s %12s %8s  %s\n", "vcpu", "thread", "preempted", "times",
-		       "blocked", "times", "preempted/blocked by");
+		printf("  vCPUs as the host saw them, and the guest's own steal time:\n");
+		printf("  %-5s %8s %12s %8s %12s %8s %12s %15s  %s\n", "vcpu", "thread",
+		       "preempted", "times", "blocked", "times", "guest steal", "host, same span",
+		       "preempted/blocked by");
 		for (uint32_t v = 0; v < an_walk_nr_vcpus(w, vm); v++) {
 			const struct an_sched_vcpu *p = an_sched_vcpu(s, vm, v);
+			struct an_steal st;
 
 			if (!p)
 				continue;
-			printf("  %-5u %8d %12s %8" PRIu64 " %12s %8" PRIu64 "  ", v,
+			an_steal_result(p, &st);
+			printf("  %-5u %8d %12s %8" PRIu64 " %12s %8" PRIu64 " %12s %15s  ", v,
 			       an_walk_vcpu_tid(w, vm, v),
 			       an_dur(p->preempted_ns, b[0], sizeof(b[0])), p->n_preempted,
-			       an_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked);
+			       an_dur(p->blocked_ns, b[1], sizeof(b[1])), p->n_blocked,
+			       st.known ? an_dur(st.guest_ns, b[2], sizeof(b[2])) : "n/a",
+			       st.known ? an_dur(st.host_ns, b[3], sizeof(b[3])) : "n/a");
 			text_by(w, p->by, AN_SCHED_BY, p->by_other_ns);
 			printf("\n");
 		}
@@ -173,7 +190,10 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 		       st->start / 1000000000, st->start % 1000000000,
 		       st->preempted ? " preempted" : "");
 	}
-	printf("\n(the guest kernel's own steal time is not recorded by the guest module)\n");
+	printf("\nguest steal: what the guest kernel accounted as steal time from the vCPU's first\n"
+	       "to its last clock-sync exchange; host, same span: the vCPU thread's preempted\n"
+	       "time over that span; n/a: fewer than two steal readings (none: the guest\n"
+	       "module was older than ABI 0.4)\n");
 }
 
 /* ---- JSON ---- */
@@ -211,6 +231,23 @@ static json_object *jby(const struct an_walk *w, const struct an_by_host *by, si
 static void jadd(json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+/* The guest's steal next to the host's (steal.h); null when not known. */
+static void jsteal(json_object *o, const struct an_sched_vcpu *p)
+{
+	struct an_steal st;
+
+	an_steal_result(p, &st);
+	json_object_object_add(o, "guest_steal_ns",
+			       st.known ? json_object_new_uint64(st.guest_ns) : NULL);
+	json_object_object_add(o, "preempted_in_steal_span_ns",
+			       st.known ? json_object_new_uint64(st.host_ns) : NULL);
+	json_object_object_add(o, "blocked_in_steal_span_ns",
+			       st.known ? json_object_new_uint64(st.blocked_ns) : NULL);
+	json_object_object_add(o, "steal_span_ns",
+			       st.known ? json_object_new_uint64(st.span_ns) : NULL);
+	jadd(o, "steal_readings", st.n);
 }
 
 static json_object *json(const char *path, const struct ctx *c, int32_t *idx, size_t ntop)
@@ -260,6 +297,7 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 			jadd(o, "preemptions", p->n_preempted);
 			jadd(o, "blocked_ns", p->blocked_ns);
 			jadd(o, "blocks", p->n_blocked);
+			jsteal(o, p);
 			/* every host task, exactly (the text shows the top) */
 			nby = an_sched_vcpu_by_all(p, &by);
 			json_object_object_add(o, "by", jby(w, by, nby));

@@ -14,6 +14,7 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/hrtimer.h>
+#include <linux/kernel_stat.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/random.h>
@@ -61,8 +62,8 @@ static u64 vmscope_sync_period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
  * session's grace period after unpublishing covers us).
  */
 static void vmscope_sync_record(const struct vmscope_sync_sample *s,
-				u64 tsc_a, u64 tsc_b, unsigned int cpu,
-				u64 missed)
+				u64 tsc_a, u64 tsc_b, u64 steal_ns,
+				unsigned int cpu, u64 missed)
 {
 	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_guest_rec_chan);
 	struct vmscope_ev_sync_guest e;
@@ -76,6 +77,7 @@ static void vmscope_sync_record(const struct vmscope_sync_sample *s,
 	e.ret = s->ret;
 	e.tsc_a = tsc_a;
 	e.tsc_b = tsc_b;
+	e.steal_ns = steal_ns;
 	e.cpu = cpu;
 	e.missed = min_t(u64, missed, U32_MAX);
 	vmscope_rb_chan_write(chan, VMSCOPE_EV_sync_guest, &e, sizeof(e));
@@ -85,13 +87,20 @@ static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 {
 	struct vmscope_sync_sample *s = &sc->samples[sc->head];
 	u64 seq = sc->next_seq++;
-	u64 t1, t4, tsc_a, tsc_b;
+	u64 t1, t4, tsc_a, tsc_b, steal;
 	long ret;
 
 	t1 = vmscope_clock_tsc(&tsc_a, &tsc_b);
 	ret = kvm_hypercall4(VMSCOPE_SYNC_HC_NR, vmscope_sync_token, seq, t1,
 			     cpu);
 	t4 = vmscope_guest_clock();
+	/*
+	 * The steal time this CPU's kernel has accounted so far (what
+	 * /proc/stat shows), not the raw paravirt clock: the report puts the
+	 * guest's belief next to what the host saw. Only this CPU's tick
+	 * writes it, and we run in hardirq context on this CPU.
+	 */
+	steal = READ_ONCE(kcpustat_this_cpu->cpustat[CPUTIME_STEAL]);
 
 	s->seq = seq;
 	s->t1 = t1;
@@ -99,7 +108,7 @@ static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)
 	s->ret = ret;
 	sc->head = (sc->head + 1) % VMSCOPE_SYNC_SAMPLES;
 	sc->issued++;
-	vmscope_sync_record(s, tsc_a, tsc_b, cpu, sc->missed);
+	vmscope_sync_record(s, tsc_a, tsc_b, steal, cpu, sc->missed);
 }
 
 static enum hrtimer_restart vmscope_sync_tick(struct hrtimer *timer)

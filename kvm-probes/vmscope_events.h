@@ -58,6 +58,20 @@ _Static_assert(VMSCOPE_NR_EVENTS <= VMSCOPE_MAX_EVENTS,
 #undef VMSCOPE_STR
 #undef VMSCOPE_EVENT_END
 
+/* Host events fit GET_LAST's fixed payload (struct vmscope_last_event). */
+#define VMSCOPE_EVENT(ev_, sides_, sys_, tp_, fmt_) _Static_assert(	\
+	!(VMSCOPE_SIDES_##sides_ & VMSCOPE_SIDES_HOST) ||		\
+	sizeof(struct vmscope_ev_##ev_) <= VMSCOPE_LAST_PAYLOAD,	\
+	"host event " #ev_ " does not fit VMSCOPE_LAST_PAYLOAD");
+#define VMSCOPE_FIELD(ev_, ty_, f_)
+#define VMSCOPE_STR(ev_, f_, len_)
+#define VMSCOPE_EVENT_END(ev_)
+#include "events.def"
+#undef VMSCOPE_EVENT
+#undef VMSCOPE_FIELD
+#undef VMSCOPE_STR
+#undef VMSCOPE_EVENT_END
+
 /* The compiled-in descriptors, indexed by event id (events_desc.c). */
 extern const struct vmscope_event_desc vmscope_event_descs[VMSCOPE_NR_EVENTS];
 

@@ -15,8 +15,14 @@
  * names (guest task comms by task: raw bytes in the trace, printable
  * ASCII with markup characters after the walk), parses back with libxml2
  * with a panel per group (up to the cap) carrying that group's count.
- * Then the sched analysis on the same trace: every thread's stall adds up
- * to what is charged to host tasks; the worst stalls are sorted.
+ * Then the sched analysis on the same trace (host sched_switch between
+ * vCPU threads and others): every thread's stall adds up
+ * to what is charged to host tasks; the worst stalls are sorted. Guest
+ * sync_guest records (steal readings mostly growing, or raw) in the
+ * current layout or, by an input bit, ABI 0.3's without steal_ns: the
+ * guest steal of a vCPU is known only from two readings, never in the
+ * old layout; the host's preempted and blocked time over the spans add up
+ * to no more than the spans, and they lie inside the trace.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -91,6 +97,28 @@ static void check_svg(const char *dir, const struct an_walk *w, const struct an_
 	free(t);
 }
 
+/* The guest's steal next to the host's (steal.h), per vCPU. */
+static void check_steal(const struct an_walk *w, const struct an_sched *sc, bool abi03)
+{
+	uint64_t first, last;
+
+	an_walk_span(w, &first, &last);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
+		for (uint32_t c = 0; c < AN_MAX_VCPUS; c++) {
+			const struct an_sched_vcpu *v = an_sched_vcpu(sc, vm, c);
+			struct an_steal r;
+
+			if (!v)
+				break;
+			an_steal_result(v, &r);
+			ASSERT(!abi03 || (r.n == 0 && !r.known));
+			ASSERT(!r.known || (r.n >= 2 && r.spans >= 1));
+			ASSERT(r.spans <= r.n && r.backwards <= r.n);
+			/* preempted and blocked intervals do not overlap */
+			ASSERT(r.host_ns + r.blocked_ns <= r.span_ns && r.span_ns <= last - first);
+		}
+}
+
 static int32_t tid_of(struct in *in, unsigned int n_vms, unsigned int vcpus)
 {
 	uint8_t b = (uint8_t)take(in, 1);
@@ -102,13 +130,37 @@ static int32_t tid_of(struct in *in, unsigned int n_vms, unsigned int vcpus)
 	return (int32_t)val(in, 1, 1);
 }
 
+/* A guest sync record of @mo's VM and CPU: steal readings that mostly grow,
+ * in the current layout or ABI 0.3's (no steal_ns). */
+static void write_sync(struct in *in, struct scen_out *o, struct mo_origin *mo, uint64_t ts,
+		       bool abi03)
+{
+	static uint64_t steal[SCEN_VMS][8];
+	struct vmscope_ev_sync_guest e = { 0 };
+	uint64_t *s = &steal[mo->origin - 1][mo->cpu];
+	uint8_t old[64];
+
+	*s = take(in, 1) < 224 ? *s + take(in, 2) * 1000 : take(in, 8);
+	e.steal_ns = *s;
+	e.cpu = mo->cpu;
+	e.seq = take(in, 1);
+	if (!abi03) {
+		scen_out_event(o, mo->origin, VMSCOPE_EV_sync_guest, ts, &e, sizeof(e), mo);
+		return;
+	}
+	memcpy(old, &e, 56);	/* t1 .. tsc_b */
+	memcpy(old + 56, &e.cpu, 4);
+	memcpy(old + 60, &e.missed, 4);
+	scen_out_event(o, mo->origin, VMSCOPE_EV_sync_guest, ts, old, sizeof(old), mo);
+}
+
 static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
-			  unsigned int vcpus)
+			  unsigned int vcpus, bool abi03)
 {
 	uint64_t ts = SCEN_H0;
 
 	for (int k = 0; k < 4000 && in->n; k++) {
-		unsigned int kind = (unsigned int)take(in, 1) % 8;
+		unsigned int kind = (unsigned int)take(in, 1) % 9;
 		struct mo_origin mo = { 0 };
 		uint32_t vm = (uint32_t)take(in, 1) % n_vms;
 
@@ -138,8 +190,9 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 		} else if (kind == 4 || kind == 5) {
 			struct vmscope_ev_sched_switch e = { 0 };
 
-			e.prev_pid = (int32_t)val(in, 100, 1);
-			e.next_pid = (int32_t)val(in, 100, 1);
+			/* the host's also switch vCPU threads away and back */
+			e.prev_pid = kind == 4 ? tid_of(in, n_vms, vcpus) : (int32_t)val(in, 100, 1);
+			e.next_pid = kind == 4 ? tid_of(in, n_vms, vcpus) : (int32_t)val(in, 100, 1);
 			e.prev_state = (uint32_t)take(in, 1) % 3;
 			for (size_t i = 0; i < sizeof(e.next_comm); i++) {
 				e.next_comm[i] = (char)take(in, 1);
@@ -158,6 +211,11 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			mo.origin = vm + 1;
 			mo.vcpu = mo.cpu;
 			scen_out_event(o, mo.origin, VMSCOPE_EV_sched_wakeup, ts, &e, sizeof(e), &mo);
+		} else if (kind == 8) {
+			mo.origin = vm + 1;
+			mo.cpu %= 8;
+			mo.vcpu = mo.cpu;
+			write_sync(in, o, &mo, ts, abi03);
 		} else {
 			scen_out_loss(o, ts);
 		}
@@ -170,7 +228,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char dir[64] = "/dev/shm/analysis-fuzz-XXXXXX", merged[96], err[256];
 	unsigned int n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
 	unsigned int vcpus = 1 + (unsigned int)(take(&in, 1) % 4);
-	enum an_by by = (enum an_by)(take(&in, 1) % 4);
+	unsigned int b = (unsigned int)take(&in, 1);
+	enum an_by by = (enum an_by)(b % 4);
+	bool abi03 = b >> 2 & 1;	/* the guests' table as ABI 0.3 had it */
 	struct an_hooks h = { .exit = an_exits_add };
 	struct scen_out *o;
 	struct an_exits x;
@@ -180,8 +240,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!mkdtemp(dir))
 		abort();
-	ASSERT(scen_out_open(&o, dir, n_vms, vcpus) == 0);
-	write_records(&in, o, n_vms, vcpus);
+	ASSERT(scen_out_open_abi(&o, dir, n_vms, vcpus, abi03) == 0);
+	write_records(&in, o, n_vms, vcpus, abi03);
 	ASSERT(scen_out_close(o) == 0);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	ASSERT(an_exits_init(&x, by, 5) == 0);
@@ -244,6 +304,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ASSERT(st->end >= st->start && st->end - st->start <= prev);
 			prev = st->end - st->start;
 		}
+		check_steal(w, &sc, abi03);
 		an_sched_free(&sc);
 		an_walk_close(w);
 	}

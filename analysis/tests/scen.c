@@ -296,6 +296,12 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 int scen_out_open(struct scen_out **out, const char *dir, unsigned int n_vms,
 		  unsigned int vcpus)
 {
+	return scen_out_open_abi(out, dir, n_vms, vcpus, false);
+}
+
+int scen_out_open_abi(struct scen_out **out, const char *dir, unsigned int n_vms,
+		      unsigned int vcpus, bool guest_abi03)
+{
 	struct scen_out *o = calloc(1, sizeof(*o));
 	char in[4096], merged[4096], err[256];
 	struct synth sy;
@@ -314,6 +320,7 @@ int scen_out_open(struct scen_out **out, const char *dir, unsigned int n_vms,
 	sy.n_vms = n_vms;
 	sy.vcpus = vcpus;
 	sy.real_guest_table = true;
+	sy.guest_abi03 = guest_abi03;
 	sy.H0 = SCEN_H0;
 	e = tf_trace_create(in, &dfd);
 	if (e) {

@@ -99,6 +99,11 @@ struct mo_origin;
  * 1000 * (vm + 1) + 1 + vcpu), real event tables; @dir/merged opened. */
 int scen_out_open(struct scen_out **o, const char *dir, unsigned int n_vms,
 		  unsigned int vcpus);
+/* The same with the guests' table as ABI 0.3 had it when @guest_abi03
+ * (sync_guest without steal_ns: kvm-probes/events_compat.h); payloads of
+ * such events are then written in that layout. */
+int scen_out_open_abi(struct scen_out **o, const char *dir, unsigned int n_vms,
+		      unsigned int vcpus, bool guest_abi03);
 /* Event @ev (VMSCOPE_EV_*) of origin @origin (0 host, n VM n-1); errors
  * are kept for scen_out_close. */
 void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64_t ts,

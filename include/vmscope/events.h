@@ -14,7 +14,13 @@
 
 #define VMSCOPE_MAX_EVENTS	32	/* event ids are 0..VMSCOPE_MAX_EVENTS-1 */
 #define VMSCOPE_MAX_FIELDS	12
-#define VMSCOPE_MAX_PAYLOAD	64	/* bytes; the largest payload must fit */
+#define VMSCOPE_MAX_PAYLOAD	72	/* bytes; the largest payload must fit (64 before ABI 0.4) */
+/*
+ * GET_LAST's payload: host events only, which all fit 64 bytes (checked in
+ * vmscope_events.h), so the ioctl kept its ABI 0.3 size when sync_guest
+ * grew past it.
+ */
+#define VMSCOPE_LAST_PAYLOAD	64
 #define VMSCOPE_NAME_LEN	32
 #define VMSCOPE_FORMAT_LEN	160
 
@@ -137,14 +143,15 @@ struct vmscope_probe_stats {
 /*
  * VMSCOPE_IOC_GET_LAST: the payload of the last matched event @event on
  * @cpu (a stand-in for the ring buffer until it is wired in). seq is 0 when
- * there was none.
+ * there was none. Host events only (the host module's table), the first
+ * VMSCOPE_LAST_PAYLOAD bytes.
  */
 struct vmscope_last_event {
 	__u32 cpu;		/* in */
 	__u32 event;		/* in */
 	__u64 seq;		/* out: the matched count when it was written */
 	__u64 timestamp;	/* out: trace clock (ns) */
-	__u8 payload[VMSCOPE_MAX_PAYLOAD];
+	__u8 payload[VMSCOPE_LAST_PAYLOAD];
 };
 
 #endif /* VMSCOPE_EVENTS_H */

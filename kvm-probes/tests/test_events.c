@@ -3,11 +3,13 @@
  * descriptor is self-consistent, payloads decode to the expected text, and
  * malformed descriptors (as could come from a damaged trace) are refused.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode.h"
+#include "events_compat.h"
 #include "vmscope_events.h"
 
 #include "expect.h"
@@ -131,12 +133,52 @@ static void test_bad_descriptors(void)
 	EXPECT(vmscope_desc_check(&d, why, sizeof(why)) == 0, "%%%% refused: %s", why);
 }
 
+/*
+ * The ABI 0.3 table (events_compat.h): sync_guest exactly as 0.3 laid it
+ * out (written down here from that release's events.def), every other
+ * event unchanged, and it decodes.
+ */
+static void test_abi03_table(void)
+{
+	static const struct { const char *name; unsigned int off, size; } f03[] = {
+		{ "t1", 0, 8 }, { "t4", 8, 8 }, { "token", 16, 8 }, { "seq", 24, 8 },
+		{ "ret", 32, 8 }, { "tsc_a", 40, 8 }, { "tsc_b", 48, 8 }, { "cpu", 56, 4 },
+		{ "missed", 60, 4 },
+	};
+	static struct vmscope_event_desc t[VMSCOPE_NR_EVENTS];
+	const struct vmscope_event_desc *d = &t[VMSCOPE_EV_sync_guest];
+	uint8_t p[64] = { 0 };
+	uint64_t v = 7;
+	uint32_t c = 3;
+	char why[128], text[256];
+
+	EXPECT(vmscope_events_abi03(t) == 0, "vmscope_events_abi03 failed");
+	for (unsigned int i = 0; i < VMSCOPE_NR_EVENTS; i++)
+		if (i != VMSCOPE_EV_sync_guest)
+			EXPECT(!memcmp(&t[i], &vmscope_event_descs[i], sizeof(t[i])),
+			       "%s differs in the 0.3 table", t[i].name);
+	EXPECT(d->payload_size == 64, "0.3 sync_guest: %u bytes", d->payload_size);
+	EXPECT(d->nr_fields == 9, "0.3 sync_guest: %u fields", d->nr_fields);
+	for (unsigned int i = 0; i < 9 && i < d->nr_fields; i++)
+		EXPECT(!strcmp(d->fields[i].name, f03[i].name) &&
+		       d->fields[i].offset == f03[i].off && d->fields[i].size == f03[i].size,
+		       "0.3 sync_guest field %u: %s at %u (%u bytes)", i, d->fields[i].name,
+		       d->fields[i].offset, d->fields[i].size);
+	EXPECT(vmscope_desc_check(d, why, sizeof(why)) == 0, "0.3 sync_guest: %s", why);
+	memcpy(p + 48, &v, 8);	/* tsc_b */
+	memcpy(p + 56, &c, 4);	/* cpu */
+	EXPECT(vmscope_format_event(d, p, sizeof(p), text, sizeof(text)) > 0 &&
+	       !strcmp(text, "t1 0 t4 0 token 0 seq 0 ret 0 tsc_a 0 tsc_b 7 cpu 3 missed 0"),
+	       "0.3 sync_guest decodes to '%s'", text);
+}
+
 int main(void)
 {
 	test_table_consistent();
 	test_decode_kvm_exit();
 	test_decode_signed_and_strings();
 	test_bad_descriptors();
+	test_abi03_table();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

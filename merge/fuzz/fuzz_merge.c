@@ -8,7 +8,9 @@
  * tell the truth (delays, seq, token, a missing guest record from the
  * input, so that they are accepted, contradict, replay), and hostile
  * records — sync_t2, sync_t3, kvm_write_tsc_offset, sched_switch,
- * kvm_exit on the host; sync_guest, sched_switch, tick in the guests —
+ * kvm_exit on the host; sync_guest (in the 44-byte synthetic layout or, by
+ * an input bit, ABI 0.4's with steal_ns and cpu at offset 64), sched_switch,
+ * tick in the guests —
  * with fields from small sets near the bases, or raw. Both passes run; the
  * merged trace is read back. Asserts, beyond no crash/leak/UB: every host
  * event and every converted guest event is in the merged trace exactly
@@ -51,10 +53,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mg_result r;
 	struct vr_trace *t;
 	int dfd, ns;
+	uint8_t opt;
 
 	synth_defaults(&s, 1);
 	s.n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
-	s.no_tid_map = take(&in, 1) & 1;
+	opt = (uint8_t)take(&in, 1);
+	s.no_tid_map = opt & 1;
+	s.steal = opt >> 1 & 1;	/* sync_guest in ABI 0.4's layout (cpu at 64) */
 	s.H0 = HB;
 	ns = 2 + 2 * (int)s.n_vms;
 	if (!mkdtemp(dir))
@@ -106,8 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ts[h] = t3;
 			host += 2;
 			if (take(&in, 1) % 16) {
+				uint8_t b[72];
+
 				ts[i] = g4 > ts[i] ? g4 : ts[i];
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, &eg, 44);
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, b,
+						 synth_gsync_bytes(&s, &eg, b));
 				guest++;
 			}
 			continue;
@@ -164,8 +172,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					.t1 = val(&in, GB, 500), .token = val(&in, 7, 1),
 					.seq = val(&in, 2, 2), .cpu = take(&in, 1) % 8 ?
 					(uint32_t)(i - 2) % 2 : (uint32_t)take(&in, 1) };
+				uint8_t b[72];
+
 				e.t4 = e.t1 + val(&in, 0, 200);
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, &e, 44);
+				e.steal_ns = s.steal ? take(&in, 1) : 0;
+				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, b,
+						 synth_gsync_bytes(&s, &e, b));
 				break;
 			}
 			case 1: {

@@ -9,6 +9,7 @@
 
 #include <vmscope/ringbuf_abi.h>
 
+#include "events_compat.h"
 #include "out.h"
 #include "reader.h"
 #include "synth.h"
@@ -246,8 +247,8 @@ int synth_stream_close(struct synth_stream *w)
 /* ---- the guest event table (ids unlike the host's, to test renumbering) ---- */
 
 
-static Vmscope__Trace__FieldDesc gf[11];
-static Vmscope__Trace__FieldDesc *gfp[11];
+static Vmscope__Trace__FieldDesc gf[13];
+static Vmscope__Trace__FieldDesc *gfp[13];
 static Vmscope__Trace__EventDesc gev[3];
 static Vmscope__Trace__EventDesc *gevp[3];
 
@@ -276,7 +277,8 @@ static void gevent(int i, uint32_t id, const char *name, const char *fmt, uint32
 	gevp[i] = &gev[i];
 }
 
-static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o, bool tsc)
+static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o, bool tsc,
+			bool steal)
 {
 	enum { U32 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U32,
 	       U64 = VMSCOPE__TRACE__FIELD_TYPE__FIELD_TYPE_U64,
@@ -296,7 +298,21 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 	gfield(10, "tsc_b", U64, 56, 8);
 	gevent(0, SYNTH_GID_SWITCH, "sched_switch", "prev %d next %d", 8, 0, 2);
 	gevent(1, SYNTH_GID_TICK, SYNTH_GUEST_TICK, "n %u", 4, 2, 1);
-	if (tsc) {
+	if (steal) {
+		/* ABI 0.4's layout: cpu past the 64 bytes of before */
+		gfield(3, "t1", U64, 0, 8);
+		gfield(4, "t4", U64, 8, 8);
+		gfield(5, "token", U64, 16, 8);
+		gfield(6, "seq", U64, 24, 8);
+		gfield(7, "ret", S64, 32, 8);
+		gfield(8, "tsc_a", U64, 40, 8);
+		gfield(9, "tsc_b", U64, 48, 8);
+		gfield(10, "steal_ns", U64, 56, 8);
+		gfield(11, "cpu", U32, 64, 4);
+		gfield(12, "missed", U32, 68, 4);
+		gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu "
+		       "ret %lld tsc_a %llu tsc_b %llu steal_ns %llu cpu %u missed %u", 72, 3, 10);
+	} else if (tsc) {
 		/* missed (44..47) is not described: bytes a reader skips */
 		gevent(2, SYNTH_GID_SYNC, "sync_guest", "t1 %llu t4 %llu token %#llx seq %llu "
 		       "ret %lld cpu %u tsc_a %llu tsc_b %llu", 64, 3, 8);
@@ -314,6 +330,7 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 int synth_write_meta(struct synth *s, int dfd)
 {
 	static struct vr_pb_events hostev, guestev;
+	static struct vmscope_event_desc abi03[VMSCOPE_NR_EVENTS];
 	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
@@ -330,9 +347,11 @@ int synth_write_meta(struct synth *s, int dfd)
 
 	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
-	vr_events_to_pb(&guestev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
-			VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
-	guest_table(&gt, &go, s->tsc);
+	if (s->guest_abi03 && vmscope_events_abi03(abi03))
+		return -EINVAL;
+	vr_events_to_pb(&guestev, s->guest_abi03 ? abi03 : vmscope_event_descs,
+			VMSCOPE_NR_EVENTS, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
+	guest_table(&gt, &go, s->tsc, s->steal);
 	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	clk.name = "synth";
 	clk.unit = "ns";
@@ -583,11 +602,28 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 
 			if (tau_of(s, vm, v, k - 1) >= end)
 				continue;
-			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, &r, s->tsc ? 64 : 44);
+			uint8_t b[72];
+
+			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, b, synth_gsync_bytes(s, &r, b));
 		}
 		s->n_guest_events++;
 	}
 	return synth_stream_close(&w);
+}
+
+uint16_t synth_gsync_bytes(const struct synth *s, const struct synth_gsync *g, uint8_t *out)
+{
+	if (!s->steal) {
+		memcpy(out, g, s->tsc ? 64 : 44);
+		return s->tsc ? 64 : 44;
+	}
+	memcpy(out, g, 40);	/* t1 .. ret */
+	memcpy(out + 40, &g->tsc_a, 8);
+	memcpy(out + 48, &g->tsc_b, 8);
+	memcpy(out + 56, &g->steal_ns, 8);
+	memcpy(out + 64, &g->cpu, 4);
+	memcpy(out + 68, &g->missed, 4);
+	return 72;
 }
 
 void synth_defaults(struct synth *s, uint64_t seed)

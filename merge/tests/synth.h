@@ -49,6 +49,11 @@ struct synth {
 	bool real_guest_table;	/* guests use the real event table (the
 				 * module's GUEST and BOTH events) instead
 				 * of the synthetic one (analysis tests) */
+	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
+				 * (sync_guest without steal_ns) */
+	bool steal;		/* the synthetic sync_guest laid out as ABI 0.4's:
+				 * t1 t4 token seq ret tsc_a tsc_b steal_ns cpu
+				 * missed (72 bytes, cpu at 64) */
 	bool tsc;		/* TSC readings in the sync records: host TSC
 				 * = tsc0 + 2.5 ticks/ns, each VM's TSC = host
 				 * TSC + its offset, written once per vCPU at
@@ -92,12 +97,16 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g);
 #define SYNTH_GID_TICK		21
 #define SYNTH_GID_SYNC		22
 
-struct synth_gsync {		/* 44 bytes stored; 64 with tsc */
+struct synth_gsync {		/* 44 bytes stored; 64 with tsc; steal: see synth_gsync_bytes */
 	uint64_t t1, t4, token, seq;
 	int64_t ret;
 	uint32_t cpu, missed;
 	uint64_t tsc_a, tsc_b;
+	uint64_t steal_ns;
 };
+
+/* @g as @s's sync_guest stores it, into @out (72 bytes); its size. */
+uint16_t synth_gsync_bytes(const struct synth *s, const struct synth_gsync *g, uint8_t *out);
 
 struct synth_gswitch {
 	int32_t prev_pid, next_pid;

@@ -276,6 +276,11 @@ int main(int argc, char **argv)
 	synth_defaults(&s, 9);
 	s.no_tid_map = true;
 	run(&s, dir, "notid");
+	/* sync_guest as ABI 0.4 lays it out: steal_ns before cpu, which is
+	 * past the old 64 bytes; found by name, the same exchanges pair */
+	synth_defaults(&s, 1);
+	s.steal = true;
+	run(&s, dir, "steal");
 	/* VM 1's TSC offset rewritten every 100 us (unstable host TSC): with
 	 * the default policy only a write after a quiet second ends a
 	 * segment, so VM 1 keeps one segment and everything else holds */
