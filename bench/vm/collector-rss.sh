@@ -9,7 +9,7 @@
 # getppid() calls (a sys_enter and a sys_exit each, no VM exit: under
 # nested TCG an exit costs ~150 us, a guest system call far less), plus
 # the host events of that VM (its exits, e.g. vsock notifications).
-# Per round: the recorder's VmRSS/VmHWM sampled every 2 s
+# Per round: the recorder's VmRSS/VmHWM sampled every ~2 s
 # (/vmtest/rss-I.txt), VmHWM just before SIGINT, and the peak RSS record
 # prints at exit (getrusage: the same high-water mark, with the stop and
 # the final frames in it); the events and losses from `vmscope dump
@@ -17,7 +17,7 @@
 # not connected, recorder failed, a stream not clean, no events) fails
 # the benchmark with the reason, and no table is printed.
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/collector-rss.sh
-# (CR_SMALL, CR_BIG: getppid calls per round, default 500000 and 6000000;
+# (CR_SMALL, CR_BIG: getppid calls per round, default 500000 and 5000000;
 # CR_BUF: record's --buffer-size, default record's own)
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
@@ -25,10 +25,19 @@
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PORT=5643
 SMALL=${CR_SMALL:-500000}
-BIG=${CR_BIG:-6000000}
+BIG=${CR_BIG:-5000000}
 # the guest's ring: 256 x 64 KiB per CPU, so that the loop's bursts wait
-# for the agent there instead of being dropped (losses are counted anyway)
+# for the agent there (it shares the one vCPU) instead of being dropped;
+# what is dropped is counted.
 AGENT_OPTS="--syscalls --subbufs-shift 8 --flush-ms 100"
+# Known hazard, not vmscope's: under QEMU TCG's nested SVM the guest now
+# and then dies of a double fault at entry_SYSCALL_64+0 (an exception
+# raised at the kernel's first instruction after SYSCALL, while RSP is
+# still the user's; guest console in guests/g1/console.log). Seen
+# 3.45 M and 4.7 M calls into a round (1 vCPU), within 0.5 M on 2 vCPUs
+# with nohz_full; `int $0x80` instead made every call an exit (3.9 k
+# calls/s) and warnings in the test host's kernel. The script then fails
+# the round, saying the guest died (bench/README.md has the runs).
 
 guest_main() {
 	guest_prepare_vsock
@@ -65,17 +74,23 @@ round() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	touch "$gdir/go-$i"
 	: >"/vmtest/rss-$i.txt"
-	waited=0
+	deadline=${t0%.*}
+	deadline=$((deadline + 700))
 	until [ -e "$gdir/done-$i" ]; do
 		kill -0 "$qpid" 2>/dev/null ||
 			fail "round $i: the guest's QEMU died (see guests/g1/console.log, qemu.log)"
 		kill -0 "$REC_PID" 2>/dev/null ||
 			fail "round $i: vmscope record died: $(tail -n 3 /vmtest/record.err)"
-		[ "$waited" -lt 1400 ] || fail "round $i: the guest did not finish $n syscalls in 700 s"
-		[ $((waited % 4)) -eq 0 ] && echo "$(cut -d' ' -f1 /proc/uptime) $(status_kib "$REC_PID" VmRSS)" \
-			"$(status_kib "$REC_PID" VmHWM)" >>"/vmtest/rss-$i.txt"
-		sleep 0.5
-		waited=$((waited + 1))
+		now=$(cut -d' ' -f1 /proc/uptime)
+		[ "${now%.*}" -lt $((deadline - 500)) ] ||
+			grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
+			fail "round $i: the guest's agent did not connect in 200 s"
+		[ "${now%.*}" -lt "$deadline" ] ||
+			fail "round $i: the guest did not finish $n syscalls in 700 s" \
+				"(record: $(tail -n 1 /vmtest/record.err | tr '\r' '\n' | tail -n 1))"
+		echo "$now $(status_kib "$REC_PID" VmRSS) $(status_kib "$REC_PID" VmHWM)" \
+			>>"/vmtest/rss-$i.txt"
+		sleep 2
 	done
 	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
 		fail "round $i: the agent never connected: $(tail -n 3 /vmtest/record.err)"
