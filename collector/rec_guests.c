@@ -54,8 +54,13 @@ static int queue_wait(struct rec *r, size_t bytes)
 static int queue_loss(struct rg_vm *v, uint32_t cpu, uint32_t kind, uint64_t events,
 		      uint64_t subbufs, const char *detail)
 {
-	struct node *n = calloc(1, sizeof(*n));
+	struct node *n;
 
+	/* counted in the bound like a chunk: a guest sending nothing but
+	 * LossRecords must not grow the queue while the writer is behind */
+	if (queue_wait(v->r, sizeof(*n)))
+		return -ECANCELED;
+	n = calloc(1, sizeof(*n));
 	if (!n)
 		return -ENOMEM;
 	cds_wfcq_node_init(&n->qn);
@@ -67,6 +72,7 @@ static int queue_loss(struct rg_vm *v, uint32_t cpu, uint32_t kind, uint64_t eve
 	n->loss_events = events;
 	n->loss_subbufs = subbufs;
 	n->loss_detail = detail;
+	__atomic_add_fetch(&v->r->queued, sizeof(*n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }
@@ -99,15 +105,16 @@ static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 	for (size_t i = 0; i < h->n_cursors; i++) {
 		const Vmscope__Trace__GuestCpuCursor *c = h->cursors[i];
 		uint64_t records, chunks;
+		int e;
 
 		if (c->cpu >= REC_GUEST_CPUS)
 			continue;
 		records = guest_link_reconnect_loss(&v->kept[c->cpu], c, &chunks);
-		if (records &&
-		    queue_loss(v, c->cpu, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM,
-			       records, chunks,
-			       "guest stream broke: sent but not received"))
-			return -ENOMEM;
+		e = records ? queue_loss(v, c->cpu, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM,
+					 records, chunks,
+					 "guest stream broke: sent but not received") : 0;
+		if (e)
+			return e;
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -358,12 +359,12 @@ static void *writer_main(void *arg)
 		}
 		struct node *n = caa_container_of(qn, struct node, qn);
 
-		if (n->kind == NODE_LOSS) {
+		if (n->kind == NODE_LOSS)
 			write_loss(r, n);
-		} else {
+		else
 			write_chunk(r, n);
-			__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
-		}
+		/* every node counts in the bound (a loss node's len is 0) */
+		__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
 		free(n);
 	}
 	return NULL;
@@ -963,11 +964,18 @@ out:
 			rc = 1;
 		}
 	}
-	if (started)
+	if (started) {
+		/* the collector's own high-water mark (the kernel's VmHWM), with
+		 * the stop and the final frames in it: its memory bound shows */
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru))
+			ru.ru_maxrss = 0;
 		fprintf(stderr, "vmscope record: %" PRIu64 " events, %.1f MiB, lost %" PRIu64
-			", collector stalls %" PRIu64 ", %.1f s -> %s\n",
+			", collector stalls %" PRIu64 ", %.1f s, peak RSS %ld KiB -> %s\n",
 			r->events, (double)r->bytes / 1048576.0, lost, r->stalls,
-			(double)(r->stop_rt - r->start_rt) / 1e9, o->path);
+			(double)(r->stop_rt - r->start_rt) / 1e9, ru.ru_maxrss, o->path);
+	}
 	free(sv);
 	for (unsigned int i = 0; r->gsw && i < o->nvms; i++)
 		free(r->gsw[i]);
