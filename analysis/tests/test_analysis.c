@@ -36,15 +36,13 @@
 #include "sched.h"
 #include "topn.h"
 #include "walk.h"
+#include <vmscope/xorshift.h>
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t next_rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return vmscope_xorshift64(&rng);
 }
 
 static int cmp_u64(const void *a, const void *b)

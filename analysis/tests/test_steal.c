@@ -42,6 +42,7 @@
 #include "steal.h"
 #include "vmscope_events.h"
 #include "walk.h"
+#include <vmscope/xorshift.h>
 
 #define MS		1000000ull
 #define T0		(SCEN_H0 + MS)
@@ -71,10 +72,7 @@ static uint64_t rng = 0x853c49e6748fea9bull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return vmscope_xorshift64(&rng);
 }
 
 /* The story's preempted (or blocked) time of vCPU 0 inside [a, b]. */

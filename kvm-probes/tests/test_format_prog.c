@@ -18,15 +18,13 @@
 #include "vmscope_events.h"
 
 #include "expect.h"
+#include <vmscope/xorshift.h>
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
 
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return vmscope_xorshift64(&rng_state);
 }
 
 static void random_payload(const struct vmscope_event_desc *d, uint8_t *p)

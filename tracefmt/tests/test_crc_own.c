@@ -13,15 +13,13 @@
 
 #include "crc32c_own.h"
 #include "util.h"
+#include <vmscope/xorshift.h>
 
 static uint64_t rng;
 
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return vmscope_xorshift64(&rng);
 }
 
 #define MAX_LEN 70000
