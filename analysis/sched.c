@@ -410,23 +410,21 @@ static void on_loss(void *ctx, uint64_t ts)
 		}
 }
 
-/* Largest charge first (the table is a handful of entries: insertion sort). */
-static void sort_by(struct an_by_host *by)
-{
-	for (int i = 1; i < AN_SCHED_KEEP && by[i].n; i++)
-		for (int j = i; j > 0 && by[j].ns > by[j - 1].ns; j--) {
-			struct an_by_host tmp = by[j];
-
-			by[j] = by[j - 1];
-			by[j - 1] = tmp;
-		}
-}
-
 static int by_ns_desc(const void *a, const void *b)
 {
 	const struct an_by_host *x = a, *y = b;
 
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : x->host_task - y->host_task;
+}
+
+/* Largest charge first: the used entries of @by[AN_SCHED_KEEP]. */
+static void sort_by(struct an_by_host *by)
+{
+	size_t n = 0;
+
+	while (n < AN_SCHED_KEEP && by[n].n)
+		n++;
+	qsort(by, n, sizeof(*by), by_ns_desc);
 }
 
 size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
