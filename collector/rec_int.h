@@ -83,6 +83,9 @@ struct rec {
 	struct rec_guests *g;
 	int meta_dirty;			/* atomic: a guest said hello */
 	struct vm_tscs *tsc;		/* [nvms]: KVM's TSC relation at start */
+	/* [nvms]: o->vms plus the vCPU threads that appeared since (main
+	 * thread: rescan_vcpus, write_session) */
+	struct vm_desc vms[VMSCOPE_MAX_PIDS];
 };
 
 void rec_set_err(int *slot, int err);

@@ -195,6 +195,31 @@ static void index_chunk(struct stream_w *s, uint64_t off, uint64_t b, uint64_t e
 	s->nidx++;
 }
 
+/*
+ * vCPU threads that appeared since the recording started (a vCPU
+ * hot-plugged, a thread named late): into the VM's map, and with its
+ * TSC relation, into the next SessionMetadata. Called once a second;
+ * a vCPU that comes and goes within that second stays unnamed.
+ */
+static void rescan_vcpus(struct rec *r)
+{
+	const struct rec_opts *o = r->o;
+
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		struct vm_desc *v = &r->vms[i];
+		unsigned int before = v->nvcpus;
+
+		if (vm_add_vcpus(v) <= 0)
+			continue;
+		for (unsigned int k = before; k < v->nvcpus; k++)
+			fprintf(stderr, "vmscope record: VM %u (%s): vCPU %u appeared, thread %d\n",
+				i, v->name, v->vcpu[k], (int)v->tid[k]);
+		if (r->tsc && vm_tsc_read(&r->tsc[i], v->pid, VM_KVM_DEBUGFS) < 0)
+			r->tsc[i].n = 0;
+		__atomic_store_n(&r->meta_dirty, 1, __ATOMIC_RELEASE);
+	}
+}
+
 static int write_header(struct rec *r, struct tf_writer *w, int role,
 			const struct stream_w *s);
 
@@ -408,7 +433,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	int e = -ENOMEM;
 
 	for (unsigned int i = 0; i < o->nvms; i++) {
-		nvt += o->vms[i].nvcpus;
+		nvt += r->vms[i].nvcpus;
 		ntsc += r->tsc ? r->tsc[i].n : 0;
 	}
 	vt = calloc(nvt + 1, sizeof(*vt));
@@ -439,7 +464,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	vr_events_to_pb(&ev, r->h->descs, r->h->nev, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0,
 			o->module_version);
 	for (unsigned int i = 0; i < o->nvms; i++) {
-		const struct vm_desc *v = &o->vms[i];
+		const struct vm_desc *v = &r->vms[i];
 
 		vmscope__trace__vm_info__init(&vi[i]);
 		vi[i].name = (char *)v->name;
@@ -812,13 +837,14 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	uint64_t first_ts = UINT64_MAX, last_ts = 0, lost = 0, prev_ev = 0;
 	struct stream_w **sv = NULL;
 	bool started = false;
-	double t0, prev_t, last_status = 0;
+	double t0, prev_t, last_status = 0, last_rescan;
 	int e, rc = 1;
 	struct vmscope_probe_ctl ctl = o->ctl;
 
 	memset(r, 0, sizeof(*r));
 	r->h = h;
 	r->o = o;
+	memcpy(r->vms, o->vms, o->nvms * sizeof(*o->vms));
 	r->dirfd = r->efd = -1;
 	cds_wfcq_init(&r->qh, &r->qt);
 	e = tf_trace_create(o->path, &r->dirfd);
@@ -885,7 +911,7 @@ out_oom:
 		(1u << h->cfg.subbuf_shift) / 1024,
 		h->cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard",
 		o->status ? "; Ctrl-C stops" : "");
-	t0 = prev_t = mono_s();
+	t0 = prev_t = last_rescan = mono_s();
 	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&
 	       (o->duration_s <= 0 || mono_s() - t0 < o->duration_s)) {
@@ -900,6 +926,10 @@ out_oom:
 				e = tf_writer_flush(r->meta);
 			if (e)
 				rec_set_err(&r->write_err, -e);
+		}
+		if (mono_s() - last_rescan >= 1.0) {
+			rescan_vcpus(r);
+			last_rescan = mono_s();
 		}
 		if (o->status && mono_s() - last_status >= 1.0) {
 			status_line(r, t0, &prev_ev, &prev_t);

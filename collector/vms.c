@@ -146,9 +146,8 @@ int vm_from_pid(struct vm_desc *vm, pid_t pid)
 {
 	static char buf[1 << 16];
 	char path[64];
-	struct dirent *de;
 	ssize_t n;
-	DIR *d;
+	int e;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->pid = pid;
@@ -162,25 +161,46 @@ int vm_from_pid(struct vm_desc *vm, pid_t pid)
 		if (slurp(path, vm->name, sizeof(vm->name)) > 0)
 			vm->name[strcspn(vm->name, "\n")] = 0;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	e = vm_add_vcpus(vm);
+	return e < 0 ? e : 0;
+}
+
+static bool vcpu_known(const struct vm_desc *vm, unsigned int cpu)
+{
+	for (unsigned int k = 0; k < vm->nvcpus; k++)
+		if (vm->vcpu[k] == cpu)
+			return true;
+	return false;
+}
+
+int vm_add_vcpus(struct vm_desc *vm)
+{
+	char path[64];
+	struct dirent *de;
+	int added = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)vm->pid);
 	d = opendir(path);
 	if (!d)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	while ((de = readdir(d)) && vm->nvcpus < VM_MAX_VCPUS) {
 		char comm[32], tpath[320];
 		unsigned int cpu;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/comm", (int)pid, de->d_name);
+		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/comm", (int)vm->pid,
+			 de->d_name);
 		if (slurp(tpath, comm, sizeof(comm)) <= 0)
 			continue;
-		if (sscanf(comm, "CPU %u/KVM", &cpu) == 1) {
+		if (sscanf(comm, "CPU %u/KVM", &cpu) == 1 && !vcpu_known(vm, cpu)) {
 			vm->vcpu[vm->nvcpus] = cpu;
 			vm->tid[vm->nvcpus] = atoi(de->d_name);
 			vm->nvcpus++;
+			added++;
 		}
 	}
 	closedir(d);
-	return 0;
+	return added;
 }

@@ -56,6 +56,14 @@ int vm_tsc_read(struct vm_tscs *out, pid_t pid, const char *root);
 /* Fill @vm from /proc/@pid. 0, or -errno (-ESRCH: no such process). */
 int vm_from_pid(struct vm_desc *vm, pid_t pid);
 
+/*
+ * Add the "CPU n/KVM" threads of @vm->pid whose vCPU id @vm does not
+ * have yet: a vCPU hot-plugged, or named, after vm_from_pid() read the
+ * process (the recorder looks again every second). A known vCPU id keeps
+ * its first thread. The number added, or -errno (-ESRCH: process gone).
+ */
+int vm_add_vcpus(struct vm_desc *vm);
+
 /* Parse a QEMU command line (NUL-separated, @len bytes) for -name and
  * guest-cid=; exposed for the unit test. */
 void vm_parse_cmdline(struct vm_desc *vm, const char *buf, size_t len);

@@ -4,7 +4,9 @@
  * -name in both spellings (NAME,debug-threads=on and guest=NAME,...),
  * guest-cid= of a vhost-vsock device, and, for a live process (this
  * one, whose threads we name "CPU n/KVM" like QEMU does), its vCPU
- * threads; a pid that does not exist is -ESRCH. KVM's per-vCPU TSC
+ * threads, and a vCPU thread that appears later added once by
+ * vm_add_vcpus (the recorder's rescan); a pid that does not exist is
+ * -ESRCH. KVM's per-vCPU TSC
  * relation from a debugfs-shaped tree: signed offsets, the optional
  * scaling files, malformed files and foreign entries left out, a process
  * with two VMs refused, no directory -ENOENT.
@@ -29,7 +31,7 @@ static int failures;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int named, done;
-static pid_t tids[2];
+static pid_t tids[3];
 
 static void *vcpu(void *arg)
 {
@@ -122,7 +124,7 @@ int main(void)
 		"{\"driver\":\"vhost-vsock-pci\",\"id\":\"vsock0\",\"guest-cid\":42,"
 		"\"vhostfd\":\"28\",\"bus\":\"pci.0\",\"addr\":\"0x8\"}\0";
 	static struct vm_desc vm;
-	pthread_t t[2];
+	pthread_t t[3];
 
 	vm_parse_cmdline(&vm, a, sizeof(a) - 1);
 	CHECK(strcmp(vm.name, "g1") == 0);
@@ -147,12 +149,27 @@ int main(void)
 	for (unsigned int k = 0; k < vm.nvcpus; k++)
 		CHECK(vm.tid[k] == tids[vm.vcpu[k]]);
 	CHECK(strcmp(vm.name, "test_vms") == 0);	/* no -name: comm */
+	/* nothing new: nothing added, the map unchanged */
+	CHECK(vm_add_vcpus(&vm) == 0);
+	CHECK(vm.nvcpus == 2);
+	/* a vCPU hot-plugged while recording: added once, with its thread */
+	pthread_create(&t[2], NULL, vcpu, (void *)2L);
+	pthread_mutex_lock(&mu);
+	while (named < 3)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	CHECK(vm_add_vcpus(&vm) == 1);
+	CHECK(vm.nvcpus == 3 && vm.vcpu[2] == 2 && vm.tid[2] == tids[2]);
+	CHECK(vm_add_vcpus(&vm) == 0);
+	CHECK(vm.nvcpus == 3);
 	CHECK(vm_from_pid(&vm, 0x3ffffffe) == -ESRCH);
+	vm.pid = 0x3ffffffe;
+	CHECK(vm_add_vcpus(&vm) == -ESRCH);
 	pthread_mutex_lock(&mu);
 	done = 1;
 	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	test_tsc();
 	fprintf(stderr, "collector-vms: %s\n", failures ? "FAILED" : "ok");
