@@ -43,34 +43,37 @@ wait_file() {
 	fail "timed out waiting for $1"
 }
 
-# record_start ARGS...: test host: `vmscope record ARGS...` in the background
-# (stdout to /vmtest/record.out, stderr to /vmtest/record.err); sets
-# REC_PID and returns once it records; fails the test if it dies or never
-# starts.
-record_start() {
-	"$VMSCOPE" record "$@" >/vmtest/record.out 2>/vmtest/record.err &
-	REC_PID=$!
+# bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...` in
+# the background (stdout to OUT, stderr to ERR); sets BG_PID and returns
+# once ERR has a line starting with READY; fails the test if it dies or
+# never gets there.
+bg_start() {
+	_cmd=$1 _out=$2 _err=$3 _ready=$4
+	shift 4
+	"$VMSCOPE" "$_cmd" "$@" >"$_out" 2>"$_err" &
+	BG_PID=$!
 	for _ in $(seq 300); do
-		grep -q '^vmscope record: recording to' /vmtest/record.err && return 0
-		kill -0 "$REC_PID" 2>/dev/null || fail "record died: $(cat /vmtest/record.err)"
+		grep -q "^$_ready" "$_err" && return 0
+		kill -0 "$BG_PID" 2>/dev/null || fail "$_cmd died: $(cat "$_err")"
 		sleep 0.2
 	done
-	fail "record did not start"
+	fail "$_cmd did not start"
 }
 
-# capture_start ARGS...: test host: `vmscope capture ARGS...` in the
-# background (stdout to /vmtest/capture.txt, stderr to /vmtest/capture.err);
-# sets CAP_PID and returns once its session is live and its buffers mapped
-# ('capture: recording'); fails the test if it dies or never starts.
+# record_start ARGS...: `vmscope record ARGS...` (stdout to
+# /vmtest/record.out, stderr to /vmtest/record.err); sets REC_PID and
+# returns once it records.
+record_start() {
+	bg_start record /vmtest/record.out /vmtest/record.err 'vmscope record: recording to' "$@"
+	REC_PID=$BG_PID
+}
+
+# capture_start ARGS...: `vmscope capture ARGS...` (stdout to
+# /vmtest/capture.txt, stderr to /vmtest/capture.err); sets CAP_PID and
+# returns once its session is live and its buffers mapped.
 capture_start() {
-	"$VMSCOPE" capture "$@" >/vmtest/capture.txt 2>/vmtest/capture.err &
-	CAP_PID=$!
-	for _ in $(seq 300); do
-		grep -q '^capture: recording' /vmtest/capture.err && return 0
-		kill -0 "$CAP_PID" 2>/dev/null || fail "capture died: $(cat /vmtest/capture.err)"
-		sleep 0.2
-	done
-	fail "capture did not start"
+	bg_start capture /vmtest/capture.txt /vmtest/capture.err 'capture: recording' "$@"
+	CAP_PID=$BG_PID
 }
 
 # stats_refused ARGS...: test host, while a record or capture owns probing
@@ -149,6 +152,8 @@ guest_prepare_vsock() {
 # Starts a KVM guest in the background that boots the same kernel and
 # initramfs, mounts this VM's root over 9p, and runs function ENTRY of the
 # current test file. VCPUS defaults to 1, CID to 3, MEM_MB to 512.
+# VMTEST_GUEST_QEMU_ARGS: more QEMU options, split at spaces (a later
+# -smp merges with ours: "-smp 1,maxcpus=2" leaves room to hot-plug).
 guest_start() {
 	_name=$1 _entry=$2 _vcpus=${3:-1} _cid=${4:-3} _mem=${5:-512}
 	_dir=$VMTEST_GUESTS/$_name
@@ -182,6 +187,7 @@ EOJ
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \
 		-device "vhost-vsock-pci,guest-cid=$_cid" \
 		-serial "file:$_dir/console.log" \
+		${VMTEST_GUEST_QEMU_ARGS:-} \
 		>"$_dir/qemu.log" 2>&1 &
 	echo $! >"$_dir/qemu.pid"
 }

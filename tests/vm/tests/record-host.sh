@@ -8,11 +8,17 @@
 # the VM's vCPU threads and name are in the metadata; a second record to
 # the same folder is refused and leaves the trace as it was; a second
 # recorder while one runs is refused without disturbing it.
+# A vCPU hot-plugged while recording (QMP device_add; the guest starts
+# with -smp 1,maxcpus=2, onlines it and runs a CPUID loop on it): record
+# says it appeared with QEMU's thread "CPU 1/KVM", the metadata maps
+# vCPU 1 to that thread, and its exits are in the trace.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
 CPUID_N=${CPUID_N:-10000}
 TRACE=/tmp/trace-host
+HOT_N=1000
+CPU1=/sys/devices/system/cpu/cpu1
 
 guest_main() {
 	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
@@ -20,6 +26,10 @@ guest_main() {
 	wait_file /vmtest/go
 	"$EXITLOOP" --pio "$PIO_N" >>/vmtest/loop.txt || fail "exitloop --pio"
 	"$EXITLOOP" --cpuid "$CPUID_N" >>/vmtest/loop.txt || fail "exitloop --cpuid"
+	# the vCPU the test host plugged in while recording
+	for _ in $(seq 100); do [ -e "$CPU1/online" ] && break; sleep 0.2; done
+	echo 1 >"$CPU1/online" || fail "cannot online cpu1: $(ls /sys/devices/system/cpu)"
+	taskset -c 1 "$EXITLOOP" --cpuid "$HOT_N" >>/vmtest/loop.txt || fail "exitloop --cpuid on cpu1"
 	touch /vmtest/done
 	wait_file /vmtest/bye
 }
@@ -27,7 +37,9 @@ guest_main() {
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
+	# one vCPU now, room for a second, and QMP to plug it in
+	VMTEST_GUEST_QEMU_ARGS="-smp 1,maxcpus=2 -qmp unix:/run/g1-qmp.sock,server=on,wait=off" \
+		guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
@@ -40,6 +52,21 @@ host_main() {
 		fail "a second record ran beside the first"
 	grep -q 'another one is recording' /vmtest/busy.err || fail "busy: $(cat /vmtest/busy.err)"
 	[ ! -e /tmp/other ] || fail "the refused record left /tmp/other"
+	check "hot-plug vCPU 1" python3 "$VMTEST_REPO/tests/vm/lib/qmp-cpu-add.py" /run/g1-qmp.sock
+	hot_tid=
+	for _ in $(seq 100); do
+		hot_tid=$(grep -lx 'CPU 1/KVM' /proc/"$qpid"/task/*/comm 2>/dev/null | cut -d/ -f5)
+		[ -n "$hot_tid" ] && break
+		sleep 0.2
+	done
+	[ -n "$hot_tid" ] || fail "no thread CPU 1/KVM in QEMU after the hot-plug"
+	for _ in $(seq 50); do
+		grep -q 'vCPU 1 appeared' /vmtest/record.err && break
+		sleep 0.2
+	done
+	grep -qx "vmscope record: VM 0 (g1): vCPU 1 appeared, thread $hot_tid" /vmtest/record.err ||
+		fail "record did not name the new vCPU thread $hot_tid: $(cat /vmtest/record.err)"
+	log "hot-plugged vCPU 1: QEMU's thread $hot_tid; record: $(grep 'vCPU 1 appeared' /vmtest/record.err)"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 	# QEMU stopped: no kvm_exit of this VM between the stats and the stop
@@ -83,8 +110,11 @@ host_main() {
 	n_streams=$(grep -c '^end of host-cpu[0-9]*\.vtf: clean end .*, indexed$' /vmtest/summary.txt)
 	[ "$n_streams" -ge 1 ] || fail "no stream ends with its index"
 	grep -q '^-- no summary frame' /vmtest/summary.txt && fail "metadata has no summary"
-	grep -Eq "^vm 0: .* pid $qpid cid 3 vcpus 0:[0-9]+" /vmtest/summary.txt ||
-		fail "VM facts missing: $(grep '^vm ' /vmtest/summary.txt)"
+	grep -Eq "^vm 0: .* pid $qpid cid 3 vcpus 0:[0-9]+ 1:$hot_tid\$" /vmtest/summary.txt ||
+		fail "VM facts missing (want vCPU 1 on thread $hot_tid): $(grep '^vm ' /vmtest/summary.txt)"
+	nhot=$(grep -Ec ' kvm_exit: vcpu 1 reason 0x72 ' /vmtest/dump.txt)
+	log "kvm_exit of the hot-plugged vCPU 1 with reason CPUID: $nhot"
+	[ "$nhot" -ge "$HOT_N" ] || fail "only $nhot CPUID exits of vCPU 1, want $HOT_N or more"
 	# events through their stored format: IOIO exits (SVM exit code 0x7b)
 	# and the port I/O the guest loop does (port 0x80)
 	grep -Eq '^[0-9]+\.[0-9]{9} host cpu[0-9]+ kvm_exit: vcpu 0 reason 0x7b rip 0x[0-9a-f]+ ' /vmtest/dump.txt ||
