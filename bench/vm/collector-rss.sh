@@ -17,8 +17,13 @@
 # not connected, recorder failed, a stream not clean, no events) fails
 # the benchmark with the reason, and no table is printed.
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/collector-rss.sh
-# (CR_SMALL, CR_BIG: getppid calls per round, default 500000 and 5000000;
-# CR_BUF: record's --buffer-size, default record's own)
+# (CR_SMALL, CR_BIG: loop iterations per round, default 500000 and 5000000;
+# CR_BUF: record's --buffer-size, default record's own; CR_LOAD=pio: the
+# loop makes port I/O exits instead (`vmscope-exitloop --pio N`, the agent
+# without --syscalls), so the events are mostly the host's kvm_exit,
+# kvm_pio and kvm_entry, and the guest makes no system calls in the loop:
+# the way around the double fault below; CR_DEADLINE: seconds a round may
+# take, default 700)
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -29,7 +34,18 @@ BIG=${CR_BIG:-5000000}
 # the guest's ring: 256 x 64 KiB per CPU, so that the loop's bursts wait
 # for the agent there (it shares the one vCPU) instead of being dropped;
 # what is dropped is counted.
-AGENT_OPTS="--syscalls --subbufs-shift 8 --flush-ms 100"
+LOAD=${CR_LOAD:-syscall}
+# load_opts: LOAD (CR_* reach the test host only: a guest reads it from
+# the file host_main leaves in its results folder before the first round)
+# and the agent's options for it.
+load_opts() {
+	[ ! -f /vmtest/load ] || LOAD=$(cat /vmtest/load)
+	case $LOAD in
+	syscall) AGENT_OPTS="--syscalls --subbufs-shift 8 --flush-ms 100" ;;
+	pio) AGENT_OPTS="--subbufs-shift 8 --flush-ms 100" ;;
+	*) fail "CR_LOAD=$LOAD: want syscall or pio" ;;
+	esac
+}
 # Known hazard, not vmscope's: under QEMU TCG's nested SVM the guest now
 # and then dies of a double fault at entry_SYSCALL_64+0 (an exception
 # raised at the kernel's first instruction after SYSCALL, while RSP is
@@ -45,10 +61,11 @@ guest_main() {
 	touch /vmtest/ready
 	for i in 1 2; do
 		wait_file "/vmtest/go-$i"
+		load_opts
 		n=$(cat "/vmtest/n-$i")
 		# shellcheck disable=SC2086
 		guest_agent_start "$PORT" $AGENT_OPTS
-		"$EXITLOOP" --syscall "$n" >"/vmtest/rate-$i" || fail "exitloop --syscall $n"
+		"$EXITLOOP" "--$LOAD" "$n" >"/vmtest/rate-$i" || fail "exitloop --$LOAD $n"
 		sleep 1
 		kill -TERM "$agent"
 		wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
@@ -75,7 +92,7 @@ round() {
 	touch "$gdir/go-$i"
 	: >"/vmtest/rss-$i.txt"
 	deadline=${t0%.*}
-	deadline=$((deadline + 700))
+	deadline=$((deadline + ${CR_DEADLINE:-700}))
 	until [ -e "$gdir/done-$i" ]; do
 		kill -0 "$qpid" 2>/dev/null ||
 			fail "round $i: the guest's QEMU died (see guests/g1/console.log, qemu.log)"
@@ -86,7 +103,7 @@ round() {
 			grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
 			fail "round $i: the guest's agent did not connect in 200 s"
 		[ "${now%.*}" -lt "$deadline" ] ||
-			fail "round $i: the guest did not finish $n syscalls in 700 s" \
+			fail "round $i: the guest did not finish $n loop iterations in ${CR_DEADLINE:-700} s" \
 				"(record: $(tail -n 1 /vmtest/record.err | tr '\r' '\n' | tail -n 1))"
 		echo "$now $(status_kib "$REC_PID" VmRSS) $(status_kib "$REC_PID" VmHWM)" \
 			>>"/vmtest/rss-$i.txt"
@@ -113,7 +130,7 @@ round() {
 	[ -n "$R_EV" ] && [ -n "$R_LOST" ] || fail "round $i: cannot read the summary: $tot"
 	[ "$R_GUEST" -gt 0 ] && [ "$R_HOST" -gt 0 ] ||
 		fail "round $i: host events $R_HOST, guest events $R_GUEST: both must be there"
-	log "round $i: $n syscalls ($(cat "$gdir/rate-$i")); $tot; $(du -sh "$trace" | cut -f1)"
+	log "round $i: $n $LOAD iterations ($(cat "$gdir/rate-$i")); $tot; $(du -sh "$trace" | cut -f1)"
 	log "round $i: $(tail -n 1 /vmtest/record.err)"
 	rm -rf "$trace"
 }
@@ -124,6 +141,8 @@ host_main() {
 	mount -t tmpfs -o size=2200m tmpfs /tmp || fail "tmpfs on /tmp"
 	guest_start g1 guest_main 1 3 640
 	gdir=$VMTEST_GUESTS/g1
+	load_opts
+	echo "$LOAD" >"$gdir/load"
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
 
@@ -134,7 +153,7 @@ host_main() {
 	guest_wait g1 300 || fail "guest failed"
 	# every round got here: the table
 	{
-		echo "| round | getppid calls | events recorded (host + guest) | lost | VmHWM before stop | peak RSS at exit | s |"
+		echo "| round | $LOAD loop iterations | events recorded (host + guest) | lost | VmHWM before stop | peak RSS at exit | s |"
 		echo "|---|---|---|---|---|---|---|"
 		echo "| small | $SMALL | $s_ev ($s_host + $s_guest) | $s_lost | $s_hwm KiB | $s_peak KiB | $s_secs |"
 		echo "| large | $BIG | $R_EV ($R_HOST + $R_GUEST) | $R_LOST | $R_HWM KiB | $R_PEAK KiB | $R_SECS |"

@@ -1,5 +1,4 @@
-# vmtest-timeout: 1500
-# vmtest-quarantine: first runs: everything held but the hook wall-time bound (0.3-3 s per call under TCG); rerun with the hook's own timing
+# vmtest-timeout: 900
 # The libvirt path end to end, with a real libvirtd in the test host:
 # `meson install` puts vmscope, vmscoped and the hook
 # /etc/libvirt/hooks/qemu.d/vmscope in place (wrapped here to time each
@@ -10,10 +9,19 @@
 #    with host kvm_exit/kvm_entry records and guest0 sched_switch and
 #    sync events; the merge found 0 causality violations;
 #  - u1 left nothing; the daemon logged t1's summary line;
-#  - every hook call took < 100 ms from its exec to its exit, measured by
-#    the hook itself (VMSCOPE_HOOK_TIMES, set by a wrapper around it; 10 ms
-#    resolution); the wrapper's wall time per call (which adds starting
-#    sh and date from 9p in an emulated machine) is reported, not judged;
+#  - every hook call exited 0; t1's started, stopped and release calls
+#    each got the daemon's answer in time (syslog: "vmscoped: ..."; none
+#    says "vmscoped not told", which a call that gave up on the daemon
+#    after its 1 s would); and the hook's own time (from its exec to its
+#    exit, measured by the hook: VMSCOPE_HOOK_TIMES; 10 ms resolution) is
+#    judged as a ratio, because absolute times under TCG mean nothing:
+#    starting any program costs about 90 ms here (/bin/true, 2026-12-01),
+#    and a busy machine made a call of u1's, which does no more than read
+#    its XML, take 1.2 s. The peer: right after each call the wrapper runs
+#    the hook once more for an operation it ignores (the same exec and
+#    libraries, no work), under the same load; the median of t1's three
+#    calls may be at most 3x the median of their three peers. The 100 ms
+#    bound itself is measured on the machine by bench/hook-latency.sh;
 # and then, with vmscoped stopped, t1 starts again: it runs, and the
 # hook's warning is in syslog.
 
@@ -31,7 +39,7 @@ traced_main() {
 	# the daemon's recorder listens from the domain's start: the agent
 	# connects (it retries until then)
 	guest_agent_start "$PORT" --flush-ms 50
-	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
+	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 0 >/run/pp.txt"
 	sleep 1
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
@@ -59,7 +67,7 @@ VMTEST_BUILD='$VMTEST_BUILD'
 VMTEST_GUEST_CID='$4'
 EOJ
 	cat <<EOX
-<domain type='kvm'>
+<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>$1</name>
   <memory unit='MiB'>512</memory>
   <vcpu>$3</vcpu>
@@ -88,8 +96,17 @@ EOJ
     <controller type='usb' model='none'/>
     <memballoon model='none'/>
   </devices>
+  <qemu:commandline>
+    <qemu:arg value='-d'/><qemu:arg value='cpu_reset,guest_errors'/>
+    <qemu:arg value='-D'/><qemu:arg value='$_dir/qemu-debug.log'/>
+  </qemu:commandline>
 </domain>
 EOX
+}
+
+# median3 FILE: the median of column 3 (ms) of FILE (- for stdin).
+median3() {
+	awk '{ print $3 }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : -1) }'
 }
 
 # wait_shutoff NAME SECONDS
@@ -119,6 +136,8 @@ t0=$(date +%s%N)
 VMSCOPE_HOOK_TIMES=/vmtest/hook-self.txt /etc/libvirt/hooks/vmscope.real "$@" 2>>/vmtest/hook.err
 rc=$?
 echo "$1 $2 $rc $((($(date +%s%N) - t0) / 1000000))" >>/vmtest/hook-times.txt
+# its peer under the same load: the hook for an operation it ignores
+echo '<domain/>' | VMSCOPE_HOOK_TIMES=/vmtest/hook-floor.txt /etc/libvirt/hooks/vmscope.real "floor-$1-$2" prepare begin - 2>>/vmtest/hook.err
 exit $rc
 EOW
 	chmod 755 "$hook"
@@ -212,15 +231,23 @@ EOC
 	awk '$3 != 0' /vmtest/hook-times.txt | grep . && fail "a hook call exited non-zero"
 	wmax=$(awk 'BEGIN { m = 0 } $4 > m { m = $4 } END { print m }' /vmtest/hook-times.txt)
 	wmed=$(sort -n -k4 /vmtest/hook-times.txt | awk '{ v[NR] = $4 } END { print v[int((NR + 1) / 2)] }')
-	cat /vmtest/hook-self.txt
+	cat /vmtest/hook-self.txt /vmtest/hook-floor.txt
 	n=$(wc -l </vmtest/hook-self.txt)
-	slow=$(awk '$3 >= 100 || $3 < 0' /vmtest/hook-self.txt | wc -l)
-	max=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' /vmtest/hook-self.txt)
-	log "hook calls: $n; the hook's own time: slowest $max ms, $slow at or over 100 ms; wall time with the wrapper: median $wmed ms, slowest $wmax ms"
 	[ "$n" -ge 8 ] || fail "only $n hook calls timed"
-	grep -q '^t1 started ' /vmtest/hook-self.txt || fail "no started call for t1"
-	grep -q '^t1 release ' /vmtest/hook-self.txt || fail "no release call for t1"
-	[ "$slow" -eq 0 ] || fail "$slow hook calls took 100 ms or more (or could not tell)"
+	awk '$3 < 0' /vmtest/hook-self.txt /vmtest/hook-floor.txt | grep . && fail "a hook call could not time itself"
+	# t1's calls that told the daemon, each answered (syslog, the hook's own lines)
+	for op in started stopped release; do
+		grep -q "^t1 $op " /vmtest/hook-self.txt || fail "no $op call for t1"
+		grep -q "vmscope-hook\[[0-9]*\]: t1 $op: vmscoped: " /vmtest/syslog.txt ||
+			fail "t1 $op: no answer from the daemon in syslog: $(grep vmscope-hook /vmtest/syslog.txt)"
+	done
+	grep 'vmscoped not told' /vmtest/syslog.txt && fail "a hook call did not reach the daemon"
+	opted=$(grep -E '^t1 (started|stopped|release) ' /vmtest/hook-self.txt | median3 -)
+	peer=$(grep -E '^floor-t1-(started|stopped|release) ' /vmtest/hook-floor.txt | median3 -)
+	max=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' /vmtest/hook-self.txt)
+	log "hook's own time: t1's started/stopped/release median $opted ms, their peers (exec, no work) median $peer ms; slowest of $n calls $max ms; wall time with the wrapper: median $wmed ms, slowest $wmax ms"
+	[ "$peer" -gt 0 ] || fail "the peers' median is $peer ms: the hook's clock says nothing here"
+	[ "$opted" -le $((3 * peer)) ] || fail "t1's calls' median $opted ms > 3x their peers' $peer ms"
 
 	# ---- the daemon is down when a domain starts ----
 	kill -TERM "$vmscoped"
