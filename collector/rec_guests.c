@@ -142,11 +142,9 @@ static int on_chunk(void *arg, const Vmscope__Trace__StreamChunk *c, uint64_t ga
 		return -ERANGE;
 	if (queue_wait(v->r, len + sizeof(*n)))
 		return -ECANCELED;
-	n = malloc(sizeof(*n) + len);
+	n = node_pool_get(&v->r->pool, len);
 	if (!n)
 		return -ENOMEM;
-	memset(n, 0, sizeof(*n));
-	cds_wfcq_node_init(&n->qn);
 	n->kind = NODE_CHUNK;
 	n->guest = true;
 	n->vm = v->idx;		/* by peer CID, never the claimed origin.vm */

@@ -11,8 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <urcu/lfstack.h>
 #include <urcu/wfcqueue.h>
 
+#include "node_pool.h"
 #include "record.h"
 #include "tracefmt.h"
 
@@ -26,8 +28,10 @@ enum node_kind { NODE_CHUNK, NODE_LOSS };
  * frame), or a loss to record, on its way to the writer thread. */
 struct node {
 	struct cds_wfcq_node qn;
+	struct cds_lfs_node free_node;	/* in node_pool's free stack */
 	uint8_t kind;			/* enum node_kind */
 	bool guest;
+	bool pooled;			/* a node_pool slot, not malloc'd */
 	uint32_t vm, cpu, nr_records, len;
 	uint64_t seq, begin_ts, end_ts, lost_before;
 	uint32_t loss_kind;		/* NODE_LOSS: LossKind */
@@ -86,6 +90,7 @@ struct rec {
 	/* [nvms]: o->vms plus the vCPU threads that appeared since (main
 	 * thread: rescan_vcpus, write_session) */
 	struct vm_desc vms[VMSCOPE_MAX_PIDS];
+	struct node_pool pool;		/* the queue's nodes (node_pool.h) */
 };
 
 void rec_set_err(int *slot, int err);

@@ -24,6 +24,7 @@
 #include "file.pb-c.h"
 #include "rec_guests.h"
 #include "rec_int.h"
+#include "tsan_hb.h"
 #include "record.h"
 #include "stream.pb-c.h"
 #include "tracefmt.h"
@@ -68,11 +69,9 @@ static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned 
 	/* the module wrote it, but a bad size must not make us read past */
 	len = hdr.data_size >= VMSCOPE_RB_SB_HDR_SIZE && hdr.data_size <= sb_size ?
 	      hdr.data_size - VMSCOPE_RB_SB_HDR_SIZE : 0;
-	n = malloc(sizeof(*n) + len);
+	n = node_pool_get(&r->pool, len);
 	if (!n)
 		return NULL;
-	memset(n, 0, sizeof(*n));
-	cds_wfcq_node_init(&n->qn);
 	n->kind = NODE_CHUNK;
 	n->cpu = cpu;
 	n->nr_records = len ? hdr.records : 0;
@@ -95,6 +94,7 @@ void rec_wake_writer(struct rec *r)
 
 void rec_enqueue(struct rec *r, struct node *n)
 {
+	TSAN_RELEASE(n);
 	cds_wfcq_enqueue(&r->qh, &r->qt, &n->qn);
 	rec_wake_writer(r);
 }
@@ -123,7 +123,7 @@ static int drain(struct rec *r, unsigned int cpu, bool final)
 		struct node *n = copy_subbuf(r, cpu, sb);
 
 		if (hb_put(r->h, cpu)) {
-			free(n);
+			node_pool_put(&r->pool, n);
 			return -1;
 		}
 		if (!n) {
@@ -384,13 +384,14 @@ static void *writer_main(void *arg)
 		}
 		struct node *n = caa_container_of(qn, struct node, qn);
 
+		TSAN_ACQUIRE(n);
 		if (n->kind == NODE_LOSS)
 			write_loss(r, n);
 		else
 			write_chunk(r, n);
 		/* every node counts in the bound (a loss node's len is 0) */
 		__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
-		free(n);
+		node_pool_put(&r->pool, n);
 	}
 	return NULL;
 }
@@ -875,6 +876,10 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 		  (uint64_t)h->cfg.cpu_bytes * (h->ncpu ? h->ncpu : 1);
 	if (r->qcap < (2ull << h->cfg.subbuf_shift))
 		r->qcap = 2ull << h->cfg.subbuf_shift;
+	/* as many full sub-buffers as the bound holds, resident from now */
+	if (node_pool_init(&r->pool, (size_t)1 << h->cfg.subbuf_shift,
+			   r->qcap >> h->cfg.subbuf_shift))
+		goto out_oom;
 	r->sw = calloc(h->ncpu ? h->ncpu : 1, sizeof(*r->sw));
 	r->gsw = calloc(o->nvms + 1, sizeof(*r->gsw));
 	for (unsigned int i = 0; r->gsw && i < o->nvms; i++)
@@ -1014,6 +1019,7 @@ out:
 	free(r->sw);
 	free(r->tsc);
 	free(r->rt);
+	node_pool_fini(&r->pool);
 	if (r->efd >= 0)
 		close(r->efd);
 	close(r->dirfd);

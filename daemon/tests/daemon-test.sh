@@ -86,6 +86,7 @@ echo "info: hook started with the daemon took $ms ms"
 qemu b
 hook b started
 check "recording a" wait_for 15 is_state a recording
+check "a's recorder is up" wait_for 30 sh -c 'ls "$0"/state/traces/a/*/trace/metadata.vtf' "$T"
 check "record got pid, cid and options" grep -q "record --pid $(cat "$T/qemu.a") --cid 7 --events kvm --mode flight --buffer-size 1048576 -o $T/state/traces/a/" "$T/calls"
 check "b (not opted in) has no session" [ -z "$(state_of b)" ]
 check "b left no folder" [ ! -e "$T/state/traces/b" ]
