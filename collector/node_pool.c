@@ -47,6 +47,16 @@ struct node *node_pool_get(struct node_pool *p, size_t len)
 	return n;
 }
 
+size_t node_pool_cost(const struct node_pool *p, const struct node *n)
+{
+	return (n->pooled ? p->slot_len : n->len) + sizeof(*n);
+}
+
+size_t node_pool_need(const struct node_pool *p, size_t len)
+{
+	return (len <= p->slot_len ? p->slot_len : len) + sizeof(struct node);
+}
+
 void node_pool_put(struct node_pool *p, struct node *n)
 {
 	if (!n)

@@ -37,6 +37,16 @@ int node_pool_init(struct node_pool *p, size_t slot_len, size_t n);
 /* A zeroed node header with room for @len payload bytes, or NULL. */
 struct node *node_pool_get(struct node_pool *p, size_t len);
 
+/*
+ * What a node costs in the queue's bound: its slot when pooled (a small
+ * chunk holds a whole slot), else its own size. node_pool_need() is the
+ * most a node for @len payload bytes can cost, for waiting on the bound
+ * before taking one. Counting slots makes the bound the pool's size, so
+ * a backlog of small chunks cannot empty the pool into malloc.
+ */
+size_t node_pool_cost(const struct node_pool *p, const struct node *n);
+size_t node_pool_need(const struct node_pool *p, size_t len);
+
 /* Back to the pool (or to free, when it did not come from it). */
 void node_pool_put(struct node_pool *p, struct node *n);
 

@@ -83,7 +83,7 @@ static int queue_loss(struct rg_vm *v, uint32_t cpu, uint32_t kind, uint64_t eve
 	n->loss_events = events;
 	n->loss_subbufs = subbufs;
 	n->loss_detail = detail;
-	__atomic_add_fetch(&v->r->queued, sizeof(*n), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }
@@ -140,7 +140,7 @@ static int on_chunk(void *arg, const Vmscope__Trace__StreamChunk *c, uint64_t ga
 	(void)gap;	/* the chunk's seq and lost_before say it again */
 	if (cpu >= REC_GUEST_CPUS)
 		return -ERANGE;
-	if (queue_wait(v->r, len + sizeof(*n)))
+	if (queue_wait(v->r, node_pool_need(&v->r->pool, len)))
 		return -ECANCELED;
 	n = node_pool_get(&v->r->pool, len);
 	if (!n)
@@ -158,7 +158,7 @@ static int on_chunk(void *arg, const Vmscope__Trace__StreamChunk *c, uint64_t ga
 	memcpy(n->data, c->records.data, len);
 	v->kept[cpu].chunks++;
 	v->kept[cpu].records += c->nr_records;
-	__atomic_add_fetch(&v->r->queued, len + sizeof(*n), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }

@@ -108,7 +108,8 @@ static int drain(struct rec *r, unsigned int cpu, bool final)
 	int taken = 0, got;
 
 	for (;;) {
-		if (__atomic_load_n(&r->queued, __ATOMIC_RELAXED) + sb_size > r->qcap) {
+		if (__atomic_load_n(&r->queued, __ATOMIC_RELAXED) +
+		    node_pool_need(&r->pool, sb_size) > r->qcap) {
 			/* the writer is behind: leave it in the ring (its mode
 			 * decides); at the end, wait for the writer instead */
 			__atomic_add_fetch(&r->stalls, 1, __ATOMIC_RELAXED);
@@ -130,7 +131,7 @@ static int drain(struct rec *r, unsigned int cpu, bool final)
 			rec_set_err(&r->read_err, ENOMEM);
 			return -1;
 		}
-		__atomic_add_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
 		rec_enqueue(r, n);
 		taken++;
 	}
@@ -389,8 +390,8 @@ static void *writer_main(void *arg)
 			write_loss(r, n);
 		else
 			write_chunk(r, n);
-		/* every node counts in the bound (a loss node's len is 0) */
-		__atomic_sub_fetch(&r->queued, n->len + sizeof(*n), __ATOMIC_RELAXED);
+		/* every node counts in the bound, as it was counted in */
+		__atomic_sub_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
 		node_pool_put(&r->pool, n);
 	}
 	return NULL;
@@ -874,11 +875,12 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	started = true;
 	r->qcap = o->max_queue ? o->max_queue :
 		  (uint64_t)h->cfg.cpu_bytes * (h->ncpu ? h->ncpu : 1);
-	if (r->qcap < (2ull << h->cfg.subbuf_shift))
-		r->qcap = 2ull << h->cfg.subbuf_shift;
-	/* as many full sub-buffers as the bound holds, resident from now */
+	if (r->qcap < 2 * ((1ull << h->cfg.subbuf_shift) + sizeof(struct node)))
+		r->qcap = 2 * ((1ull << h->cfg.subbuf_shift) + sizeof(struct node));
+	/* as many slots as the bound holds, resident from now, and a few
+	 * for nodes that readers hold between taking and queueing them */
 	if (node_pool_init(&r->pool, (size_t)1 << h->cfg.subbuf_shift,
-			   r->qcap >> h->cfg.subbuf_shift))
+			   (r->qcap >> h->cfg.subbuf_shift) + 8))
 		goto out_oom;
 	r->sw = calloc(h->ncpu ? h->ncpu : 1, sizeof(*r->sw));
 	r->gsw = calloc(o->nvms + 1, sizeof(*r->gsw));

@@ -9,8 +9,9 @@
 # getppid() calls (a sys_enter and a sys_exit each, no VM exit: under
 # nested TCG an exit costs ~150 us, a guest system call far less), plus
 # the host events of that VM (its exits, e.g. vsock notifications).
-# Per round: the recorder's VmRSS/VmHWM sampled every ~2 s
-# (/vmtest/rss-I.txt), VmHWM just before SIGINT, and the peak RSS record
+# Per round: the recorder's VmRSS, VmHWM, RssAnon, RssFile and RssShmem
+# sampled every ~2 s (/vmtest/rss-I.txt), its smaps before the stop
+# (/vmtest/smaps-I.txt), VmHWM just before SIGINT, and the peak RSS record
 # prints at exit (getrusage: the same high-water mark, with the stop and
 # the final frames in it); the events and losses from `vmscope dump
 # --summary` of the trace. A round that fails (guest gone, agent
@@ -106,12 +107,15 @@ round() {
 			fail "round $i: the guest did not finish $n loop iterations in ${CR_DEADLINE:-700} s" \
 				"(record: $(tail -n 1 /vmtest/record.err | tr '\r' '\n' | tail -n 1))"
 		echo "$now $(status_kib "$REC_PID" VmRSS) $(status_kib "$REC_PID" VmHWM)" \
-			>>"/vmtest/rss-$i.txt"
+			"$(status_kib "$REC_PID" RssAnon) $(status_kib "$REC_PID" RssFile)" \
+			"$(status_kib "$REC_PID" RssShmem)" >>"/vmtest/rss-$i.txt"
 		sleep 2
 	done
 	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
 		fail "round $i: the agent never connected: $(tail -n 3 /vmtest/record.err)"
 	R_HWM=$(status_kib "$REC_PID" VmHWM)
+	# where the memory is, mapping by mapping, just before the stop
+	cp "/proc/$REC_PID/smaps" "/vmtest/smaps-$i.txt" 2>/dev/null
 	kill -INT "$REC_PID"
 	wait "$REC_PID" || fail "round $i: vmscope record failed: $(tail -n 3 /vmtest/record.err)"
 	R_SECS=$(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.0f", b - a }')

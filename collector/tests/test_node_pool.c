@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * node_pool: slots up to their size come from the pool (pooled, header
- * zeroed), larger ones and those wanted while every slot is out from
+ * zeroed, costing a whole slot in the queue's bound), larger ones and those wanted while every slot is out from
  * malloc; a slot given back is taken again, never twice at once; several
  * taker threads and one giver (the recorder's readers and writer) pass
  * slots around without losing or duplicating one (run under TSan too).
@@ -101,9 +101,15 @@ int main(void)
 			CHECK(got[k] != got[i]);
 		got[i]->len = 7;	/* dirty the header: the next get zeroes it */
 	}
-	/* every slot out: malloc */
+	/* a pooled node costs its whole slot in the bound, however little it holds */
+	CHECK(node_pool_cost(&pool, got[0]) == SLOT_LEN + sizeof(struct node));
+	CHECK(node_pool_need(&pool, 1) == SLOT_LEN + sizeof(struct node));
+	CHECK(node_pool_need(&pool, SLOT_LEN + 9) == SLOT_LEN + 9 + sizeof(struct node));
+	/* every slot out: malloc, costing its own size */
 	got[SLOTS] = node_pool_get(&pool, SLOT_LEN);
 	CHECK(got[SLOTS] && !got[SLOTS]->pooled);
+	got[SLOTS]->len = 5;
+	CHECK(node_pool_cost(&pool, got[SLOTS]) == 5 + sizeof(struct node));
 	/* too big for a slot: malloc, whatever is free */
 	node_pool_put(&pool, got[0]);
 	got[SLOTS + 1] = node_pool_get(&pool, SLOT_LEN + 1);
