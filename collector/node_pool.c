@@ -16,14 +16,21 @@ int node_pool_init(struct node_pool *p, size_t slot_len, size_t n)
 	if (!p->slots)
 		return -ENOMEM;
 	for (; p->n < n; p->n++) {
-		/* malloc'd memory is resident once written: write it now */
+		/*
+		 * Resident from now: write every page. Not with zeros: the
+		 * compiler turns malloc + memset(0) into calloc, which skips
+		 * fresh (already zero) pages, and they would then become
+		 * resident only when a backlog first reaches them (measured:
+		 * +4.7 MiB 250 s into a 10 M-event recording).
+		 */
 		struct node *s = malloc(sizeof(*s) + slot_len);
 
 		if (!s) {
 			node_pool_fini(p);
 			return -ENOMEM;
 		}
-		memset(s, 0, sizeof(*s) + slot_len);
+		memset(s, 0x5a, sizeof(*s) + slot_len);
+		memset(s, 0, sizeof(*s));
 		s->pooled = true;
 		cds_lfs_node_init(&s->free_node);
 		cds_lfs_push(&p->free, &s->free_node);
