@@ -7,9 +7,9 @@
  * from a pool sized to that bound, instead of malloc per chunk, makes the
  * collector's memory the bound from the first second: flat however long
  * it records and however the backlog comes and goes, rather than growing
- * to the largest backlog one run happened to see (glibc keeps freed
- * chunks in per-thread arenas). It also fails at the start, not hours in,
- * when that memory is not there.
+ * to the deepest backlog one run happened to see (memory once used stays
+ * resident). It also fails at the start, not hours in, when that memory
+ * is not there.
  *
  * Readers take (any thread), the writer gives back; a node too large for
  * a slot, or wanted when every slot is queued (a guest's drain slack),
