@@ -63,6 +63,15 @@ int tf_writer_create(struct tf_writer **out, int dirfd, const char *name,
 		free(w);
 		return -ENOMEM;
 	}
+	/*
+	 * Resident from the start: a writer that keeps up flushes after a
+	 * few KiB and touches only the buffer's first pages, so the rest
+	 * would become resident the first time a backlog fills it (measured
+	 * in `vmscope record`: +1.8 MiB 280 s into a recording, 2 host CPU
+	 * writers of 1 MiB). Not zeros: malloc + memset(0) becomes calloc,
+	 * which skips fresh pages.
+	 */
+	memset(w->buf, 0x5a, size);
 	w->size = size;
 	w->io = opts && opts->io ? opts->io : &sys_io;
 	w->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
