@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -844,6 +845,17 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	struct vmscope_probe_ctl ctl = o->ctl;
 
 	memset(r, 0, sizeof(*r));
+	/*
+	 * No transparent huge pages for the recorder: where THP is "always"
+	 * (Debian's default), the kernel backs a thread's 8 MiB stack or an
+	 * arena with a 2 MiB page at a fault or whenever khugepaged gets to
+	 * it, so RSS jumped by ~2 MiB at random times (seen in the test host:
+	 * AnonHugePages 2048 kB in three thread stacks, `collector-rss`), and
+	 * a reader thread per host CPU could cost 2 MiB each for a few KiB of
+	 * stack. Before any thread or buffer exists; ignored where
+	 * unsupported.
+	 */
+	(void)prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	r->h = h;
 	r->o = o;
 	memcpy(r->vms, o->vms, o->nvms * sizeof(*o->vms));
