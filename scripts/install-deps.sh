@@ -21,8 +21,8 @@ PACKAGES=(
 	# scripts/checkpatch.pl comes only with the kernel source (the headers
 	# package does not ship it); scripts/checkpatch.sh extracts it
 	linux-source
-	# test host VM harness
-	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils file
+	# test host VM harness (xz-utils, binutils: tests/vm/lib/extract-vmlinux.sh)
+	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils binutils file
 	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)
 	libisal-dev
 	# exports: the test decodes Perfetto files with protoc and reads CTF

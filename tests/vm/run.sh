@@ -75,6 +75,7 @@ timeout_s=${timeout_opt:-300}
 
 kver=$("$repo/scripts/kver.sh") || exit 1
 initrd=$repo/build/vm/initramfs-$kver.cpio.gz
+kernel=$repo/build/vm/vmlinux-$kver
 for need in host-kmod/vmscope_host.ko guest-kmod/vmscope_guest.ko build/release/cli/vmscope; do
 	[ -e "$repo/$need" ] || { echo "run.sh: $need is missing: run scripts/build.sh first" >&2; exit 1; }
 done
@@ -82,6 +83,13 @@ done
 if [ ! -f "$initrd" ] || [ "$repo/tests/vm/lib/init" -nt "$initrd" ] ||
 	[ "$repo/tests/vm/lib/mkinitramfs.sh" -nt "$initrd" ]; then
 	"$repo/tests/vm/lib/mkinitramfs.sh" "$kver" "$initrd" || exit 1
+fi
+# Both the test host and its guests boot the uncompressed kernel: the
+# bzImage's decompressor is the slowest part of a boot under TCG.
+if [ ! -f "$kernel" ] || [ "/boot/vmlinuz-$kver" -nt "$kernel" ] ||
+	[ "$repo/tests/vm/lib/extract-vmlinux.sh" -nt "$kernel" ]; then
+	mkdir -p "$(dirname "$kernel")"
+	"$repo/tests/vm/lib/extract-vmlinux.sh" "$kver" "$kernel" || exit 1
 fi
 
 # boot_test_host RESULTS_DIR TEST_FILE ENTRY: write job.env and run QEMU.
@@ -93,6 +101,7 @@ VMTEST_REPO='$repo'
 VMTEST_TEST='$test_file'
 VMTEST_ENTRY='$entry'
 VMTEST_KVER='$kver'
+VMTEST_KERNEL='$kernel'
 VMTEST_INITRD='$initrd'
 VMTEST_BUILD='$repo/build/release'
 EOJ
@@ -103,7 +112,7 @@ EOJ
 	# + timer doesn't work"; seen at load 9-14); it is meant for VMs.
 	local qemu=(qemu-system-x86_64 -name vmtest-host -machine pc
 		-accel "tcg,thread=${VMTEST_TCG_THREAD:-multi}" -cpu max -smp 2 -m 3072
-		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
+		-kernel "$kernel" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1 no_timer_check"
 		-nodefaults -no-user-config -display none -no-reboot
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap

@@ -165,6 +165,7 @@ VMTEST_REPO='$VMTEST_REPO'
 VMTEST_TEST='$VMTEST_TEST'
 VMTEST_ENTRY='$_entry'
 VMTEST_KVER='$VMTEST_KVER'
+VMTEST_KERNEL='$VMTEST_KERNEL'
 VMTEST_INITRD='$VMTEST_INITRD'
 VMTEST_BUILD='$VMTEST_BUILD'
 VMTEST_GUEST_CID='$_cid'
@@ -180,7 +181,7 @@ EOJ
 	# of a 7 s kernel boot (guest dmesg, 2026-12-01). No GART here to find.
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
-		-kernel "/boot/vmlinuz-$VMTEST_KVER" -initrd "$VMTEST_INITRD" \
+		-kernel "$VMTEST_KERNEL" -initrd "$VMTEST_INITRD" \
 		-append "console=ttyS0 panic=-1 no_timer_check quiet iommu=noaperture pci=noearly" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \

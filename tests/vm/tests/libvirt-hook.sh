@@ -62,6 +62,7 @@ VMTEST_REPO='$VMTEST_REPO'
 VMTEST_TEST='$VMTEST_TEST'
 VMTEST_ENTRY='$2'
 VMTEST_KVER='$VMTEST_KVER'
+VMTEST_KERNEL='$VMTEST_KERNEL'
 VMTEST_INITRD='$VMTEST_INITRD'
 VMTEST_BUILD='$VMTEST_BUILD'
 VMTEST_GUEST_CID='$4'
@@ -74,7 +75,7 @@ EOJ
   <metadata>$5</metadata>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>/boot/vmlinuz-$VMTEST_KVER</kernel>
+    <kernel>$VMTEST_KERNEL</kernel>
     <initrd>$VMTEST_INITRD</initrd>
     <cmdline>console=ttyS0 panic=-1 no_timer_check</cmdline>
   </os>
