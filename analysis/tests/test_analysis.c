@@ -20,7 +20,6 @@
  * `test_analysis --write DIR` writes the scenario trace (DIR/in,
  * DIR/merged) for cli/tests/report-test.sh.
  */
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -480,14 +479,6 @@ static void test_sched(const char *dir)
 	an_walk_close(w);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 static void mkdir_tmp(char *path, size_t len)
 {
 	int fd = tf_test_mkdir(path, len);
@@ -532,10 +523,10 @@ int main(int argc, char **argv)
 	test_unknown_tids(d2, d3);
 	test_loss(d4);
 	test_sched(d5);
-	nftw(d1, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	nftw(d2, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	nftw(d3, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	nftw(d4, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	nftw(d5, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tf_test_rmdir(d1);
+	tf_test_rmdir(d2);
+	tf_test_rmdir(d3);
+	tf_test_rmdir(d4);
+	tf_test_rmdir(d5);
 	return tf_test_result("analysis");
 }

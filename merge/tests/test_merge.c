@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include "../../tracefmt/tests/util.h"
@@ -244,14 +243,6 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 	vr_trace_close(t);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 int main(int argc, char **argv)
 {
 	struct synth s;
@@ -297,7 +288,7 @@ int main(int argc, char **argv)
 	run_tsc(dir, "tsc", 0, false);
 	run_tsc(dir, "tscsession", 0, true);
 	run_tsc(dir, "tsclie", 10000, false);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tf_test_rmdir(dir);
 	if (tf_test_failures)
 		fprintf(stderr, "%d checks failed\n", tf_test_failures);
 	return tf_test_failures ? 1 : 0;

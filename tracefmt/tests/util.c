@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,18 +21,18 @@ int tf_test_mkdir(char *path, size_t len)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+static int remove_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
 void tf_test_rmdir(const char *path)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	rmdir(path);
+	/* depth first, not following links: tests leave subfolders (in/, merged/) */
+	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 uint8_t *tf_test_slurp(int dirfd, const char *name, size_t *len)

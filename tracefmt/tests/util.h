@@ -17,7 +17,7 @@ extern int tf_test_failures;
 	if (_a != _b) { fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
 	__FILE__, __LINE__, #a, _a, #b, _b); tf_test_failures++; } } while (0)
 
-/* A fresh directory under /var/tmp (removed by tf_test_rmdir) and its fd. */
+/* A fresh directory under /var/tmp (removed with all it holds by tf_test_rmdir) and its fd. */
 int tf_test_mkdir(char *path, size_t len);
 void tf_test_rmdir(const char *path);
 

@@ -17,8 +17,13 @@ VMTEST_GUEST_CPU=${VMTEST_GUEST_CPU:-host,-xsave}
 # Guests' own results exports live on this tmpfs while they run.
 VMTEST_GUESTS=/run/vmtest-guests
 
+VMTEST_WAIT=$VMTEST_BUILD/tests/vm/tools/vmtest-wait
+
+# log TEXT: TEXT with the role and uptime (read by the shell itself: an
+# exec costs a nested guest 0.5-1 s; tools/vmtest-wait.c).
 log() {
-	echo "[$VMTEST_ROLE $(cut -d' ' -f1 /proc/uptime)s] $*"
+	read -r _up _ </proc/uptime
+	echo "[$VMTEST_ROLE ${_up}s] $*"
 }
 
 fail() {
@@ -39,8 +44,8 @@ check() {
 # wait_file PATH: wait up to 300 s (a loaded machine is slow) for PATH to
 # appear; how the host and its guests hand each other turns.
 wait_file() {
-	for _ in $(seq 1500); do [ -e "$1" ] && return 0; sleep 0.2; done
-	fail "timed out waiting for $1"
+	[ -e "$1" ] && return 0
+	"$VMTEST_WAIT" --timeout 300 --file "$1" || fail "timed out waiting for $1"
 }
 
 # bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...` in
@@ -52,12 +57,12 @@ bg_start() {
 	shift 4
 	"$VMSCOPE" "$_cmd" "$@" >"$_out" 2>"$_err" &
 	BG_PID=$!
-	for _ in $(seq 300); do
-		grep -q "^$_ready" "$_err" && return 0
-		kill -0 "$BG_PID" 2>/dev/null || fail "$_cmd died: $(cat "$_err")"
-		sleep 0.2
-	done
-	fail "$_cmd did not start"
+	"$VMTEST_WAIT" --timeout 60 --pid "$BG_PID" --line "$_err" "$_ready"
+	case $? in
+	0) return 0 ;;
+	2) fail "$_cmd died: $(cat "$_err")" ;;
+	*) fail "$_cmd did not start" ;;
+	esac
 }
 
 # record_start ARGS...: `vmscope record ARGS...` (stdout to
@@ -124,12 +129,8 @@ host_prepare_kvm() {
 	# shellcheck disable=SC2086 # one argument per tracepoint
 	"$VMTEST_BUILD/tests/vm/tools/kvm-hold" $_tps >/run/kvm-hold.out &
 	VMTEST_KVM_HOLD_PID=$!
-	for _ in $(seq 100); do
-		grep -q ready /run/kvm-hold.out 2>/dev/null && return 0
-		kill -0 "$VMTEST_KVM_HOLD_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "kvm-hold did not create its VM"
+	"$VMTEST_WAIT" --timeout 10 --pid "$VMTEST_KVM_HOLD_PID" --line /run/kvm-hold.out ready ||
+		fail "kvm-hold did not create its VM: $(cat /run/kvm-hold.out)"
 }
 
 # Test host: end kvm-hold (its VM and perf events hold kvm_amd and kvm), for
@@ -201,17 +202,14 @@ guest_wait() {
 	_name=$1 _timeout=${2:-240}
 	_dir=$VMTEST_GUESTS/$_name
 	_pid=$(cat "$_dir/qemu.pid")
-	_waited=0
-	while kill -0 "$_pid" 2>/dev/null; do
-		if [ "$_waited" -ge "$_timeout" ]; then
-			kill -9 "$_pid" 2>/dev/null
-			echo "guest $_name: timed out after ${_timeout}s, killed" >"$_dir/timeout"
-			break
-		fi
-		sleep 1
-		_waited=$((_waited + 1))
-	done
+	read -r _t0 _ </proc/uptime
+	if ! "$VMTEST_WAIT" --timeout "$_timeout" --exit "$_pid"; then
+		kill -9 "$_pid" 2>/dev/null
+		echo "guest $_name: timed out after ${_timeout}s, killed" >"$_dir/timeout"
+	fi
 	wait "$_pid" 2>/dev/null
+	read -r _t1 _ </proc/uptime
+	_waited=$(( ${_t1%.*} - ${_t0%.*} ))
 	mkdir -p "$VMTEST_OUT/guests"
 	rm -rf "$VMTEST_OUT/guests/$_name"
 	cp -r "$_dir" "$VMTEST_OUT/guests/$_name"
