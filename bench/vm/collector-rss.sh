@@ -24,11 +24,15 @@
 # without --syscalls), so the events are mostly the host's kvm_exit,
 # kvm_pio and kvm_entry, and the guest makes no system calls in the loop:
 # the way around the double fault below; CR_DEADLINE: seconds a round may
-# take, default 700)
+# take, default 700; CR_LOAD=host: no guest at all: `vmscope record --all
+# --events sched` while tools/pingpong makes context switches in the test
+# host, CR_SMALL/CR_BIG round trips (about 6 sched events each): the
+# collector's host path alone, with no nested guest to die under TCG)
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
+PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 PORT=5643
 SMALL=${CR_SMALL:-500000}
 BIG=${CR_BIG:-5000000}
@@ -44,7 +48,8 @@ load_opts() {
 	case $LOAD in
 	syscall) AGENT_OPTS="--syscalls --subbufs-shift 8 --flush-ms 100" ;;
 	pio) AGENT_OPTS="--subbufs-shift 8 --flush-ms 100" ;;
-	*) fail "CR_LOAD=$LOAD: want syscall or pio" ;;
+	host) AGENT_OPTS= ;;
+	*) fail "CR_LOAD=$LOAD: want syscall, pio or host" ;;
 	esac
 }
 # Known hazard, not vmscope's: under QEMU TCG's nested SVM the guest now
@@ -77,6 +82,17 @@ guest_main() {
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
+# load_done I: round I's load has finished (the guest said so, or the
+# test host's pingpong has exited)
+load_done() {
+	if [ "$LOAD" = host ]; then
+		! kill -0 "$load_pid" 2>/dev/null ||
+			grep -q '^parent ' "/vmtest/pingpong-$1.txt" 2>/dev/null
+	else
+		[ -e "$gdir/done-$1" ]
+	fi
+}
+
 status_kib() {	# status_kib PID FIELD: FIELD of /proc/PID/status in KiB
 	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
 }
@@ -87,20 +103,27 @@ status_kib() {	# status_kib PID FIELD: FIELD of /proc/PID/status in KiB
 # benchmark on any failure (never called in a subshell: fail must end it).
 round() {
 	i=$1 n=$2 trace=/tmp/cr-$1
-	record_start --pid "$qpid" ${CR_BUF:+--buffer-size "$CR_BUF"} -o "$trace"
-	echo "$n" >"$gdir/n-$i"
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	touch "$gdir/go-$i"
+	if [ "$LOAD" = host ]; then
+		record_start --all --events sched ${CR_BUF:+--buffer-size "$CR_BUF"} -o "$trace"
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		"$PINGPONG" "$n" 1 >"/vmtest/pingpong-$i.txt" 2>&1 &
+		load_pid=$!
+	else
+		record_start --pid "$qpid" ${CR_BUF:+--buffer-size "$CR_BUF"} -o "$trace"
+		echo "$n" >"$gdir/n-$i"
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		touch "$gdir/go-$i"
+	fi
 	: >"/vmtest/rss-$i.txt"
 	deadline=${t0%.*}
 	deadline=$((deadline + ${CR_DEADLINE:-700}))
-	until [ -e "$gdir/done-$i" ]; do
-		kill -0 "$qpid" 2>/dev/null ||
+	until load_done "$i"; do
+		[ "$LOAD" = host ] || kill -0 "$qpid" 2>/dev/null ||
 			fail "round $i: the guest's QEMU died (see guests/g1/console.log, qemu.log)"
 		kill -0 "$REC_PID" 2>/dev/null ||
 			fail "round $i: vmscope record died: $(tail -n 3 /vmtest/record.err)"
 		now=$(cut -d' ' -f1 /proc/uptime)
-		[ "${now%.*}" -lt $((deadline - 500)) ] ||
+		[ "${now%.*}" -lt $((deadline - 500)) ] || [ "$LOAD" = host ] ||
 			grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
 			fail "round $i: the guest's agent did not connect in 200 s"
 		[ "${now%.*}" -lt "$deadline" ] ||
@@ -111,7 +134,7 @@ round() {
 			"$(status_kib "$REC_PID" RssShmem)" >>"/vmtest/rss-$i.txt"
 		sleep 2
 	done
-	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
+	[ "$LOAD" = host ] || grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err ||
 		fail "round $i: the agent never connected: $(tail -n 3 /vmtest/record.err)"
 	R_HWM=$(status_kib "$REC_PID" VmHWM)
 	# where the memory is, mapping by mapping, just before the stop
@@ -132,9 +155,15 @@ round() {
 	R_HOST=$(awk '$1 == "events" && $2 == "host" { n += $4 } END { print n + 0 }' "/vmtest/summary-$i.txt")
 	R_GUEST=$(awk '$1 == "events" && $2 ~ /^guest/ { n += $4 } END { print n + 0 }' "/vmtest/summary-$i.txt")
 	[ -n "$R_EV" ] && [ -n "$R_LOST" ] || fail "round $i: cannot read the summary: $tot"
-	[ "$R_GUEST" -gt 0 ] && [ "$R_HOST" -gt 0 ] ||
+	[ "$R_HOST" -gt 0 ] && { [ "$R_GUEST" -gt 0 ] || [ "$LOAD" = host ]; } ||
 		fail "round $i: host events $R_HOST, guest events $R_GUEST: both must be there"
-	log "round $i: $n $LOAD iterations ($(cat "$gdir/rate-$i")); $tot; $(du -sh "$trace" | cut -f1)"
+	if [ "$LOAD" = host ]; then
+		wait "$load_pid" || fail "round $i: pingpong failed: $(cat "/vmtest/pingpong-$i.txt")"
+		rate=$(head -n 1 "/vmtest/pingpong-$i.txt")
+	else
+		rate=$(cat "$gdir/rate-$i")
+	fi
+	log "round $i: $n $LOAD iterations ($rate); $tot; $(du -sh "$trace" | cut -f1)"
 	log "round $i: $(tail -n 1 /vmtest/record.err)"
 	rm -rf "$trace"
 }
@@ -143,18 +172,22 @@ host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
 	mount -t tmpfs -o size=2200m tmpfs /tmp || fail "tmpfs on /tmp"
-	guest_start g1 guest_main 1 3 640
-	gdir=$VMTEST_GUESTS/g1
 	load_opts
-	echo "$LOAD" >"$gdir/load"
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+	if [ "$LOAD" != host ]; then
+		guest_start g1 guest_main 1 3 640
+		gdir=$VMTEST_GUESTS/g1
+		echo "$LOAD" >"$gdir/load"
+		qpid=$(cat "$gdir/qemu.pid")
+		wait_file "$gdir/ready"
+	fi
 
 	round 1 "$SMALL"
 	s_ev=$R_EV s_lost=$R_LOST s_host=$R_HOST s_guest=$R_GUEST s_hwm=$R_HWM s_peak=$R_PEAK s_secs=$R_SECS
 	round 2 "$BIG"
-	touch "$gdir/bye"
-	guest_wait g1 300 || fail "guest failed"
+	if [ "$LOAD" != host ]; then
+		touch "$gdir/bye"
+		guest_wait g1 300 || fail "guest failed"
+	fi
 	# every round got here: the table
 	{
 		echo "| round | $LOAD loop iterations | events recorded (host + guest) | lost | VmHWM before stop | peak RSS at exit | s |"

@@ -14,6 +14,15 @@ VMTEST_OUT=/vmtest
 # guest's XCR0, so with XSAVE the guest sees inconsistent CPUID leaf 0xD
 # sizes and its kernel warns at boot (xstate.c "XSAVE consistency problem").
 VMTEST_GUEST_CPU=${VMTEST_GUEST_CPU:-host,-xsave}
+# The guests' kernel command line (guest_start, and libvirt-hook's
+# domains). quiet: each console byte of a nested guest is an exit to the
+# test host's QEMU; warnings and worse still reach the console, and the
+# kernel log check reads the whole log (dmesg) anyway. iommu=noaperture
+# pci=noearly: skip the AMD GART aperture search, a scan of PCI config
+# space through port I/O at boot; each access is an exit to the test
+# host's QEMU under TCG, and the two scans took 4.1 s of a 7 s kernel boot
+# (guest dmesg, 2026-12-01). No GART here to find.
+VMTEST_GUEST_APPEND="console=ttyS0 panic=-1 no_timer_check quiet iommu=noaperture pci=noearly"
 # Guests' own results exports live on this tmpfs while they run.
 VMTEST_GUESTS=/run/vmtest-guests
 
@@ -173,17 +182,10 @@ VMTEST_GUEST_CID='$_cid'
 EOJ
 	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
 	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
-	# quiet: each console byte of a nested guest is an exit to the test
-	# host's QEMU; warnings and worse still reach the console, and the
-	# kernel log check reads the whole log (dmesg) anyway.
-	# iommu=noaperture pci=noearly: skip the AMD GART aperture search, a
-	# scan of PCI config space through port I/O at boot; each access is an
-	# exit to the test host's QEMU under TCG, and the two scans took 4.1 s
-	# of a 7 s kernel boot (guest dmesg, 2026-12-01). No GART here to find.
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
 		-kernel "$VMTEST_KERNEL" -initrd "$VMTEST_INITRD" \
-		-append "console=ttyS0 panic=-1 no_timer_check quiet iommu=noaperture pci=noearly" \
+		-append "$VMTEST_GUEST_APPEND" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \

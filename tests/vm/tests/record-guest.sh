@@ -19,6 +19,10 @@
 #    guest's machine with its sched_switch, exit slices on the vCPU threads
 #    named by exit reason and sync flows; babeltrace2 reads the CTF export
 #    with the event counts of `vmscope dump`.
+# The test host records, stops and copies the raw trace to the results;
+# every check of the trace above runs on the machine (machine_main):
+# under TCG, dumping it as text (23 MB written to the 9p export) and
+# merging took about a minute of the test.
 # And, over real vsock while the recording runs, the recorder's guards on
 # its port (collector/rec_guests.c): a connection from the test host itself
 # (vsock loopback, CID 1, not a VM of the recording) is refused; a second
@@ -154,73 +158,85 @@ host_main() {
 	cat /vmtest/record.err
 	cp /vmtest/record.err "$VMTEST_OUT/" 2>/dev/null || true
 
-	grep -q 'guest of VM 0 (cid 3) connected' /vmtest/record.err || fail "the agent never connected"
-	grep -q 'guest of VM 0 (cid 3): connection ended (closed by the guest)' /vmtest/record.err ||
+	# Everything below reads the trace: on the machine (machine_main),
+	# where dumping it as text and merging take seconds, not the minute
+	# they took under TCG (a 23 MB dump written to the 9p export).
+	check "trace to the results" cp -r "$TRACE" "$VMTEST_OUT/trace"
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
+
+# trace_checks: what the trace must show (run on the machine, in
+# $VMTEST_OUT: record.err, stats.txt and trace/ from the test host)
+trace_checks() {
+	cd "$VMTEST_OUT" || fail "no results folder"
+	TRACE=$VMTEST_OUT/trace
+	grep -q 'guest of VM 0 (cid 3) connected' ./record.err || fail "the agent never connected"
+	grep -q 'guest of VM 0 (cid 3): connection ended (closed by the guest)' ./record.err ||
 		fail "the guest connection did not end cleanly"
 	missing=
 	for m in "$REFUSED_FOREIGN" "$REFUSED_SECOND" "$ENDED_BAD"; do
-		grep -qF "vmscope record: $m" /vmtest/record.err || missing="$missing; '$m'"
+		grep -qF "vmscope record: $m" ./record.err || missing="$missing; '$m'"
 	done
 	[ -z "$missing" ] || fail "record's stderr lacks ${missing#; }"
 	log "record refused cid 1 and a second connection from cid 3, and ended a bad stream"
-	"$VMSCOPE" dump --summary "$TRACE" >/vmtest/summary.txt ||
-		fail "dump --summary failed: $(tail -n 5 /vmtest/summary.txt)"
-	"$VMSCOPE" dump "$TRACE" >/vmtest/dump.txt || fail "dump failed"
-	cat /vmtest/summary.txt
+	"$VMSCOPE" dump --summary "$TRACE" >./summary.txt ||
+		fail "dump --summary failed: $(tail -n 5 ./summary.txt)"
+	"$VMSCOPE" dump "$TRACE" >./dump.txt || fail "dump failed"
+	cat ./summary.txt
 	ls -l "$TRACE"
-	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' /vmtest/summary.txt ||
+	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' ./summary.txt ||
 		fail "not every stream ended cleanly"
 	ls "$TRACE"/guest0-cpu*.vtf >/dev/null 2>&1 || fail "no guest0-cpuN.vtf"
 
-	matched=$(awk '$1 == "kvm_exit" { print $4 }' /vmtest/stats.txt)
-	rec_n=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/summary.txt)
-	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' /vmtest/summary.txt)
+	matched=$(awk '$1 == "kvm_exit" { print $4 }' ./stats.txt)
+	rec_n=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' ./summary.txt)
+	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' ./summary.txt)
 	log "kvm_exit: module wrote (matched) ${matched:-?}, trace has ${rec_n:-?}, trace reports lost ${lost:-?}"
 	[ -n "$matched" ] && [ -n "$rec_n" ] && [ -n "$lost" ] || fail "could not read the counts"
 	[ "$rec_n" -gt 0 ] || fail "no kvm_exit records"
 	[ "$rec_n" -le "$matched" ] && [ "$rec_n" -ge $((matched - lost)) ] ||
 		fail "kvm_exit records $rec_n outside [matched - lost, matched] = [$((matched - lost)), $matched]"
 
-	grep -Eq ' host cpu[0-9]+ kvm_exit: ' /vmtest/dump.txt || fail "no host kvm_exit line"
-	grep -Eq ' host cpu[0-9]+ kvm_entry: ' /vmtest/dump.txt || fail "no host kvm_entry line"
-	nsw=$(grep -Ec ' guest0 cpu[0-9]+ sched_switch: ' /vmtest/dump.txt)
+	grep -Eq ' host cpu[0-9]+ kvm_exit: ' ./dump.txt || fail "no host kvm_exit line"
+	grep -Eq ' host cpu[0-9]+ kvm_entry: ' ./dump.txt || fail "no host kvm_entry line"
+	nsw=$(grep -Ec ' guest0 cpu[0-9]+ sched_switch: ' ./dump.txt)
 	log "guest sched_switch lines: $nsw"
 	[ "$nsw" -ge "$ROUNDS" ] || fail "only $nsw guest sched_switch lines for $ROUNDS round trips"
 
 	# the clock-sync pairing: every guest sync event has its host t2
-	grep -E ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/dump.txt |
-		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >/vmtest/gsync.txt
-	grep -E ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt |
-		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >/vmtest/hsync.txt
-	ng=$(wc -l </vmtest/gsync.txt)
-	nh=$(wc -l </vmtest/hsync.txt)
-	unpaired=$(comm -23 /vmtest/gsync.txt /vmtest/hsync.txt | wc -l)
+	grep -E ' guest0 cpu[0-9]+ sync_guest: ' ./dump.txt |
+		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >./gsync.txt
+	grep -E ' host cpu[0-9]+ sync_t2: ' ./dump.txt |
+		grep -Eo 'token 0x[0-9a-f]+ seq [0-9]+' | sort -u >./hsync.txt
+	ng=$(wc -l <./gsync.txt)
+	nh=$(wc -l <./hsync.txt)
+	unpaired=$(comm -23 ./gsync.txt ./hsync.txt | wc -l)
 	log "sync: $ng guest (token, seq), $nh host sync_t2, $unpaired guest ones without a host t2"
 	[ "$ng" -gt 10 ] || fail "only $ng guest sync events"
-	[ "$unpaired" -eq 0 ] || fail "$unpaired guest sync events without a host sync_t2: $(comm -23 /vmtest/gsync.txt /vmtest/hsync.txt | head -3)"
+	[ "$unpaired" -eq 0 ] || fail "$unpaired guest sync events without a host sync_t2: $(comm -23 ./gsync.txt ./hsync.txt | head -3)"
 	# sync fires on every guest CPU, and each hypercall reached the host
 	# on the vCPU that guest CPU runs on (KVM's vcpu_id = guest CPU here)
-	gcpus=$(grep -E ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/dump.txt |
+	gcpus=$(grep -E ' guest0 cpu[0-9]+ sync_guest: ' ./dump.txt |
 		sed -n 's/.* cpu \([0-9]*\) missed .*/\1/p' | sort -un | tr '\n' ' ')
 	[ "$gcpus" = "0 1 " ] || fail "guest sync events on CPUs '$gcpus', want '0 1 '"
-	grep -E ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt |
-		sed -n 's/.* guest_cpu \([0-9]*\) .* vcpu \([0-9]*\)$/\1 \2/p' >/vmtest/t2cpu.txt
-	n_t2=$(grep -Ec ' host cpu[0-9]+ sync_t2: ' /vmtest/dump.txt)
-	[ "$(wc -l </vmtest/t2cpu.txt)" -eq "$n_t2" ] || fail "cannot parse every sync_t2 line"
-	other=$(awk '$1 != $2' /vmtest/t2cpu.txt | wc -l)
+	grep -E ' host cpu[0-9]+ sync_t2: ' ./dump.txt |
+		sed -n 's/.* guest_cpu \([0-9]*\) .* vcpu \([0-9]*\)$/\1 \2/p' >./t2cpu.txt
+	n_t2=$(grep -Ec ' host cpu[0-9]+ sync_t2: ' ./dump.txt)
+	[ "$(wc -l <./t2cpu.txt)" -eq "$n_t2" ] || fail "cannot parse every sync_t2 line"
+	other=$(awk '$1 != $2' ./t2cpu.txt | wc -l)
 	log "sync on guest CPUs $gcpus; $n_t2 sync_t2, $other on another vCPU than the guest CPU they claim"
-	[ "$other" -eq 0 ] || fail "sync_t2 on another vCPU: $(awk '$1 != $2' /vmtest/t2cpu.txt | head -3)"
+	[ "$other" -eq 0 ] || fail "sync_t2 on another vCPU: $(awk '$1 != $2' ./t2cpu.txt | head -3)"
 
-	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
-		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
-	cat /vmtest/merge.out
-	[ -f /tmp/merged/report.txt ] && cat /tmp/merged/report.txt
-	cat /vmtest/merge.out /tmp/merged/report.txt 2>/dev/null >/vmtest/merge.all
-	grep -Eq 'causality [a-z]+: 0 violations' /vmtest/merge.all ||
-		fail "causality: $(grep -m2 causality /vmtest/merge.all)"
-	bound=$(grep -Eo 'bound [0-9]+ ns' /vmtest/merge.all | head -1)
-	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment /vmtest/merge.all)"
-	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' /vmtest/merge.all | head -1)"
+	"$VMSCOPE" merge -o ./merged "$TRACE" >./merge.out 2>&1 ||
+		fail "merge failed: $(tail -n 20 ./merge.out)"
+	cat ./merge.out
+	[ -f ./merged/report.txt ] && cat ./merged/report.txt
+	cat ./merge.out ./merged/report.txt 2>/dev/null >./merge.all
+	grep -Eq 'causality [a-z]+: 0 violations' ./merge.all ||
+		fail "causality: $(grep -m2 causality ./merge.all)"
+	bound=$(grep -Eo 'bound [0-9]+ ns' ./merge.all | head -1)
+	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment ./merge.all)"
+	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' ./merge.all | head -1)"
 	# the independent TSC cross-check runs on every exchange (readings on
 	# both sides, KVM's offset known). Its agreement with the hull cannot
 	# be asserted here: this test host's kernel finds its TSCs
@@ -228,21 +244,19 @@ host_main() {
 	# only to tens of microseconds (tests/vm/README.md, "TSC cross-check
 	# under TCG"); asserted is what would catch a broken derivation (a
 	# wrong offset, unit or attribution is off by seconds)
-	ntsc=$(grep -Ec '^vm 0: vcpu [01] tsc offset -?[0-9]+ ' /vmtest/dump.txt)
+	ntsc=$(grep -Ec '^vm 0: vcpu [01] tsc offset -?[0-9]+ ' ./dump.txt)
 	[ "$ntsc" -eq 2 ] || fail "record read the TSC offsets of $ntsc vCPUs from debugfs, want 2"
-	tsc=$(grep -m1 'tsc cross-check: [0-9]' /vmtest/merge.all) ||
-		fail "no tsc cross-check: $(grep -m1 'tsc cross-check' /vmtest/merge.all)"
+	tsc=$(grep -m1 'tsc cross-check: [0-9]' ./merge.all) ||
+		fail "no tsc cross-check: $(grep -m1 'tsc cross-check' ./merge.all)"
 	n=$(echo "$tsc" | sed -n 's/.*cross-check: \([0-9]*\) exchanges.*/\1/p')
 	mean=$(echo "$tsc" | sed -n 's/.*hull estimate| mean \([0-9]*\)\.[0-9] ns.*/\1/p')
 	log "tsc cross-check: $n exchanges checked, mean |TSC - hull| ${mean:-?} ns"
 	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} exchanges cross-checked: $tsc"
 	[ -n "$mean" ] && [ "$mean" -lt 100000 ] ||
 		fail "TSC-derived times far from the hull: $tsc"
-	# the exports are checked on the machine (machine_main)
-	check "merged trace to the results" cp -r /tmp/merged "$VMTEST_OUT/merged"
-	check "rmmod vmscope_host" rmmod vmscope_host
 }
 
 machine_main() {
+	trace_checks
 	export_checks "$VMTEST_OUT/merged"
 }
