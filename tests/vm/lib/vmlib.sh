@@ -52,9 +52,26 @@ check() {
 
 # wait_file PATH: wait up to 300 s (a loaded machine is slow) for PATH to
 # appear; how the host and its guests hand each other turns.
+# A file of a guest that guest_start started (under $VMTEST_GUESTS/NAME/)
+# is waited for only while that guest's QEMU lives: a guest that died
+# silently (nested TCG, README.md) fails the wait at once, not 300 s later,
+# and run.sh's retry comes that much sooner.
 wait_file() {
 	[ -e "$1" ] && return 0
-	"$VMTEST_WAIT" --timeout 300 --file "$1" || fail "timed out waiting for $1"
+	_wf_guest= _wf_pid=
+	case $1 in
+	"$VMTEST_GUESTS"/*/*)
+		_wf_guest=${1#"$VMTEST_GUESTS"/}
+		_wf_guest=${_wf_guest%%/*}
+		_wf_pid=$(cat "$VMTEST_GUESTS/$_wf_guest/qemu.pid" 2>/dev/null)
+		;;
+	esac
+	"$VMTEST_WAIT" --timeout 300 ${_wf_pid:+--pid "$_wf_pid"} --file "$1"
+	case $? in
+	0) return 0 ;;
+	2) fail "guest $_wf_guest ended before $1 appeared (see guests/$_wf_guest)" ;;
+	*) fail "timed out waiting for $1" ;;
+	esac
 }
 
 # bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...` in

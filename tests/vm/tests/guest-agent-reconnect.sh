@@ -34,6 +34,20 @@ chunks() {
 	awk -v c="$1" '$1 == c' /run/recv/chunks.txt 2>/dev/null | wc -l
 }
 
+# until_chunks CONN N: wait until the receivers kept N chunks of
+# connection CONN; 1 after 120 s. Fails at once when the guest's QEMU has
+# ended (a silent death under nested TCG): a loop of 600 polls, each a few
+# execs, once waited 540 s for a dead guest before run.sh could retry.
+until_chunks() {
+	read -r _t0 _ </proc/uptime
+	while [ "$(chunks "$1")" -lt "$2" ]; do
+		kill -0 "$qpid" 2>/dev/null || fail "guest g1 ended (QEMU $qpid gone) while waiting for connection $1's chunks"
+		read -r _t _ </proc/uptime
+		[ "${_t%.*}" -lt $((${_t0%.*} + 120)) ] || return 1
+		sleep 0.2
+	done
+}
+
 host_main() {
 	host_prepare_kvm
 	mkdir -p /run/recv
@@ -41,16 +55,16 @@ host_main() {
 	r1=$!
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
+	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/streaming"
-	for _ in $(seq 600); do [ "$(chunks 0)" -ge 40 ] && break; sleep 0.2; done
+	until_chunks 0 40
 	kill -9 "$r1"
 	wait "$r1"
 	log "receiver killed after $(chunks 0) chunks kept"
 	sleep 2	# the agent finds out at its next send, then retries refused connects
 	"$RECV" "$PORT" /run/recv 1 >/run/recv2.out 2>&1 &
 	r2=$!
-	for _ in $(seq 600); do [ "$(chunks 1)" -ge 40 ] && break; sleep 0.2; done
-	[ "$(chunks 1)" -ge 40 ] || fail "the agent did not come back: $(cat /run/recv2.out)"
+	until_chunks 1 40 || fail "the agent did not come back: $(cat /run/recv2.out)"
 	touch "$gdir/stop"
 	guest_wait g1 || fail "guest failed"
 	wait "$r2" || fail "second receiver: $(cat /run/recv2.out)"
