@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -33,7 +34,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --domain NAME... | --all)\n"
 		"                      [--duration T]\n"
 		"                      [--events LIST] [--mode discard|flight]\n"
-		"                      [--buffer-size S] [--cid CID...] [--guest-port P]\n"
+		"                      [--buffer-size S] [--cid CID...]\n"
+		"                      [--guest-port P | --guest-handoff FD]\n"
 		"                      -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
@@ -60,6 +62,10 @@ static void usage(FILE *out)
 		"  --cid CID          the vsock CID of the VM of the same-numbered --pid\n"
 		"                     (default: guest-cid= of its QEMU command line)\n"
 		"  --guest-port P     vsock port the agents connect to (default %d)\n"
+		"  --guest-handoff FD take the agents' connections from the AF_UNIX\n"
+		"                     socket FD (one passed per message) instead of\n"
+		"                     listening: vmscoped listens on the port for every\n"
+		"                     recording and hands each one its VMs' connections\n"
 		"  -o TRACE           the trace folder to create\n",
 		VMSCOPE_MAX_PIDS, VD_RUN_DIR, VMSCOPE_AGENT_PORT);
 }
@@ -94,7 +100,7 @@ static int domain_pid(const char *name, int *pid, uint32_t *cid)
 }
 
 enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
-       OPT_CID, OPT_GPORT };
+       OPT_CID, OPT_GPORT, OPT_HANDOFF };
 
 int cmd_record(int argc, char **argv)
 {
@@ -108,6 +114,7 @@ int cmd_record(int argc, char **argv)
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
 		{ "cid", required_argument, NULL, OPT_CID },
 		{ "guest-port", required_argument, NULL, OPT_GPORT },
+		{ "guest-handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -122,6 +129,7 @@ int cmd_record(int argc, char **argv)
 	int opt, all = 0, fd;
 
 	o.guest_port = VMSCOPE_AGENT_PORT;
+	o.guest_handoff_fd = -1;
 	if (rec_geometry(2ull << 20, &cfg))
 		return EXIT_FAILURE_RUNTIME;
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -181,6 +189,22 @@ int cmd_record(int argc, char **argv)
 				return EXIT_FAILURE_RUNTIME;
 			o.ctl.nr_pids++;
 			break;
+		case OPT_HANDOFF: {
+			char *end;
+			int type;
+			socklen_t tl = sizeof(type);
+
+			errno = 0;
+			ull = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' || ull > 65535 ||
+			    getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
+				fprintf(stderr, "vmscope record: --guest-handoff '%s': not an "
+					"open socket\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.guest_handoff_fd = (int)ull;
+			break;
+		}
 		case OPT_CID:
 		case OPT_GPORT: {
 			char *end;

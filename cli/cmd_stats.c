@@ -42,10 +42,12 @@ static void usage(FILE *out)
 		"               perf counters on kvm_exit), to measure what they cost\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
 		"  --last       the last matched payload of each event on each CPU\n\n"
-		"While `vmscope record` or `capture` runs, probing and its counters are\n"
-		"theirs: --start, --stop and --reset are refused (exit 1) and change\n"
-		"nothing; stats without them still shows the counters.\n",
-		VMSCOPE_MAX_PIDS);
+		"Each `vmscope record` or `capture` has its own probing (its filter, its\n"
+		"buffers; up to %d at once), and this command's is apart from theirs.\n"
+		"The counters are the module's: while any of them runs, --start, --stop\n"
+		"and --reset are refused (exit 1) and change nothing; stats without them\n"
+		"still shows the counters, which then count every session's hits.\n",
+		VMSCOPE_MAX_PIDS, VMSCOPE_HOST_SESSIONS);
 }
 
 struct totals {
@@ -79,19 +81,20 @@ static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
 	return 0;
 }
 
-/* The recording session's ring-buffer losses, summed over CPUs. */
+/* The recording sessions' ring-buffer losses, summed over CPUs. */
 static void show_rb_stats(int fd, unsigned int ncpu)
 {
 	unsigned long long full = 0, big = 0, over = 0, delivered = 0;
 	struct vmscope_rb_stats rs;
-	int active = 0;
+	unsigned int active = 0;
 
 	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
 		memset(&rs, 0, sizeof(rs));
 		rs.cpu = cpu;
 		if (ioctl(fd, VMSCOPE_IOC_GET_RB_STATS, &rs) < 0 || !rs.active)
 			continue;	/* impossible CPU, old module, no session */
-		active = 1;
+		if (rs.active > active)	/* a session may start meanwhile */
+			active = rs.active;
 		full += rs.lost_full;
 		big += rs.lost_too_big;
 		over += rs.lost_overwritten;
@@ -101,8 +104,9 @@ static void show_rb_stats(int fd, unsigned int ncpu)
 		printf("ringbuf: no session recording\n");
 		return;
 	}
-	printf("ringbuf: recording, lost %llu (full %llu too_big %llu overwritten %llu) "
-	       "subbufs_delivered %llu\n", full + big + over, full, big, over, delivered);
+	printf("ringbuf: recording (%u session%s), lost %llu (full %llu too_big %llu "
+	       "overwritten %llu) subbufs_delivered %llu\n", active, active == 1 ? "" : "s",
+	       full + big + over, full, big, over, delivered);
 }
 
 static int show_stats(int fd, const struct vmscope_event_desc *descs,

@@ -35,11 +35,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vmscope/agent_port.h>
+
 #include "file.pb-c.h"
 #include "guest.pb-c.h"
 #include "stream.pb-c.h"
 
-#define VMSCOPE_AGENT_PORT	5643
 #define VMSCOPE_GUEST_PROTOCOL	1
 /* Default bound of one frame's payload: a 4 MiB sub-buffer plus framing. */
 #define GUEST_LINK_MAX_FRAME_DEF	((4u << 20) + 4096)

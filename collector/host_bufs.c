@@ -36,18 +36,16 @@ int hb_init(struct hb *h, int fd, const char *prog)
 	return 0;
 }
 
-int hb_recording(struct hb *h)
-{
-	struct vmscope_rb_stats st = { .cpu = 0 };
-
-	return ioctl(h->fd, VMSCOPE_IOC_GET_RB_STATS, &st) == 0 && st.active;
-}
-
 int hb_start(struct hb *h)
 {
 	if (ioctl(h->fd, VMSCOPE_IOC_SESSION_START, &h->cfg) < 0) {
-		fprintf(stderr, "%s: cannot start a session: %s%s\n", h->prog,
-			strerror(errno), errno == EBUSY ? " (another one is recording)" : "");
+		int err = errno;
+
+		fprintf(stderr, "%s: cannot start a session: %s", h->prog, strerror(err));
+		if (err == EBUSY)
+			fprintf(stderr, " (the module records at most %d sessions at once)",
+				VMSCOPE_HOST_SESSIONS);
+		fprintf(stderr, "\n");
 		return -1;
 	}
 	h->ncpu = h->cfg.nr_cpu_ids < HB_MAX_CPUS ? h->cfg.nr_cpu_ids : HB_MAX_CPUS;
@@ -91,12 +89,19 @@ int hb_put(struct hb *h, unsigned int cpu)
 	return 0;
 }
 
+int hb_try_probes(struct hb *h, const struct vmscope_probe_ctl *ctl)
+{
+	return ioctl(h->fd, VMSCOPE_IOC_PROBE_CTL, ctl) < 0 ? errno : 0;
+}
+
 int hb_probes(struct hb *h, const struct vmscope_probe_ctl *ctl)
 {
-	if (ioctl(h->fd, VMSCOPE_IOC_PROBE_CTL, ctl) < 0) {
+	int err = hb_try_probes(h, ctl);
+
+	if (err) {
 		fprintf(stderr, "%s: %s probing: %s\n", h->prog,
 			ctl->flags & VMSCOPE_CTL_ENABLE ? "enabling" : "disabling",
-			strerror(errno));
+			strerror(err));
 		return -1;
 	}
 	return 0;

@@ -34,9 +34,6 @@ struct hb {
  * 0, or -1 after printing why. */
 int hb_init(struct hb *h, int fd, const char *prog);
 
-/* 1 when some file of the module has a session recording, else 0. */
-int hb_recording(struct hb *h);
-
 /* Start a session with h->cfg and map every possible CPU's buffer. */
 int hb_start(struct hb *h);
 
@@ -47,6 +44,8 @@ int hb_get(struct hb *h, unsigned int cpu, struct vmscope_subbuf_req *req,
 	   const unsigned char **sb);
 int hb_put(struct hb *h, unsigned int cpu);
 
+/* VMSCOPE_IOC_PROBE_CTL: 0 or the errno, nothing printed. */
+int hb_try_probes(struct hb *h, const struct vmscope_probe_ctl *ctl);
 /* VMSCOPE_IOC_PROBE_CTL; 0 or -1 (printed). */
 int hb_probes(struct hb *h, const struct vmscope_probe_ctl *ctl);
 

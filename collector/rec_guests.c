@@ -31,7 +31,8 @@ struct rg_vm {
 };
 
 struct rec_guests {
-	int lfd;
+	int lfd;			/* listening socket, or the hand-over one */
+	bool handoff;			/* lfd passes connections (SCM_RIGHTS) */
 	pthread_t lt;
 	bool has_lt;
 	pthread_mutex_t mu;
@@ -234,14 +235,56 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
-static void accept_one(struct rec *r, int lfd)
+/*
+ * The next connection handed over on @lfd (one descriptor per message), or
+ * -1; *closed when the sender has gone (vmscoped exited: no more come).
+ */
+static int take_handed(int lfd, bool *closed)
+{
+	char data[1];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int fd = -1;
+	ssize_t n = recvmsg(lfd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		*closed = true;
+	if (n <= 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
+			memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+static void accept_one(struct rec *r, int lfd, bool *closed)
 {
 	struct rec_guests *g = r->g;
-	struct sockaddr_vm peer;
+	struct sockaddr_vm peer = { 0 };
 	socklen_t plen = sizeof(peer);
 	struct rg_vm *v = NULL;
-	int fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
+	int fd;
 
+	if (g->handoff) {
+		/* the peer is what the kernel says of this socket, not the sender */
+		fd = take_handed(lfd, closed);
+		if (fd >= 0 && (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
+				peer.svm_family != AF_VSOCK)) {
+			fprintf(stderr, "vmscope record: a handed-over connection is not "
+				"a connected vsock socket: closed\n");
+			close(fd);
+			return;
+		}
+	} else {
+		fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
+	}
 	if (fd < 0)
 		return;
 	for (unsigned int i = 0; i < r->o->nvms; i++)
@@ -276,10 +319,17 @@ static void *listen_main(void *arg)
 {
 	struct rec *r = arg;
 	struct pollfd p = { .fd = r->g->lfd, .events = POLLIN };
+	bool closed = false;
 
-	while (!__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE)) {
 		if (poll(&p, 1, 100) > 0)
-			accept_one(r, r->g->lfd);
+			accept_one(r, r->g->lfd, &closed);
+		if (closed && p.fd >= 0) {	/* poll() skips a negative fd */
+			fprintf(stderr, "vmscope record: the guest connection hand-over "
+				"ended (vmscoped exited): no new guest connection\n");
+			p.fd = -1;
+		}
+	}
 	for (unsigned int i = 0; i < r->o->nvms; i++)
 		if (r->g->vm[i].has_thread)
 			pthread_join(r->g->vm[i].t, NULL);
@@ -313,12 +363,17 @@ int rg_start(struct rec *r, uint32_t port)
 	}
 	if (!with_cid)		/* no VM whose agent could connect */
 		return 0;
-	g->lfd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (g->lfd < 0 || bind(g->lfd, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(g->lfd, 8)) {
-		fprintf(stderr, "vmscope record: listening on vsock port %u: %s\n", port,
-			strerror(errno));
-		return -1;
+	if (r->o->guest_handoff_fd >= 0) {
+		g->lfd = r->o->guest_handoff_fd;
+		g->handoff = true;
+	} else {
+		g->lfd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (g->lfd < 0 || bind(g->lfd, (struct sockaddr *)&a, sizeof(a)) ||
+		    listen(g->lfd, 8)) {
+			fprintf(stderr, "vmscope record: listening on vsock port %u: %s\n",
+				port, strerror(errno));
+			return -1;
+		}
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -331,8 +386,14 @@ int rg_start(struct rec *r, uint32_t port)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	g->has_lt = true;
-	fprintf(stderr, "vmscope record: waiting for guest agents on vsock port %u "
-		"(%u VM%s with a CID)\n", port, with_cid, with_cid == 1 ? "" : "s");
+	if (g->handoff)
+		fprintf(stderr, "vmscope record: waiting for guest agents handed over on "
+			"fd %d (%u VM%s with a CID)\n", g->lfd, with_cid,
+			with_cid == 1 ? "" : "s");
+	else
+		fprintf(stderr, "vmscope record: waiting for guest agents on vsock port "
+			"%u (%u VM%s with a CID)\n", port, with_cid,
+			with_cid == 1 ? "" : "s");
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The guest side of a recording: a listener on AF_VSOCK (any CID, the
- * agent's port) that accepts connections only from the vsock CIDs of the
- * session's VMs, and one thread per connection feeding guest_link and the
+ * agent's port), or a socket on which vmscoped hands over the connections
+ * it accepted there (rec_opts.guest_handoff_fd), taking connections only
+ * from the vsock CIDs of the session's VMs, and one thread per connection feeding guest_link and the
  * recording's queue. Data is attributed by the peer CID the kernel reports
  * for the connection, never by anything the guest says.
  */

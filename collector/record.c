@@ -869,20 +869,21 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	}
 	if (getrandom(r->session_id, sizeof(r->session_id), 0) != sizeof(r->session_id))
 		memset(r->session_id, 0x5a, sizeof(r->session_id));
-	/* Probing is module-wide: a killed recorder's ends with its file
-	 * (VMSCOPE_CTL_UNTIL_CLOSE), but `stats --start` leaves it on. Switch
-	 * it off before the session exists, so nothing is recorded before our
-	 * filter and event selection apply (measured, before UNTIL_CLOSE: 2
+	/* `stats --start` leaves the module's shared probing on, which counts
+	 * into the same module-wide counters as our session: switch it off
+	 * first (measured, before sessions had their own filters: 2
 	 * sched_switch records of a killed --all recorder leaked into an
-	 * --events kvm trace). */
+	 * --events kvm trace). While another session probes, the module
+	 * refuses this (EBUSY) and shared probing is off anyway. */
 	struct vmscope_probe_ctl off = { 0 };
 
-	if (hb_recording(h)) {	/* never switch off another recorder's probes */
-		fprintf(stderr, "vmscope record: cannot start a session: another one is "
-			"recording\n");
+	e = hb_try_probes(h, &off);
+	if (e && e != EBUSY) {
+		fprintf(stderr, "vmscope record: disabling shared probing: %s\n",
+			strerror(e));
 		goto out_rmdir;
 	}
-	if (hb_probes(h, &off) || hb_start(h))
+	if (hb_start(h))
 		goto out_rmdir;
 	started = true;
 	r->qcap = o->max_queue ? o->max_queue :
@@ -920,10 +921,24 @@ out_oom:
 	}
 	if (open_streams(r) || start_threads(r) || rg_start(r, o->guest_port))
 		goto out;
-	/* UNTIL_CLOSE: if we die, closing our fd switches probing off */
+	/* our session's probing; if we die, it ends with our fd. RESET zeroes
+	 * the module-wide counters, so that `vmscope stats` afterwards shows
+	 * this recording's: refused (EBUSY) while another session probes,
+	 * and then the counters are shared, not ours. */
 	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET | VMSCOPE_CTL_UNTIL_CLOSE;
-	if (hb_probes(h, &ctl))
-		goto out;
+	e = hb_try_probes(h, &ctl);
+	if (e) {
+		if (e != EBUSY) {
+			fprintf(stderr, "vmscope record: enabling probing: %s\n",
+				strerror(e));
+			goto out;
+		}
+		ctl.flags &= ~VMSCOPE_CTL_RESET;
+		fprintf(stderr, "vmscope record: another session is recording: the "
+			"module's counters (`vmscope stats`) are not reset and count both\n");
+		if (hb_probes(h, &ctl))
+			goto out;
+	}
 	read_tsc(r);
 	fprintf(stderr, "vmscope record: recording to %s: %u CPUs, %u x %u KiB sub-buffers, %s%s\n",
 		o->path, h->cfg.nr_cpu_ids, 1u << h->cfg.nr_subbuf_shift,

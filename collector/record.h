@@ -37,6 +37,9 @@ struct rec_opts {
 	char **argv;
 	const char *module_version;
 	uint32_t guest_port;		/* vsock port for the guest agents */
+	/* >= 0: take the agents' connections from this AF_UNIX socket
+	 * (SCM_RIGHTS, one per message) instead of listening on guest_port */
+	int guest_handoff_fd;
 };
 
 /*

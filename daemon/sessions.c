@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vmscope/ioctl.h>
 
 #include "dmlog.h"
 #include "domrun.h"
@@ -53,6 +56,16 @@ static int is_active(const struct session *s)
 static int has_recorder(const struct session *s)
 {
 	return (s->state == SS_RECORDING || s->state == SS_STOPPING) && s->child > 0;
+}
+
+/* Recorders alive: of domain @name, or of every domain (NULL). */
+static unsigned int domain_recorders(const struct sessions *ss, const char *name)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < ss->n; i++)
+		n += has_recorder(&ss->s[i]) && (!name || !strcmp(ss->s[i].dom.name, name));
+	return n;
 }
 
 unsigned int ss_active(const struct sessions *ss)
@@ -200,7 +213,8 @@ static void last_line(const char *path, const char *needle, char *out, size_t le
 
 /* ---- children ---- */
 
-static pid_t spawn(const char *const argv[], const char *log_path)
+/* @keep_fd (>= 0) becomes the child's fd 3, open across exec. */
+static pid_t spawn(const char *const argv[], const char *log_path, int keep_fd)
 {
 	pid_t pid = fork();
 
@@ -218,6 +232,9 @@ static pid_t spawn(const char *const argv[], const char *log_path)
 
 	if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 		_exit(126);
+	/* dup2() onto itself would keep FD_CLOEXEC */
+	if (keep_fd >= 0 && (keep_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(keep_fd, 3)) < 0)
+		_exit(126);
 	execv(argv[0], (char *const *)argv);
 	dprintf(2, "vmscoped: exec %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -228,6 +245,7 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 	const struct vd_opts *o = &s->dom.opts;
 	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
 	const char *argv[24];
+	int pair[2] = { -1, -1 };
 	unsigned int n = 0;
 
 	snprintf(pid, sizeof(pid), "%d", (int)s->qemu_pid);
@@ -260,10 +278,22 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 		argv[n++] = "--duration";
 		argv[n++] = dur;
 	}
+	/* the agents' connections come from the daemon's vsock listener
+	 * (ss_handoff): every recording shares the agents' port */
+	if (s->dom.cid && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {
+		argv[n++] = "--guest-handoff";
+		argv[n++] = "3";
+	}
 	argv[n++] = "-o";
 	argv[n++] = out;
 	argv[n] = NULL;
-	s->child = spawn(argv, log);
+	s->child = spawn(argv, log, pair[1]);
+	if (pair[1] >= 0)
+		close(pair[1]);
+	if (s->child > 0)
+		s->handoff_fd = pair[0];
+	else if (pair[0] >= 0)
+		close(pair[0]);
 	if (s->child < 0) {
 		s->child = 0;
 		s->state = SS_FAILED;
@@ -301,7 +331,7 @@ static void launch_merge(struct sessions *ss, struct session *s)
 	argv[4] = out;
 	argv[5] = NULL;
 	s->adopted = 0;
-	s->child = spawn(argv, log);
+	s->child = spawn(argv, log, -1);
 	if (s->child < 0)
 		s->child = 0;
 	s->state = SS_MERGING;
@@ -347,6 +377,9 @@ static void recorder_exited(struct sessions *ss, struct session *s, int status)
 	struct stat st;
 
 	s->child = 0;
+	if (s->handoff_fd >= 0)
+		close(s->handoff_fd);
+	s->handoff_fd = -1;
 	snprintf(path, sizeof(path), "%s/trace/metadata.vtf", s->dir);
 	if (!stat(path, &st)) {
 		launch_merge(ss, s);
@@ -441,13 +474,8 @@ void ss_tick(struct sessions *ss)
 	}
 	for (unsigned int i = 0; i < ss->n; i++) {
 		struct session *s = &ss->s[i];
-		int busy = 0;
 
-		if (s->state != SS_PENDING)
-			continue;
-		for (unsigned int j = 0; j < ss->n; j++)
-			busy |= has_recorder(&ss->s[j]);
-		if (!busy)
+		if (s->state == SS_PENDING && !domain_recorders(ss, s->dom.name))
 			launch_recorder(ss, s);
 	}
 }
@@ -530,16 +558,23 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	pid_t qemu = pid;
 	int e, pending = 0;
 
+	unsigned int others = 0;
+
 	for (unsigned int i = 0; i < ss->n; i++) {
 		struct session *o = &ss->s[i];
 
-		if (!strcmp(o->dom.name, dom->name) && is_active(o) && o->state != SS_MERGING)
-			mine = o;
-		else if (o->state == SS_RECORDING || o->state == SS_PENDING)
-			return vd_why(msg, msglen, -1, "%s not traced: domain %s is being recorded and "
-				    "the host module records one session at a time", dom->name,
-				    o->dom.name);
+		if (!strcmp(o->dom.name, dom->name)) {
+			if (is_active(o) && o->state != SS_MERGING)
+				mine = o;
+		} else {
+			others += o->state == SS_PENDING || has_recorder(o);
+		}
 	}
+	/* each recorder is one of the host module's capture sessions */
+	if (others >= VMSCOPE_HOST_SESSIONS)
+		return vd_why(msg, msglen, -1, "%s not traced: %u other domains are being "
+			      "recorded and the host module records at most %d sessions at once",
+			      dom->name, others, VMSCOPE_HOST_SESSIONS);
 	if (!qemu && (e = vd_read_pid(ss->cfg->pid_dir, dom->name, &qemu)))
 		return vd_why(msg, msglen, -1, "%s: no QEMU pid: %s/%s.pid: %s", dom->name,
 			    ss->cfg->pid_dir, dom->name, strerror(-e));
@@ -549,12 +584,13 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 		/* a restart: the old trace ends, this is a new one */
 		stop_session(mine, "restarted", ss->cfg->stop_timeout_s);
 	}
-	for (unsigned int i = 0; i < ss->n; i++)
-		pending |= has_recorder(&ss->s[i]);
+	/* a restart: the new recorder starts when the old one has exited */
+	pending = domain_recorders(ss, dom->name) > 0;
 	s = slot(ss);
 	if (!s)
 		return vd_why(msg, msglen, -1, "%s: too many sessions (%d)", dom->name, SS_MAX);
 	memset(s, 0, sizeof(*s));
+	s->handoff_fd = -1;
 	s->dom = *dom;
 	s->qemu_pid = qemu;
 	s->start_ns = realtime_ns();
@@ -571,7 +607,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	if (pending) {
 		s->state = SS_PENDING;
 		registry_write(ss, s);
-		snprintf(s->detail, sizeof(s->detail), "waits for the previous recorder to end");
+		snprintf(s->detail, sizeof(s->detail), "waits for its previous recorder to end");
 		dm_log("%s: pending: %s", s->dom.name, s->detail);
 	} else {
 		launch_recorder(ss, s);
@@ -601,6 +637,41 @@ void ss_stop_all(struct sessions *ss)
 {
 	for (unsigned int i = 0; i < ss->n; i++)
 		stop_session(&ss->s[i], "daemon stopping", ss->cfg->stop_timeout_s);
+}
+
+/* ---- guest connections ---- */
+
+int ss_handoff(struct sessions *ss, int fd, uint32_t cid, char *msg, size_t msglen)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	char one = 'c';
+	struct iovec iov = { .iov_base = &one, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+
+	for (unsigned int i = 0; i < ss->n; i++) {
+		struct session *s = &ss->s[i];
+
+		if (s->state != SS_RECORDING || s->dom.cid != cid || s->handoff_fd < 0)
+			continue;
+		memset(&ctl, 0, sizeof(ctl));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+		if (sendmsg(s->handoff_fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+			return vd_why(msg, msglen, -1, "guest connection from cid %u: handing it "
+				      "to %s's recorder: %s", cid, s->dom.name, strerror(errno));
+		return vd_why(msg, msglen, 0, "guest connection from cid %u handed to %s's "
+			      "recorder", cid, s->dom.name);
+	}
+	return vd_why(msg, msglen, -1, "guest connection from cid %u refused: no domain "
+		      "with that cid is being recorded", cid);
 }
 
 /* ---- recovery ---- */
@@ -657,6 +728,7 @@ void ss_recover(struct sessions *ss)
 			break;
 		}
 		memset(s, 0, sizeof(*s));
+		s->handoff_fd = -1;
 		s->start_ns = strtoull(e->d_name, NULL, 10);
 		if (fgets(line, sizeof(line), f))
 			cut(s->dir, sizeof(s->dir), strtok(line, "\n") ? line : "");

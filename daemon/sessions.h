@@ -21,9 +21,12 @@
  * `pending`: a start waits for the previous recorder of the same domain
  * to exit (a domain restart: stop and start arrive back to back).
  *
- * The host module records one session at a time, so while one domain is
- * recorded a second one is refused (its session ends as failed, with that
- * reason) rather than queued.
+ * Domains are recorded side by side, each recorder one of the host
+ * module's capture sessions (at most VMSCOPE_HOST_SESSIONS at once: one
+ * more domain is refused, with that reason). The guest agents of every
+ * domain connect to one vsock port, where the daemon listens; it hands
+ * each connection to the recorder of the domain with the peer's CID
+ * (ss_handoff, `vmscope record --guest-handoff`).
  *
  * Durability: an active session has a registry file STATE/active/DOMAIN
  * (trace folder and recorder pid, fsynced); a daemon that starts finds
@@ -60,6 +63,7 @@ struct session {
 	uint64_t start_ns;
 	enum ss_state state;
 	pid_t child;			/* recorder or merge; 0: none */
+	int handoff_fd;			/* to our recorder: guest connections; -1 */
 	int adopted;			/* child is a predecessor's: not ours to wait */
 	double deadline;		/* stopping: SIGKILL after */
 	char detail[512];
@@ -97,6 +101,13 @@ void ss_stop_all(struct sessions *ss);
 /* Reap children, move states on, kill overdue recorders, notice QEMU
  * processes that went away. Call on SIGCHLD and periodically. */
 void ss_tick(struct sessions *ss);
+
+/*
+ * A guest connection @fd accepted from vsock @cid: handed (SCM_RIGHTS) to
+ * the recorder of the domain with that CID. 0, or -1; @msg says which.
+ * The caller closes its @fd either way.
+ */
+int ss_handoff(struct sessions *ss, int fd, uint32_t cid, char *msg, size_t msglen);
 
 /* Sessions not yet done or failed. */
 unsigned int ss_active(const struct sessions *ss);

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/vm_sockets.h>
+#include <vmscope/agent_port.h>
 #include <vmscope/version.h>
 
 #include "dmlog.h"
@@ -53,10 +55,49 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * The guest agents' port, for every recording (sessions.h): a non-blocking
+ * listener, or -1 (no vsock transport yet: vhost_vsock not loaded; the
+ * caller retries). @loud: say why it failed (the first try only).
+ */
+static int vsock_listen(uint32_t port, int loud)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY,
+				 .svm_port = port };
+	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) && !listen(fd, 16)) {
+		dm_log("guest agents: listening on vsock port %u", port);
+		return fd;
+	}
+	if (loud)
+		dm_log("guest agents: cannot listen on vsock port %u: %s (retried every "
+		       "10 s; until then no guest events are recorded)", port, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Every pending agent connection to its domain's recorder, or closed. */
+static void hand_over(struct sessions *ss, int vfd)
+{
+	struct sockaddr_vm peer;
+	socklen_t plen = sizeof(peer);
+	char msg[256];
+	int c;
+
+	while ((c = accept4(vfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC)) >= 0) {
+		ss_handoff(ss, c, peer.svm_cid, msg, sizeof(msg));
+		dm_log("%s", msg);
+		close(c);
+		plen = sizeof(peer);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscoped [--socket PATH] [--state-dir DIR] [--pid-dir DIR]\n"
-		"                [--vmscope PATH] [--stop-timeout SECONDS]\n\n"
+		"                [--vmscope PATH] [--stop-timeout SECONDS] [--guest-port P]\n\n"
 		"The vmscope daemon: traces libvirt domains that opted in (the hook\n"
 		"/etc/libvirt/hooks/qemu.d/vmscope tells it when they start and stop) and\n"
 		"those `vmscope session start` names. Each trace goes to\n"
@@ -69,8 +110,13 @@ static void usage(FILE *out)
 		"  --pid-dir DIR        libvirt's QEMU pid files (default /run/libvirt/qemu)\n"
 		"  --vmscope PATH       the vmscope command (default %s)\n"
 		"  --stop-timeout S     a recorder that does not stop in S seconds after\n"
-		"                       SIGTERM is killed (default 60)\n",
-		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope");
+		"                       SIGTERM is killed (default 60)\n"
+		"  --guest-port P       vsock port the guest agents connect to (default\n"
+		"                       %d): the daemon listens there and hands each\n"
+		"                       connection to the recorder of the domain with the\n"
+		"                       peer's vsock CID, so that domains are recorded\n"
+		"                       side by side\n",
+		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope", VMSCOPE_AGENT_PORT);
 }
 
 static int listen_on(const char *path)
@@ -221,6 +267,7 @@ int main(int argc, char **argv)
 		{ "pid-dir", required_argument, NULL, 'p' },
 		{ "vmscope", required_argument, NULL, 'v' },
 		{ "stop-timeout", required_argument, NULL, 't' },
+		{ "guest-port", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -235,7 +282,9 @@ int main(int argc, char **argv)
 	const char *sock = DM_SOCKET_DEFAULT;
 	struct client cl[MAX_CLIENTS];
 	unsigned int ncl = 0;
-	int opt, lfd, sfd, stopping = 0;
+	int opt, lfd, sfd, vfd = -1, stopping = 0;
+	unsigned long guest_port = VMSCOPE_AGENT_PORT;
+	double vsock_retry = 0;
 	sigset_t mask;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -251,6 +300,18 @@ int main(int argc, char **argv)
 			if (*end || end == optarg || !(cfg.stop_timeout_s > 0 &&
 						       cfg.stop_timeout_s < 86400)) {
 				fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
+				return 2;
+			}
+			break;
+		}
+		case 'g': {
+			char *end;
+
+			errno = 0;
+			guest_port = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' ||
+			    guest_port > 0xfffffffeul) {
+				fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
 				return 2;
 			}
 			break;
@@ -291,14 +352,21 @@ int main(int argc, char **argv)
 	ss_recover(&ss);
 
 	for (;;) {
-		struct pollfd p[2 + MAX_CLIENTS];
+		struct pollfd p[3 + MAX_CLIENTS];
 		struct signalfd_siginfo si;
 
+		if (vfd < 0 && mono_s() >= vsock_retry) {
+			vfd = vsock_listen((uint32_t)guest_port, vsock_retry == 0);
+			vsock_retry = mono_s() + 10;
+		}
 		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		for (unsigned int i = 0; i < ncl; i++)
 			p[2 + i] = (struct pollfd){ .fd = cl[i].fd, .events = POLLIN };
-		poll(p, 2 + ncl, 200);
+		p[2 + ncl] = (struct pollfd){ .fd = vfd, .events = POLLIN };
+		poll(p, 3 + ncl, 200);
+		if (p[2 + ncl].revents & POLLIN)
+			hand_over(&ss, vfd);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo != SIGCHLD && !stopping) {
 				stopping = 1;

@@ -26,9 +26,19 @@ static bool vmscope_on_kvm;
 
 struct vmscope_rb_chan *vmscope_guest_rec_chan;
 
-/* The probes are attached only while a session records (probes.c). */
+static void vmscope_guest_publish(unsigned int slot, const void *owner,
+				  struct vmscope_rb_chan *chan)
+{
+	WRITE_ONCE(vmscope_guest_rec_chan, chan);
+}
+
+/*
+ * One session at a time (the agent's). The probes are attached only while
+ * it records (probes.c).
+ */
 const struct vmscope_session_ops vmscope_session_ops = {
-	.rec_chan = &vmscope_guest_rec_chan,
+	.max_sessions = 1,
+	.publish = vmscope_guest_publish,
 	.start = vmscope_guest_probes_attach,
 	.stop = vmscope_guest_probes_detach,
 };

@@ -14,9 +14,23 @@
 #include "probe_ioctl.h"
 #include "../kmod-session/session.h"
 
-/* The probes read the recording channel from vmscope_rec_chan (core.h). */
+/*
+ * A session's slot is also its probing slot (kvm-probes/kmod/core.h): its
+ * file's VMSCOPE_IOC_PROBE_CTL sets its filter, its probes write to its
+ * channel.
+ */
+static void vmscope_host_publish(unsigned int slot, const void *owner,
+				 struct vmscope_rb_chan *chan)
+{
+	if (chan)
+		vmscope_probes_session_start(slot, owner, chan);
+	else
+		vmscope_probes_session_stop(slot);
+}
+
 const struct vmscope_session_ops vmscope_session_ops = {
-	.rec_chan = &vmscope_rec_chan,
+	.max_sessions = VMSCOPE_HOST_SESSIONS,
+	.publish = vmscope_host_publish,
 };
 
 static long vmscope_host_ioctl(struct file *file, unsigned int cmd,

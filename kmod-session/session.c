@@ -2,7 +2,8 @@
 /*
  * Capture sessions: one ring buffer per possible CPU (vmalloc_user(), so it
  * can be mapped), published to the probes through the module's
- * vmscope_session_ops.rec_chan (session.h) while recording. Lifetime: the
+ * vmscope_session_ops.publish (session.h) while recording; up to its
+ * max_sessions record at once, each in its own slot. Lifetime: the
  * starting file and every mapping hold a reference; the buffers are freed
  * with the last one. A mapping holds its file and so the module, so
  * unloading can never free buffers under a reader.
@@ -21,7 +22,20 @@
 
 /* Serialises start/stop and guards vmscope_recording. */
 static DEFINE_MUTEX(vmscope_sessions_lock);
-static struct vmscope_session *vmscope_recording;
+/* The recording sessions by slot, NULL where free. */
+static struct vmscope_session *vmscope_recording[VMSCOPE_HOST_SESSIONS];
+
+/* Under vmscope_sessions_lock: a free slot, or -EBUSY. */
+static int session_free_slot(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < vmscope_session_ops.max_sessions &&
+		    i < ARRAY_SIZE(vmscope_recording); i++)
+		if (!vmscope_recording[i])
+			return i;
+	return -EBUSY;
+}
 
 static void session_free(struct kref *ref)
 {
@@ -196,17 +210,24 @@ static long session_start(struct file *file, void __user *arg)
 	if (ret)
 		return ret;
 	/* cheap early answer; rechecked under the lock below */
-	if (READ_ONCE(file->private_data) || READ_ONCE(vmscope_recording))
+	if (READ_ONCE(file->private_data))
 		return -EBUSY;
+	mutex_lock(&vmscope_sessions_lock);
+	ret = session_free_slot();
+	mutex_unlock(&vmscope_sessions_lock);
+	if (ret < 0)
+		return ret;
 	s = session_alloc(&cfg);
 	if (!s)
 		return -ENOMEM;
 	mutex_lock(&vmscope_sessions_lock);
-	if (file->private_data || vmscope_recording) {
+	ret = file->private_data ? -EBUSY : session_free_slot();
+	if (ret < 0) {
 		mutex_unlock(&vmscope_sessions_lock);
 		vmscope_session_put(s);
-		return -EBUSY;
+		return ret;
 	}
+	s->slot = ret;
 	ret = vmscope_session_ops.start ? vmscope_session_ops.start() : 0;
 	if (ret) {
 		mutex_unlock(&vmscope_sessions_lock);
@@ -214,10 +235,10 @@ static long session_start(struct file *file, void __user *arg)
 		return ret;
 	}
 	s->recording = true;
-	vmscope_recording = s;
+	vmscope_recording[s->slot] = s;
 	/* the file's reference is the one kref_init() gave */
 	WRITE_ONCE(file->private_data, s);
-	WRITE_ONCE(*vmscope_session_ops.rec_chan, &s->chan);
+	vmscope_session_ops.publish(s->slot, file, &s->chan);
 	schedule_delayed_work(&s->flush_work, msecs_to_jiffies(cfg.flush_ms));
 	mutex_unlock(&vmscope_sessions_lock);
 	return copy_to_user(arg, &cfg, sizeof(cfg)) ? -EFAULT : 0;
@@ -235,8 +256,8 @@ static void session_stop(struct vmscope_session *s)
 		return;
 	}
 	s->recording = false;
-	vmscope_recording = NULL;
-	WRITE_ONCE(*vmscope_session_ops.rec_chan, NULL);
+	vmscope_recording[s->slot] = NULL;
+	vmscope_session_ops.publish(s->slot, NULL, NULL);
 	if (vmscope_session_ops.stop)
 		vmscope_session_ops.stop();
 	mutex_unlock(&vmscope_sessions_lock);
@@ -315,28 +336,42 @@ static long session_flush_one(struct vmscope_session *s, void __user *arg)
 	return 0;
 }
 
-/* Counters of the recording session, from any file (`vmscope stats`). */
-static long session_rb_stats(void __user *arg)
+/* Adds @s's counters of @cpu to @st. */
+static void session_rb_stats_add(struct vmscope_session *s,
+				 struct vmscope_rb_stats *st)
+{
+	struct vmscope_rb_ctrl *c = session_buf(s, st->cpu)->ctrl;
+
+	st->active++;
+	st->lost_full += READ_ONCE(c->lost_full);
+	st->lost_too_big += READ_ONCE(c->lost_too_big);
+	st->lost_overwritten += READ_ONCE(c->lost_overwritten);
+	st->subbufs_delivered += READ_ONCE(c->subbufs_delivered);
+	st->subbufs_overwritten += READ_ONCE(c->subbufs_overwritten);
+}
+
+/*
+ * Ring-buffer counters (`vmscope stats`): of the file's own session while
+ * it records, else summed over every recording session.
+ */
+static long session_rb_stats(struct file *file, void __user *arg)
 {
 	struct vmscope_rb_stats st = { 0 };
-	struct vmscope_rb_ctrl *c;
-	struct vmscope_rb_buf *buf;
+	struct vmscope_session *own;
+	unsigned int i;
 
 	if (get_user(st.cpu, (u32 __user *)arg))
 		return -EFAULT;
 	if (st.cpu >= nr_cpu_ids || !cpu_possible(st.cpu))
 		return -EINVAL;
 	mutex_lock(&vmscope_sessions_lock);
-	if (vmscope_recording) {
-		buf = session_buf(vmscope_recording, st.cpu);
-		c = buf->ctrl;
-		st.active = 1;
-		st.lost_full = READ_ONCE(c->lost_full);
-		st.lost_too_big = READ_ONCE(c->lost_too_big);
-		st.lost_overwritten = READ_ONCE(c->lost_overwritten);
-		st.subbufs_delivered = READ_ONCE(c->subbufs_delivered);
-		st.subbufs_overwritten = READ_ONCE(c->subbufs_overwritten);
-	}
+	own = file->private_data;
+	if (own && own->recording)
+		session_rb_stats_add(own, &st);
+	else
+		for (i = 0; i < ARRAY_SIZE(vmscope_recording); i++)
+			if (vmscope_recording[i])
+				session_rb_stats_add(vmscope_recording[i], &st);
 	mutex_unlock(&vmscope_sessions_lock);
 	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
 }
@@ -350,7 +385,7 @@ long vmscope_session_ioctl(struct file *file, unsigned int cmd,
 	case VMSCOPE_IOC_SESSION_START:
 		return session_start(file, arg);
 	case VMSCOPE_IOC_GET_RB_STATS:
-		return session_rb_stats(arg);
+		return session_rb_stats(file, arg);
 	case VMSCOPE_IOC_SESSION_STOP:
 	case VMSCOPE_IOC_GEOMETRY:
 	case VMSCOPE_IOC_GET_SUBBUF:

@@ -24,12 +24,17 @@
  * symbol is per module).
  */
 struct vmscope_session_ops {
+	/* sessions recording at once, 1..VMSCOPE_HOST_SESSIONS */
+	unsigned int max_sessions;
 	/*
-	 * Where the module's probes find the recording channel: set before
-	 * the session records and cleared, followed by synchronize_rcu(),
-	 * before it flushes and frees (probes run with preemption disabled).
+	 * Where the module's probes find session @slot's recording channel:
+	 * published (with the file that owns it) before the session records,
+	 * and unpublished (@chan NULL), followed by synchronize_rcu(), before
+	 * it flushes and frees (probes run with preemption disabled).
+	 * Process context, under the session lock.
 	 */
-	struct vmscope_rb_chan **rec_chan;
+	void (*publish)(unsigned int slot, const void *owner,
+			struct vmscope_rb_chan *chan);
 	/*
 	 * Optional. start: process context, before the channel is published;
 	 * an error fails SESSION_START. stop: process context, after the
@@ -49,6 +54,7 @@ struct vmscope_session {
 	struct vmscope_rb_buf *rb;
 	void **mem;			/* vmalloc_user() block per CPU */
 	bool recording;			/* under vmscope_sessions_lock */
+	unsigned int slot;		/* its index among the recording ones */
 	struct mutex read_lock;		/* the one reader: get/put */
 	struct mutex flush_lock;	/* flushes from ioctl, timer, stop */
 	wait_queue_head_t wq;

@@ -70,7 +70,8 @@ struct vmscope_event_desc_req {
 
 /* Bits of vmscope_probe_stats.attached / vmscope_probe_ctl.flags. */
 #define VMSCOPE_CTL_ENABLE	(1u << 0)	/* probes do work (else return at once) */
-#define VMSCOPE_CTL_RESET	(1u << 1)	/* zero all counters first */
+/* zero all counters first; EBUSY while another session or file probes */
+#define VMSCOPE_CTL_RESET	(1u << 1)
 /* kvm_exit without reason/info (no perf counters): to measure their cost */
 #define VMSCOPE_CTL_NO_EXIT_REASON (1u << 2)
 /* time kvm_exit's probes (exit_timing_* in the stats) */
@@ -78,11 +79,13 @@ struct vmscope_event_desc_req {
 /* only the events whose bit (1 << id) is set in vmscope_probe_ctl.events */
 #define VMSCOPE_CTL_EVENTS	(1u << 4)
 /*
- * with VMSCOPE_CTL_ENABLE: probing lasts until the file that issued this
- * is closed (also by the death of its process) or issues another
- * VMSCOPE_IOC_PROBE_CTL; until then a PROBE_CTL from any other file,
- * even one that only resets the counters, fails with EBUSY. Without
- * it, probing stays on and any file may change or stop it.
+ * For the shared probing (a file without a recording session), with
+ * VMSCOPE_CTL_ENABLE: probing lasts until the file that issued this is
+ * closed (also by the death of its process) or issues another
+ * VMSCOPE_IOC_PROBE_CTL; until then a PROBE_CTL from any other file
+ * without a session, even one that only resets the counters, fails with
+ * EBUSY. Without it, shared probing stays on and any such file may change
+ * or stop it. A session's probing always ends with its session.
  */
 #define VMSCOPE_CTL_UNTIL_CLOSE	(1u << 5)
 
@@ -90,7 +93,12 @@ struct vmscope_event_desc_req {
 
 /*
  * VMSCOPE_IOC_PROBE_CTL: start/stop probing and choose the processes and
- * events. nr_pids == 0 traces every process; otherwise events of threads
+ * events. On a file whose session records (VMSCOPE_IOC_SESSION_START), it
+ * controls what that session records, apart from every other session;
+ * on any other file it controls the shared probing, which only counts
+ * (`vmscope stats`) and is refused (EBUSY) while a session probes. The
+ * counters (vmscope_probe_stats) are module-wide: seen and matched count
+ * hits that some slot selected and that some slot took. nr_pids == 0 traces every process; otherwise events of threads
  * whose thread group is one of pids[] (for sched_switch: either side, or
  * any switch on a CPU where such a thread waits preempted)
  * match. Without VMSCOPE_CTL_EVENTS every event is recorded; with it, only

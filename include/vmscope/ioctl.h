@@ -112,9 +112,12 @@ struct vmscope_sync_emitter_state {
  * Capture sessions (host): one buffer per possible CPU, allocated at
  * VMSCOPE_IOC_SESSION_START on the file that starts it; the probes record
  * into them until VMSCOPE_IOC_SESSION_STOP (which flushes every CPU) or
- * until that file is closed. One recording session at a time: a second
- * start gets -EBUSY. After a stop the buffers stay readable on that file
- * until it is closed and every mapping is gone.
+ * until that file is closed. A file has one session; the host module
+ * records VMSCOPE_HOST_SESSIONS sessions at once (each with its own
+ * buffers, and its own probe filter: VMSCOPE_IOC_PROBE_CTL on its file),
+ * the guest module one; one more start gets -EBUSY. After a stop the
+ * buffers stay readable on that file until it is closed and every mapping
+ * is gone.
  *
  * mmap: CPU c's buffer is at file offset c * cpu_stride, read-only
  * (PROT_WRITE is refused), at most cpu_stride bytes. Inside it, the
@@ -126,6 +129,7 @@ struct vmscope_sync_emitter_state {
  * periodic flush (flush_ms) delivers partly filled sub-buffers, so a quiet
  * buffer still reaches the reader within about flush_ms.
  */
+#define VMSCOPE_HOST_SESSIONS			8
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_DEF	16	/* 64 KiB */
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_MIN	12	/* one page */
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_MAX	22	/* 4 MiB */
@@ -161,10 +165,13 @@ struct vmscope_subbuf_req {
 	__u64 lost_total;	/* out: the buffer's losses so far (all causes) */
 };
 
-/* GET_RB_STATS: one CPU's ring-buffer counters (in: cpu). */
+/*
+ * GET_RB_STATS: one CPU's ring-buffer counters (in: cpu): of the file's
+ * own session while it records, else summed over the recording sessions.
+ */
 struct vmscope_rb_stats {
 	__u32 cpu;		/* in */
-	__u32 active;		/* out: 1 when a session is recording */
+	__u32 active;		/* out: how many sessions the counters cover */
 	__u64 lost_full;
 	__u64 lost_too_big;
 	__u64 lost_overwritten;

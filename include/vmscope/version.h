@@ -14,6 +14,6 @@
  * minor bump only adds.
  */
 #define VMSCOPE_ABI_MAJOR 0
-#define VMSCOPE_ABI_MINOR 4
+#define VMSCOPE_ABI_MINOR 5
 
 #endif /* VMSCOPE_VERSION_H */

@@ -19,21 +19,27 @@
 #include "core.h"
 
 DEFINE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
-struct vmscope_filter vmscope_filter;
-struct vmscope_rb_chan *vmscope_rec_chan;
+struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
+unsigned long vmscope_slots_on;
+bool vmscope_measure;
 
 static DEFINE_MUTEX(vmscope_ctl_lock);
 static struct module *kvm_module;	/* non-NULL while kvm's probes are attached */
 static bool sched_attached;
-static bool want_exit_reason;	/* probing with kvm_exit details */
+static bool want_exit_reason;	/* some slot on probes with kvm_exit details */
 /*
- * The file whose VMSCOPE_CTL_UNTIL_CLOSE enable is in force, NULL when
- * probing is off or persistent. While it is set, only that file controls
- * probing (vmscope_probes_control()). Only compared, never dereferenced:
- * it is cleared by that file's release, so no other file can reuse its
- * address while it is set.
+ * Who controls each slot. A session slot: the file whose session records
+ * there (vmscope_probes_session_start() to _stop()). The shared slot: the
+ * file whose VMSCOPE_CTL_UNTIL_CLOSE enable is in force, NULL when shared
+ * probing is off or persistent; while it is set, only that file controls
+ * it. Only compared, never dereferenced: each is cleared before its file
+ * is freed (session stop, or the file's release), so no other file can
+ * reuse the address while it is set.
  */
-static const void *ctl_owner;
+static const void *slot_owner[VMSCOPE_NR_SLOTS];
+/* What each slot asked for: VMSCOPE_CTL_MEASURE, and kvm_exit details. */
+static bool slot_measure[VMSCOPE_NR_SLOTS];
+static bool slot_exit_reason[VMSCOPE_NR_SLOTS];
 static u64 attach_count, detach_count;
 
 static void attach_one(struct vmscope_tp_probe *p, struct tracepoint *tp)
@@ -96,7 +102,7 @@ static void detach_kvm(void)
 static void exit_reason_workfn(struct work_struct *work)
 {
 	mutex_lock(&vmscope_ctl_lock);
-	if (kvm_module && vmscope_filter.enabled && want_exit_reason)
+	if (kvm_module && vmscope_slots_on && want_exit_reason)
 		vmscope_exit_reason_start(kvm_module);
 	mutex_unlock(&vmscope_ctl_lock);
 }
@@ -114,7 +120,7 @@ static int vmscope_tp_module_notify(struct notifier_block *nb,
 	mutex_lock(&vmscope_ctl_lock);
 	if (state == MODULE_STATE_COMING && !kvm_module) {
 		attach_kvm(tp_mod->mod);
-		if (vmscope_filter.enabled && want_exit_reason)
+		if (vmscope_slots_on && want_exit_reason)
 			schedule_work(&exit_reason_work);
 	} else if (state == MODULE_STATE_GOING && kvm_module == tp_mod->mod) {
 		detach_kvm();
@@ -157,7 +163,7 @@ void vmscope_probes_exit(void)
 	unsigned int j;
 
 	mutex_lock(&vmscope_ctl_lock);
-	WRITE_ONCE(vmscope_filter.enabled, false);
+	WRITE_ONCE(vmscope_slots_on, 0);
 	vmscope_exit_reason_stop();
 	mutex_unlock(&vmscope_ctl_lock);
 	/* Replays GOING for kvm if it is loaded: detaches its probes. */
@@ -190,7 +196,7 @@ u32 vmscope_probes_state(void)
 	u32 state = 0;
 
 	mutex_lock(&vmscope_ctl_lock);
-	if (vmscope_filter.enabled)
+	if (vmscope_slots_on)
 		state |= VMSCOPE_STATE_ENABLED;
 	if (kvm_module)
 		state |= VMSCOPE_STATE_KVM_ATTACHED;
@@ -219,54 +225,99 @@ static void reset_counters(void)
 	vmscope_sync_reset();
 }
 
-/* Under vmscope_ctl_lock; ctl already checked. */
-static int control_locked(const struct vmscope_probe_ctl *ctl, u64 events,
-			  const void *owner)
+/*
+ * Under vmscope_ctl_lock: makes @on the slots that probe, after setting
+ * up what they need (kvm_exit's perf counters) and before tearing down
+ * what none needs any more.
+ */
+static void slots_set_on(vmscope_slots_t on)
 {
-	unsigned int i;
-	int ret = 0;
+	bool measure = false, want = false;
+	unsigned int s;
+	int ret;
 
-	/* Stop, let every running probe finish, then change what they read. */
-	WRITE_ONCE(vmscope_filter.enabled, false);
+	for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS) {
+		measure |= slot_measure[s];
+		want |= slot_exit_reason[s];
+	}
+	want_exit_reason = want;
+	if (want && kvm_module) {
+		ret = vmscope_exit_reason_start(kvm_module);
+		if (ret)	/* probing works without them */
+			pr_warn("vmscope_host: kvm_exit reasons unavailable: %d\n",
+				ret);
+	}
+	WRITE_ONCE(vmscope_measure, measure);
+	WRITE_ONCE(vmscope_slots_on, on);
+	if (!want)
+		vmscope_exit_reason_stop();
+}
+
+/*
+ * Under vmscope_ctl_lock: @slot stops probing and, once every probe that
+ * saw it on has returned, no CPU keeps a thread waiting for it. What it
+ * set up stays for the caller's slots_set_on(): a slot that changes its
+ * filter keeps kvm_exit's perf counters without a gap.
+ */
+static void slot_quiesce(unsigned int slot)
+{
+	unsigned int cpu;
+
+	WRITE_ONCE(vmscope_slots_on, vmscope_slots_on & ~BIT(slot));
 	tracepoint_synchronize_unregister();
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(&vmscope_cpu, cpu)->waiting_pid[slot] = 0;
+}
+
+/* Under vmscope_ctl_lock; ctl already checked. */
+static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl,
+			  u64 events, const void *owner)
+{
+	struct vmscope_filter *f = &vmscope_filters[slot];
+	bool enable = ctl->flags & VMSCOPE_CTL_ENABLE;
+	unsigned int i;
+
+	/* The counters are everyone's: reset only what no one else counts. */
+	if ((ctl->flags & VMSCOPE_CTL_RESET) && (vmscope_slots_on & ~BIT(slot)))
+		return -EBUSY;
+	/* Stop, let every running probe finish, then change what they read. */
+	slot_quiesce(slot);
 	if (ctl->flags & VMSCOPE_CTL_RESET)
 		reset_counters();
-	WRITE_ONCE(vmscope_filter.nr_pids, 0);
+	f->nr_pids = ctl->nr_pids;
 	for (i = 0; i < ctl->nr_pids; i++)
-		WRITE_ONCE(vmscope_filter.pids[i], ctl->pids[i]);
-	WRITE_ONCE(vmscope_filter.nr_pids, ctl->nr_pids);
-	WRITE_ONCE(vmscope_filter.measure, !!(ctl->flags & VMSCOPE_CTL_MEASURE));
-	WRITE_ONCE(vmscope_filter.events, events);
-
-	want_exit_reason = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
-			   !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&
-			   (events & BIT_ULL(VMSCOPE_EV_kvm_exit));
-	if (!want_exit_reason)
-		vmscope_exit_reason_stop();
-	if (ctl->flags & VMSCOPE_CTL_ENABLE) {
-		if (kvm_module && want_exit_reason) {
-			ret = vmscope_exit_reason_start(kvm_module);
-			if (ret)
-				pr_warn("vmscope_host: kvm_exit reasons unavailable: %d\n",
-					ret);
-			ret = 0;	/* probing works without them */
-		}
-		WRITE_ONCE(vmscope_filter.enabled, true);
-	}
+		f->pids[i] = ctl->pids[i];
+	f->events = events;
+	slot_measure[slot] = ctl->flags & VMSCOPE_CTL_MEASURE;
+	slot_exit_reason[slot] = enable &&
+				 !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&
+				 (events & BIT_ULL(VMSCOPE_EV_kvm_exit));
+	slots_set_on(enable ? vmscope_slots_on | BIT(slot) : vmscope_slots_on);
 	/* The owner's next control, even a persistent enable, ends the tie. */
-	ctl_owner = (ctl->flags & VMSCOPE_CTL_ENABLE) &&
-		    (ctl->flags & VMSCOPE_CTL_UNTIL_CLOSE) ? owner : NULL;
-	return ret;
+	if (slot == VMSCOPE_SHARED_SLOT)
+		slot_owner[slot] = enable && (ctl->flags & VMSCOPE_CTL_UNTIL_CLOSE) ?
+				   owner : NULL;
+	return 0;
+}
+
+/* Under vmscope_ctl_lock: @owner's session slot, else the shared one. */
+static unsigned int slot_of(const void *owner)
+{
+	unsigned int s;
+
+	for (s = 0; s < VMSCOPE_HOST_SESSIONS; s++)
+		if (slot_owner[s] == owner)
+			return s;
+	return VMSCOPE_SHARED_SLOT;
 }
 
 int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 			   const void *owner)
 {
-	unsigned int i;
-	int ret;
-
 	const u64 all = BIT_ULL(VMSCOPE_NR_EVENTS) - 1;
 	u64 events = (ctl->flags & VMSCOPE_CTL_EVENTS) ? ctl->events : all;
+	unsigned int i, slot;
+	int ret;
 
 	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
 			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE |
@@ -278,22 +329,22 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 			return -EINVAL;
 
 	mutex_lock(&vmscope_ctl_lock);
+	slot = slot_of(owner);
 	/*
-	 * An UNTIL_CLOSE enable belongs to its file: another file's control
-	 * would replace its filter and event selection and end the tie, so
-	 * that the owner's death no longer switches probing off. Refused,
-	 * also a control that only asks for VMSCOPE_CTL_RESET: the counters
-	 * are the owner's too (it reset them when it started, and its
-	 * records are checked against "matched"), and zeroing them needs the
-	 * probes stopped and quiesced (reset_counters() also clears the
-	 * per-CPU exit scratch, the last-payload seqcounts and the sync
-	 * slots), which would be a hole in the owner's recording. Readers
-	 * that want counts over a window read the stats twice.
+	 * Shared probing is refused while another file's UNTIL_CLOSE enable
+	 * holds it, and while any session probes: it would change the
+	 * module-wide counters a recording is checked against ("matched"),
+	 * and zeroing them needs the probes quiesced (reset_counters() also
+	 * clears the per-CPU exit scratch, the last-payload seqcounts and
+	 * the sync slots), a hole in every recording. Readers that want
+	 * counts over a window read the stats twice.
 	 */
-	if (ctl_owner && ctl_owner != owner)
+	if (slot == VMSCOPE_SHARED_SLOT &&
+	    ((slot_owner[slot] && slot_owner[slot] != owner) ||
+	     (vmscope_slots_on & ~BIT(slot))))
 		ret = -EBUSY;
 	else
-		ret = control_locked(ctl, events, owner);
+		ret = control_locked(slot, ctl, events, owner);
 	mutex_unlock(&vmscope_ctl_lock);
 	return ret;
 }
@@ -304,7 +355,29 @@ void vmscope_probes_release(const void *owner)
 	const struct vmscope_probe_ctl off = {};
 
 	mutex_lock(&vmscope_ctl_lock);
-	if (ctl_owner == owner)
-		control_locked(&off, BIT_ULL(VMSCOPE_NR_EVENTS) - 1, NULL);
+	if (slot_owner[VMSCOPE_SHARED_SLOT] == owner)
+		control_locked(VMSCOPE_SHARED_SLOT, &off,
+			       BIT_ULL(VMSCOPE_NR_EVENTS) - 1, NULL);
+	mutex_unlock(&vmscope_ctl_lock);
+}
+
+void vmscope_probes_session_start(unsigned int slot, const void *owner,
+				  struct vmscope_rb_chan *chan)
+{
+	mutex_lock(&vmscope_ctl_lock);
+	/* off since its last session's stop: nothing reads the filter */
+	slot_owner[slot] = owner;
+	vmscope_filters[slot].nr_pids = 0;
+	vmscope_filters[slot].events = 0;
+	WRITE_ONCE(vmscope_filters[slot].chan, chan);
+	mutex_unlock(&vmscope_ctl_lock);
+}
+
+void vmscope_probes_session_stop(unsigned int slot)
+{
+	mutex_lock(&vmscope_ctl_lock);
+	slots_set_on(vmscope_slots_on & ~BIT(slot));
+	WRITE_ONCE(vmscope_filters[slot].chan, NULL);
+	slot_owner[slot] = NULL;
 	mutex_unlock(&vmscope_ctl_lock);
 }

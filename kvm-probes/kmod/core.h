@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/trace_clock.h>
+#include <vmscope/ioctl.h>
 #include "../vmscope_events.h"
 #include "../../ringbuf/ringbuf.h"
 
@@ -38,7 +39,18 @@ struct vmscope_exit_scratch {
 	u64 info2;
 };
 
+/*
+ * Probing slots: one per capture session (VMSCOPE_HOST_SESSIONS at once,
+ * each with its own filter and ring buffers) and one shared slot that a
+ * file without a session controls (`vmscope stats --start`), which counts
+ * but records nowhere.
+ */
+#define VMSCOPE_SHARED_SLOT	VMSCOPE_HOST_SESSIONS
+#define VMSCOPE_NR_SLOTS	(VMSCOPE_HOST_SESSIONS + 1)
+static_assert(VMSCOPE_NR_SLOTS <= BITS_PER_LONG);
+
 struct vmscope_cpu {
+	/* hits while some slot selected the event, and that some slot took */
 	u64 seen[VMSCOPE_NR_EVENTS];
 	u64 matched[VMSCOPE_NR_EVENTS];
 	u64 exit_reason_missed;
@@ -52,90 +64,131 @@ struct vmscope_cpu {
 	pid_t last_exit_tid;
 	u32 last_exit_vcpu;
 	/*
-	 * A traced thread that was switched out runnable here (preempted)
-	 * and has neither run here nor migrated away since, or 0. While it
-	 * waits, every switch on this CPU is recorded, so that the whole
-	 * wait is attributed to the tasks that really ran, not just to the
-	 * first one.
+	 * Per slot: a thread it traces that was switched out runnable here
+	 * (preempted) and has neither run here nor migrated away since, or
+	 * 0. While it waits, every switch on this CPU goes to that slot, so
+	 * that the whole wait is attributed to the tasks that really ran,
+	 * not just to the first one.
 	 */
-	pid_t waiting_pid;
+	pid_t waiting_pid[VMSCOPE_NR_SLOTS];
 	struct vmscope_last last[VMSCOPE_NR_EVENTS];
 };
 
 DECLARE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 
-/* Written by the ioctl path (under vmscope_ctl_lock), read by probes. */
+/*
+ * One slot's filter. Written by the ioctl path (under vmscope_ctl_lock)
+ * only while the slot's bit in vmscope_slots_on is clear and a grace
+ * period has passed since, so a probe that saw the bit set reads a
+ * stable filter.
+ */
 struct vmscope_filter {
-	bool enabled;
-	bool measure;			/* VMSCOPE_CTL_MEASURE */
 	u64 events;			/* bit (1 << id) per selected event */
 	u32 nr_pids;			/* 0: every process */
 	pid_t pids[VMSCOPE_MAX_PIDS];
+	/*
+	 * The session's per-CPU buffers, or NULL (the shared slot, or a
+	 * session not yet started). Set by the session code (kmod-session/,
+	 * through host-kmod's vmscope_session_ops) before it records and
+	 * cleared, followed by synchronize_rcu(), before it flushes and
+	 * frees: probes run with preemption disabled, so the grace period
+	 * covers every writer.
+	 */
+	struct vmscope_rb_chan *chan;
 };
-extern struct vmscope_filter vmscope_filter;
+extern struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
+/* Bit per slot whose probing is on; 0: every probe returns at once. */
+extern unsigned long vmscope_slots_on;
+/* Some slot on asked for VMSCOPE_CTL_MEASURE. */
+extern bool vmscope_measure;
 
-static __always_inline bool vmscope_tgid_wanted(pid_t tgid)
+typedef unsigned long vmscope_slots_t;
+
+static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
+						 pid_t tgid)
 {
-	u32 i, n = READ_ONCE(vmscope_filter.nr_pids);
+	u32 i, n = f->nr_pids;
 
 	if (!n)
 		return true;
 	for (i = 0; i < n && i < VMSCOPE_MAX_PIDS; i++)
-		if (READ_ONCE(vmscope_filter.pids[i]) == tgid)
+		if (f->pids[i] == tgid)
 			return true;
 	return false;
 }
 
-/* Probing is on and @id selected: counted as seen. */
-static __always_inline bool vmscope_probe_on(unsigned int id)
+/* The slots on that selected @id; the hit counted as seen if any. */
+static __always_inline vmscope_slots_t vmscope_probe_on(unsigned int id)
 {
-	if (!READ_ONCE(vmscope_filter.enabled) ||
-	    !(READ_ONCE(vmscope_filter.events) & BIT_ULL(id)))
-		return false;
-	this_cpu_inc(vmscope_cpu.seen[id]);
-	return true;
+	vmscope_slots_t on = READ_ONCE(vmscope_slots_on), sel = 0;
+	unsigned int s;
+
+	if (likely(!on))
+		return 0;
+	for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS)
+		if (vmscope_filters[s].events & BIT_ULL(id))
+			sel |= BIT(s);
+	if (sel)
+		this_cpu_inc(vmscope_cpu.seen[id]);
+	return sel;
+}
+
+/* Of @sel, the slots that trace @tgid. */
+static __always_inline vmscope_slots_t vmscope_slots_wanting(vmscope_slots_t sel,
+							     pid_t tgid)
+{
+	vmscope_slots_t hit = 0;
+	unsigned int s;
+
+	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS)
+		if (vmscope_filter_wants(&vmscope_filters[s], tgid))
+			hit |= BIT(s);
+	return hit;
 }
 
 /*
- * Every probe starts here: false when probing is off (nothing counted) or
- * when none of @tgid_a, @tgid_b (0: unused) is traced (counted as seen).
+ * Every probe starts here: the slots that take this event (0: none;
+ * nothing counted when probing is off, "seen" when no slot traces
+ * @tgid_a or @tgid_b (0: unused)).
  */
-static __always_inline bool vmscope_probe_begin(unsigned int id, pid_t tgid_a,
-						pid_t tgid_b)
+static __always_inline vmscope_slots_t vmscope_probe_begin(unsigned int id,
+							   pid_t tgid_a,
+							   pid_t tgid_b)
 {
-	if (!vmscope_probe_on(id))
-		return false;
-	if (!vmscope_tgid_wanted(tgid_a) && !(tgid_b && vmscope_tgid_wanted(tgid_b)))
-		return false;
-	this_cpu_inc(vmscope_cpu.matched[id]);
-	return true;
+	vmscope_slots_t sel = vmscope_probe_on(id), hit;
+
+	if (!sel)
+		return 0;
+	hit = vmscope_slots_wanting(sel, tgid_a);
+	if (tgid_b && hit != sel)
+		hit |= vmscope_slots_wanting(sel & ~hit, tgid_b);
+	if (hit)
+		this_cpu_inc(vmscope_cpu.matched[id]);
+	return hit;
 }
 
 /*
- * The recording session's per-CPU buffers, or NULL. Set by the session
- * code (kmod-session/session.c, through host-kmod's vmscope_session_ops)
- * before it starts and cleared, followed by synchronize_rcu(), before it
- * flushes and frees: probes run with preemption disabled, so the grace
- * period covers every writer.
+ * Publishes a filled payload. For each slot in @to with a session: one
+ * record (reserve, one memcpy, commit) in this CPU's buffer of that
+ * session; a drop is counted by the buffer. Then one memcpy into this
+ * CPU's "last event" slot for `stats --last`. A nested probe (interrupt)
+ * that finds that slot mid-write skips it rather than tear it; the counts
+ * above are exact regardless.
  */
-extern struct vmscope_rb_chan *vmscope_rec_chan;
-
-/*
- * Publishes a filled payload. With a session: one record (reserve, one
- * memcpy, commit) in this CPU's buffer; a drop is counted by the buffer.
- * Always: one memcpy into this CPU's "last event" slot for `stats --last`.
- * A nested probe (interrupt) that finds that slot mid-write skips it rather
- * than tear it; the counts above are exact regardless.
- */
-static __always_inline void vmscope_emit(unsigned int id, const void *payload,
-					 size_t size, u64 ts)
+static __always_inline void vmscope_emit(vmscope_slots_t to, unsigned int id,
+					 const void *payload, size_t size,
+					 u64 ts)
 {
-	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_rec_chan);
 	struct vmscope_last *l = this_cpu_ptr(&vmscope_cpu.last[id]);
+	struct vmscope_rb_chan *chan;
+	unsigned int s;
 	u64 seq;
 
-	if (chan)
-		vmscope_rb_chan_write(chan, id, payload, size);
+	for_each_set_bit(s, &to, VMSCOPE_NR_SLOTS) {
+		chan = READ_ONCE(vmscope_filters[s].chan);
+		if (chan)
+			vmscope_rb_chan_write(chan, id, payload, size);
+	}
 	seq = READ_ONCE(l->seq);
 	if (seq & 1)
 		return;
@@ -147,8 +200,8 @@ static __always_inline void vmscope_emit(unsigned int id, const void *payload,
 	WRITE_ONCE(l->seq, seq + 2);
 }
 
-#define VMSCOPE_EMIT(ev, var, ts) \
-	vmscope_emit(VMSCOPE_EV_##ev, &(var), sizeof(var), (ts))
+#define VMSCOPE_EMIT(to, ev, var, ts) \
+	vmscope_emit((to), VMSCOPE_EV_##ev, &(var), sizeof(var), (ts))
 
 /* attach.c */
 int vmscope_probes_init(void);
@@ -157,14 +210,25 @@ u64 vmscope_probes_attached(void);	/* bit per event id */
 u32 vmscope_probes_state(void);		/* VMSCOPE_STATE_* */
 void vmscope_probes_attach_counts(u64 *attach, u64 *detach);
 /*
- * Starts/stops probing; filter as given. Process context. owner: the
- * issuing file, remembered with VMSCOPE_CTL_UNTIL_CLOSE; while another
- * file's such enable is in force, -EBUSY and nothing changes.
+ * Starts/stops the probing of @owner's slot: its session's while it
+ * records (vmscope_probes_session_start()), else the shared slot.
+ * Process context. -EBUSY and nothing changes: for the shared slot while
+ * another file's VMSCOPE_CTL_UNTIL_CLOSE enable is in force or while a
+ * session probes; for VMSCOPE_CTL_RESET while another slot is on (the
+ * counters are module-wide).
  */
 int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 			   const void *owner);
-/* A file's release: probing off if its UNTIL_CLOSE enable is in force. */
+/* A file's release: shared probing off if its UNTIL_CLOSE enable is in force. */
 void vmscope_probes_release(const void *owner);
+/*
+ * Session slot @slot (< VMSCOPE_HOST_SESSIONS) now belongs to @owner and
+ * records into @chan, probing off until @owner enables it; and back.
+ * Process context; stop leaves the grace period to the caller.
+ */
+void vmscope_probes_session_start(unsigned int slot, const void *owner,
+				  struct vmscope_rb_chan *chan);
+void vmscope_probes_session_stop(unsigned int slot);
 
 /* exit_reason.c: perf counters on kvm_exit for the exit details */
 int vmscope_exit_reason_start(struct module *kvm);
@@ -172,8 +236,8 @@ void vmscope_exit_reason_stop(void);
 bool vmscope_exit_reason_active(void);
 
 /* sync_pair.c */
-void vmscope_sync_t2(u64 t2, u64 tsc_a, u64 tsc_b, u64 token, u64 seq,
-		     u64 t1, u64 guest_cpu, u32 vcpu_id);
+void vmscope_sync_t2(vmscope_slots_t to, u64 t2, u64 tsc_a, u64 tsc_b,
+		     u64 token, u64 seq, u64 t1, u64 guest_cpu, u32 vcpu_id);
 void vmscope_sync_maybe_t3(u32 vcpu_id);
 void vmscope_sync_reset(void);
 u64 vmscope_sync_collisions(void);

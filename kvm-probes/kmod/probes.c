@@ -28,16 +28,17 @@
 static void vmscope_probe_kvm_exit_stamp(void *data, struct kvm_vcpu *vcpu,
 					 u32 isa)
 {
-	if (READ_ONCE(vmscope_filter.measure))
+	if (READ_ONCE(vmscope_measure))
 		this_cpu_write(vmscope_cpu.exit_stamp, local_clock());
 }
 
 static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
 	struct vmscope_exit_scratch *x = this_cpu_ptr(&vmscope_cpu.exit);
-	bool measure = READ_ONCE(vmscope_filter.measure);
+	bool measure = READ_ONCE(vmscope_measure);
 	struct vmscope_ev_kvm_exit e;
 	u64 t_in = 0, stamp;
+	vmscope_slots_t to;
 	bool have;
 
 	if (measure) {
@@ -61,7 +62,8 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	this_cpu_write(vmscope_cpu.last_exit_tid, current->pid);
 	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0)) {
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0);
+	if (!to) {
 		if (measure)
 			this_cpu_add(vmscope_cpu.exit_timing_probe_ns,
 				     local_clock() - t_in);
@@ -85,7 +87,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 		if (vmscope_exit_reason_active())
 			this_cpu_inc(vmscope_cpu.exit_reason_missed);
 	}
-	VMSCOPE_EMIT(kvm_exit, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_exit, e, trace_clock_local());
 	if (measure)
 		this_cpu_add(vmscope_cpu.exit_timing_probe_ns, local_clock() - t_in);
 }
@@ -94,44 +96,50 @@ static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 				    bool immediate_exit)
 {
 	struct vmscope_ev_kvm_entry e;
+	vmscope_slots_t to;
 
 	vmscope_sync_maybe_t3(vcpu->vcpu_id);
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.immediate_exit = immediate_exit;
 	if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
 		e.rip = vcpu->arch.regs[VCPU_REGS_RIP];
-	VMSCOPE_EMIT(kvm_entry, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_entry, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
 				 unsigned long val)
 {
 	struct vmscope_ev_kvm_cr e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.val = val;
 	e.cr = cr;
 	e.write = rw;
-	VMSCOPE_EMIT(kvm_cr, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_cr, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
 					 u64 address, u64 error_code)
 {
 	struct vmscope_ev_kvm_page_fault e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.address = address;
 	e.error_code = error_code;
 	e.vcpu_id = vcpu->vcpu_id;
-	VMSCOPE_EMIT(kvm_page_fault, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_page_fault, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
@@ -143,15 +151,18 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b)
 					  : trace_clock_local();
 	u32 vcpu_id = U32_MAX;
+	vmscope_slots_t to = 0;
 
-	if (nr == VMSCOPE_SYNC_HC_NR &&
-	    vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid, 0)) {
+	if (nr == VMSCOPE_SYNC_HC_NR)
+		to = vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid, 0);
+	if (to) {
 		/* Our kvm_exit probe saw this thread's VMMCALL exit just now. */
 		if (this_cpu_read(vmscope_cpu.last_exit_tid) == current->pid)
 			vcpu_id = this_cpu_read(vmscope_cpu.last_exit_vcpu);
-		vmscope_sync_t2(ts, tsc_a, tsc_b, a0, a1, a2, a3, vcpu_id);
+		vmscope_sync_t2(to, ts, tsc_a, tsc_b, a0, a1, a2, a3, vcpu_id);
 	}
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.nr = nr;
@@ -159,7 +170,7 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	e.a1 = a1;
 	e.a2 = a2;
 	e.a3 = a3;
-	VMSCOPE_EMIT(kvm_hypercall, e, ts);
+	VMSCOPE_EMIT(to, kvm_hypercall, e, ts);
 }
 
 static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
@@ -167,8 +178,10 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 				  unsigned int count, const void *val)
 {
 	struct vmscope_ev_kvm_pio e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.write = rw;
@@ -182,15 +195,17 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 		e.val = *(const u16 *)val;
 	else if (val)
 		e.val = *(const u32 *)val;
-	VMSCOPE_EMIT(kvm_pio, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_pio, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 				   void *val)
 {
 	struct vmscope_ev_kvm_mmio e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.gpa = gpa;
@@ -199,62 +214,70 @@ static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 	/* NULL for reads not yet satisfied by userspace. */
 	if (val && len > 0)
 		memcpy(&e.val, val, min_t(u32, sizeof(e.val), len));
-	VMSCOPE_EMIT(kvm_mmio, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_mmio, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
 				  u64 val, bool exception)
 {
 	struct vmscope_ev_kvm_msr e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.data = val;
 	e.ecx = ecx;
 	e.write = write;
 	e.exception = exception;
-	VMSCOPE_EMIT(kvm_msr, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_msr, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
 				       bool soft, bool reinjected)
 {
 	struct vmscope_ev_kvm_inj_virq e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.vector = vector;
 	e.soft = soft;
 	e.reinjected = reinjected;
-	VMSCOPE_EMIT(kvm_inj_virq, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_inj_virq, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 					       __u64 previous, __u64 next)
 {
 	struct vmscope_ev_kvm_write_tsc_offset e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.previous_tsc_offset = previous;
 	e.next_tsc_offset = next;
 	e.vcpu_id = vcpu_id;
-	VMSCOPE_EMIT(kvm_write_tsc_offset, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_write_tsc_offset, e, trace_clock_local());
 }
 
 static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 {
 	struct vmscope_ev_kvm_userspace_exit e;
+	vmscope_slots_t to;
 
-	if (!vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid, 0))
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid, 0);
+	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
 	e.reason = reason;
 	e.errno_val = err;
-	VMSCOPE_EMIT(kvm_userspace_exit, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_userspace_exit, e, trace_clock_local());
 }
 
 /*
@@ -268,37 +291,45 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *next,
 				       unsigned int prev_state)
 {
-	pid_t *waiting = this_cpu_ptr(&vmscope_cpu.waiting_pid);
-	struct vmscope_ev_sched_switch e;
-	bool prev_traced, next_traced;
-	pid_t was_waiting;
-
-	if (!vmscope_probe_on(VMSCOPE_EV_sched_switch))
-		return;
-	prev_traced = vmscope_tgid_wanted(prev->tgid);
-	next_traced = vmscope_tgid_wanted(next->tgid);
-	was_waiting = READ_ONCE(*waiting);
-	if (next->pid == was_waiting)
-		WRITE_ONCE(*waiting, 0);
+	vmscope_slots_t sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to = 0;
 	/* still on the runqueue: preempted, or switched out while running */
-	if (prev_traced && (preempt || prev_state == TASK_RUNNING))
-		WRITE_ONCE(*waiting, prev->pid);
-	if (!prev_traced && !next_traced && !was_waiting)
+	bool runnable = preempt || prev_state == TASK_RUNNING;
+	struct vmscope_ev_sched_switch e;
+	const struct vmscope_filter *f;
+	pid_t *waiting, was_waiting;
+	bool prev_traced;
+	unsigned int s;
+
+	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS) {
+		f = &vmscope_filters[s];
+		waiting = this_cpu_ptr(&vmscope_cpu.waiting_pid[s]);
+		prev_traced = vmscope_filter_wants(f, prev->tgid);
+		was_waiting = READ_ONCE(*waiting);
+		if (next->pid == was_waiting)
+			WRITE_ONCE(*waiting, 0);
+		if (prev_traced && runnable)
+			WRITE_ONCE(*waiting, prev->pid);
+		if (prev_traced || was_waiting ||
+		    vmscope_filter_wants(f, next->tgid))
+			to |= BIT(s);
+	}
+	if (!to)
 		return;
 	this_cpu_inc(vmscope_cpu.matched[VMSCOPE_EV_sched_switch]);
 	vmscope_fill_sched_switch(&e, preempt, prev, next, prev_state);
-	VMSCOPE_EMIT(sched_switch, e, trace_clock_local());
+	VMSCOPE_EMIT(to, sched_switch, e, trace_clock_local());
 }
 
 #define VMSCOPE_WAKE_PROBE(ev) \
 static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 { \
 	struct vmscope_ev_##ev e; \
+	vmscope_slots_t to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid, 0); \
 	\
-	if (!vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid, 0)) \
+	if (!to) \
 		return; \
 	vmscope_fill_sched_wake((struct vmscope_ev_sched_waking *)&e, p); \
-	VMSCOPE_EMIT(ev, e, trace_clock_local()); \
+	VMSCOPE_EMIT(to, ev, e, trace_clock_local()); \
 }
 VMSCOPE_WAKE_PROBE(sched_waking)
 VMSCOPE_WAKE_PROBE(sched_wakeup)
@@ -306,16 +337,21 @@ VMSCOPE_WAKE_PROBE(sched_wakeup)
 static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					     int dest_cpu)
 {
+	vmscope_slots_t on = READ_ONCE(vmscope_slots_on), to;
 	struct vmscope_ev_sched_migrate_task e;
 	int orig_cpu = task_cpu(p);
+	unsigned int s;
 
 	/* a waiting thread that leaves its CPU no longer waits there */
-	if (READ_ONCE(vmscope_filter.enabled) && orig_cpu != dest_cpu)
-		cmpxchg(per_cpu_ptr(&vmscope_cpu.waiting_pid, orig_cpu), p->pid, 0);
-	if (!vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0))
+	if (orig_cpu != dest_cpu)
+		for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS)
+			cmpxchg(per_cpu_ptr(&vmscope_cpu.waiting_pid[s], orig_cpu),
+				p->pid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0);
+	if (!to)
 		return;
 	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);
-	VMSCOPE_EMIT(sched_migrate_task, e, trace_clock_local());
+	VMSCOPE_EMIT(to, sched_migrate_task, e, trace_clock_local());
 }
 
 VMSCOPE_CHECK_PROBE(kvm_exit);

@@ -38,8 +38,8 @@ static struct vmscope_sync_slot *sync_slot(pid_t tid)
 	return &sync_slots[hash_32((u32)tid, SYNC_SLOT_BITS)];
 }
 
-void vmscope_sync_t2(u64 t2, u64 tsc_a, u64 tsc_b, u64 token, u64 seq,
-		     u64 t1, u64 guest_cpu, u32 vcpu_id)
+void vmscope_sync_t2(vmscope_slots_t to, u64 t2, u64 tsc_a, u64 tsc_b,
+		     u64 token, u64 seq, u64 t1, u64 guest_cpu, u32 vcpu_id)
 {
 	struct vmscope_sync_slot *s = sync_slot(current->pid);
 	struct vmscope_ev_sync_t2 e;
@@ -67,13 +67,14 @@ void vmscope_sync_t2(u64 t2, u64 tsc_a, u64 tsc_b, u64 token, u64 seq,
 	e.tsc_b = tsc_b;
 	e.tid = current->pid;
 	e.vcpu_id = vcpu_id;
-	VMSCOPE_EMIT(sync_t2, e, t2);
+	VMSCOPE_EMIT(to, sync_t2, e, t2);
 }
 
 void vmscope_sync_maybe_t3(u32 vcpu_id)
 {
 	struct vmscope_sync_slot *s;
 	struct vmscope_ev_sync_t3 e;
+	vmscope_slots_t to;
 	u64 t3;
 
 	if (likely(!atomic_read(&sync_pending)))
@@ -92,8 +93,9 @@ void vmscope_sync_maybe_t3(u32 vcpu_id)
 	/* Release after reading: another thread may claim it right away. */
 	atomic_set_release(&s->owner, 0);
 	atomic_dec(&sync_pending);
-	if (vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid, 0))
-		VMSCOPE_EMIT(sync_t3, e, t3);
+	to = vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid, 0);
+	if (to)
+		VMSCOPE_EMIT(to, sync_t3, e, t3);
 }
 
 /* Only with probing stopped and probes quiesced (attach.c). */

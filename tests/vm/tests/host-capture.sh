@@ -5,6 +5,9 @@
 # stopped, so the kvm_exit records of that VM must equal KVM's own exits
 # counter over the same window (within 1%) when no loss is reported, and
 # every record must decode with the module's descriptors.
+# Seven more sessions record beside it, each with its own filter (a
+# process that makes no KVM event): they start, record none of that VM's
+# exits, and do not change the first one's count; a ninth is refused.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
@@ -44,11 +47,21 @@ host_main() {
 	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
 	cap=$CAP_PID
 	log "$(cat /vmtest/capture.err)"
-	# a second session is refused while this one records
-	"$VMSCOPE" capture --duration 1 >/dev/null 2>/vmtest/second.err &&
-		fail "a second capture session started"
-	grep -q 'another one is recording' /vmtest/second.err ||
-		fail "second session: $(cat /vmtest/second.err)"
+	# sessions 2..8 beside it, for a process that makes no KVM event
+	sleep 3600 &
+	idle=$!
+	others=
+	for i in 2 3 4 5 6 7 8; do
+		bg_start capture /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
+			--pid "$idle" --subbuf-shift 12 --subbufs-shift 1
+		others="$others $BG_PID"
+	done
+	# the ninth is refused, with the reason
+	"$VMSCOPE" capture --duration 1 >/dev/null 2>/vmtest/ninth.err &&
+		fail "a ninth capture session started"
+	grep -q 'the module records at most 8 sessions at once' /vmtest/ninth.err ||
+		fail "ninth session: $(cat /vmtest/ninth.err)"
+	log "8 sessions recording; the ninth: $(cat /vmtest/ninth.err)"
 	kill -CONT "$qpid"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
@@ -57,10 +70,21 @@ host_main() {
 	sleep 1
 	e1=$(kvm_exits "$qpid")
 	"$VMSCOPE" stats >/vmtest/stats.txt
-	grep '^ringbuf:' /vmtest/stats.txt | grep -q recording ||
-		fail "stats shows no recording session: $(cat /vmtest/stats.txt)"
-	kill -INT "$cap"
+	grep -q '^ringbuf: recording (8 sessions)' /vmtest/stats.txt ||
+		fail "stats does not show 8 recording sessions: $(cat /vmtest/stats.txt)"
+	kill -INT "$cap" $others
 	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
+	for i in 2 3 4 5 6 7 8; do
+		set -- $others
+		wait "$1" || fail "capture $i failed: $(cat /vmtest/capture$i.err)"
+		others=${others#* $1}
+		grep -q '^records ' /vmtest/capture$i.txt ||
+			fail "capture $i printed no summary: $(cat /vmtest/capture$i.txt)"
+		! grep -q '^event ' /vmtest/capture$i.txt ||
+			fail "capture $i (an idle process) recorded: $(grep '^event ' /vmtest/capture$i.txt)"
+	done
+	kill "$idle"
+	log "sessions 2..8 recorded no event of the VM"
 	kill -CONT "$qpid"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"

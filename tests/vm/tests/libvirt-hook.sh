@@ -2,13 +2,17 @@
 # The libvirt path end to end, with a real libvirtd in the test host:
 # `meson install` puts vmscope, vmscoped and the hook
 # /etc/libvirt/hooks/qemu.d/vmscope in place (wrapped here to time each
-# call); vmscoped runs; two domains are defined and started, t1 opted in
-# through <metadata>, u1 not; t1's guest loads the guest module, runs
-# `vmscope agent` and a pipe ping-pong; both power off. Then:
-#  - exactly one trace exists, t1's, finalized (summary.txt, "merged"),
-#    with host kvm_exit/kvm_entry records and guest0 sched_switch and
-#    sync events; the merge found 0 causality violations;
-#  - u1 left nothing; the daemon logged t1's summary line;
+# call); vmscoped runs; three domains are defined and started, t1 and t2
+# opted in through <metadata>, u1 not; t1's and t2's guests load the guest
+# module, run `vmscope agent` (both to the same vsock port: the daemon
+# hands each connection to its domain's recorder) and a pipe ping-pong;
+# all power off. Then:
+#  - exactly two traces exist, t1's and t2's, each finalized (summary.txt,
+#    "merged"), with host kvm_exit/kvm_entry records, guest0 sched_switch
+#    and sync events from its own guest's agent, and host wakeups of its
+#    own QEMU only (the two recordings ran side by side, each with its own
+#    filter in the host module); each merge found 0 causality violations;
+#  - u1 left nothing; the daemon logged each summary line;
 #  - every hook call exited 0; t1's started, stopped and release calls
 #    each got the daemon's answer in time (syslog: "vmscoped: ..."; none
 #    says "vmscoped not told", which a call that gave up on the daemon
@@ -122,6 +126,39 @@ wait_shutoff() {
 	return 1
 }
 
+# trace_checks NAME: NAME's one trace is finalized and merged, with host
+# KVM events and its guest's agent's events (dump in /vmtest/NAME-dump.txt)
+trace_checks() {
+	_g=$1
+	d=$(ls -d $TRACES/$_g/*/ 2>/dev/null)
+	[ "$(echo "$d" | grep -c .)" = 1 ] || fail "want one trace of $_g, have: $d"
+	cid=$(sed -n 's/^vsock_cid //p' "$d/session.txt")
+	cat "$d/summary.txt"
+	grep -q "^$_g: trace finalized in ${d%/}: vmscope record: [0-9]* events.*; merged$" "$d/summary.txt" ||
+		fail "$_g summary: $(cat "$d/summary.txt")"
+	grep -q "vmscoped: $_g: trace finalized in ${d%/}" /vmtest/vmscoped.log || fail "no summary line of $_g in the daemon's log"
+	grep -q "guest of VM 0 (cid $cid) connected" "$d/record.log" || fail "$_g's agent never connected: $(cat "$d/record.log")"
+	for f in record.log merge.log session.txt; do cp "$d/$f" "/vmtest/$_g-$f"; done
+
+	"$VMSCOPE" dump --summary "$d/trace" >/vmtest/$_g-summary.txt || fail "$_g dump --summary: $(tail -5 /vmtest/$_g-summary.txt)"
+	"$VMSCOPE" dump "$d/trace" >/vmtest/$_g-dump.txt || fail "$_g dump failed"
+	cat /vmtest/$_g-summary.txt
+	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' /vmtest/$_g-summary.txt ||
+		fail "$_g: not every stream ended cleanly"
+	nexit=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/$_g-summary.txt)
+	nsw=$(grep -Ec ' guest0 cpu[0-9]+ sched_switch: ' /vmtest/$_g-dump.txt)
+	nsync=$(grep -Ec ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/$_g-dump.txt)
+	log "$_g's trace: host kvm_exit ${nexit:-0}, guest sched_switch $nsw, guest sync_guest $nsync"
+	[ "${nexit:-0}" -gt 0 ] || fail "$_g: no host kvm_exit records"
+	grep -Eq ' host cpu[0-9]+ kvm_entry: ' /vmtest/$_g-dump.txt || fail "$_g: no host kvm_entry line"
+	[ "$nsw" -ge "$ROUNDS" ] || fail "$_g: only $nsw guest sched_switch for $ROUNDS round trips"
+	[ "$nsync" -gt 0 ] || fail "$_g: no guest sync events"
+	"$VMSCOPE" dump --summary "$d/merged" >/vmtest/$_g-merged-summary.txt || fail "$_g: merged trace unreadable"
+	grep -Eq 'causality [a-z]+: 0 violations' "$d/merge.log" "$d/merged/report.txt" ||
+		fail "$_g merge: $(grep -m2 causality "$d/merge.log" "$d/merged/report.txt")"
+	log "$_g merged: $(grep -Eo 'bound [0-9]+ ns' "$d/merge.log" "$d/merged/report.txt" | head -1)"
+}
+
 host_main() {
 	t_start=$(cut -d' ' -f1 /proc/uptime)
 	host_prepare_kvm
@@ -172,20 +209,21 @@ EOC
 	# 1 vCPU: a 2-vCPU nested guest dies during boot now and then under
 	# TCG (tests/vm/README.md); it did in this test's first run
 	domain_xml t1 traced_main 1 3 "<vmscope:trace xmlns:vmscope='$NS' mode='discard' buffer-size='8M'/>" >/run/t1.xml
+	domain_xml t2 traced_main 1 5 "<vmscope:trace xmlns:vmscope='$NS' buffer-size='4M'/>" >/run/t2.xml
 	domain_xml u1 plain_main 1 4 "<other:x xmlns:other='http://example.org/other'/>" >/run/u1.xml
-	check "define t1" virsh define /run/t1.xml
-	check "define u1" virsh define /run/u1.xml
+	for g in t1 t2 u1; do check "define $g" virsh define /run/$g.xml; done
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	check "start t1" virsh start t1
-	check "start u1" virsh start u1
-	log "both started in $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s"
+	for g in t1 t2 u1; do check "start $g" virsh start $g; done
+	log "all three started in $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s"
 	vmscope session list
 
 	wait_shutoff u1 600 || fail "u1 did not power off: $(tail -5 "$VMTEST_GUESTS/u1/console.log")"
-	wait_shutoff t1 900 || fail "t1 did not power off: $(tail -5 "$VMTEST_GUESTS/t1/console.log")"
-	log "both off $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s after the start"
-	cp /var/log/libvirt/qemu/t1.log /var/log/libvirt/qemu/u1.log /vmtest/ 2>/dev/null
-	for g in t1 u1; do
+	for g in t1 t2; do
+		wait_shutoff $g 900 || fail "$g did not power off: $(tail -5 "$VMTEST_GUESTS/$g/console.log")"
+	done
+	log "all off $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s after the start"
+	cp /var/log/libvirt/qemu/t1.log /var/log/libvirt/qemu/t2.log /var/log/libvirt/qemu/u1.log /vmtest/ 2>/dev/null
+	for g in t1 t2 u1; do
 		mkdir -p /vmtest/guests && cp -r "$VMTEST_GUESTS/$g" /vmtest/guests/
 		sed "s/^/    [$g] /" "$VMTEST_GUESTS/$g/out" 2>/dev/null
 		[ "$(cat "$VMTEST_GUESTS/$g/rc" 2>/dev/null)" = 0 ] || fail "guest $g failed (rc $(cat "$VMTEST_GUESTS/$g/rc" 2>/dev/null))"
@@ -193,45 +231,36 @@ EOC
 
 	# the daemon finalizes in the background: wait for summary.txt
 	for _ in $(seq 600); do
-		ls $TRACES/t1/*/summary.txt >/dev/null 2>&1 && break
+		ls $TRACES/t1/*/summary.txt $TRACES/t2/*/summary.txt >/dev/null 2>&1 && break
 		sleep 0.5
 	done
 	vmscope session list
 	cat /vmtest/vmscoped.log
 	dirs=$(ls -d $TRACES/*/*/ 2>/dev/null)
 	log "trace folders: $dirs"
-	[ "$(echo "$dirs" | grep -c .)" = 1 ] || fail "want exactly one trace folder, have: $dirs"
+	[ "$(echo "$dirs" | grep -c .)" = 2 ] || fail "want exactly two trace folders, have: $dirs"
 	[ -e $TRACES/u1 ] && fail "u1 (not opted in) left $TRACES/u1"
-	d=$(echo "$dirs" | head -1)
-	case $d in $TRACES/t1/*) ;; *) fail "the trace is not t1's: $d" ;; esac
-	cat "$d/summary.txt"
-	grep -q "^t1: trace finalized in ${d%/}: vmscope record: [0-9]* events.*; merged$" "$d/summary.txt" ||
-		fail "summary: $(cat "$d/summary.txt")"
-	grep -q "vmscoped: t1: trace finalized in ${d%/}" /vmtest/vmscoped.log || fail "no summary line in the daemon's log"
-	grep -q "guest of VM 0 (cid 3) connected" "$d/record.log" || fail "t1's agent never connected: $(cat "$d/record.log")"
-	cp "$d/record.log" "$d/merge.log" "$d/session.txt" /vmtest/
+	grep -q "guest connection from cid 3 handed to t1's recorder" /vmtest/vmscoped.log ||
+		fail "the daemon did not hand t1's agent to its recorder"
+	grep -q "guest connection from cid 5 handed to t2's recorder" /vmtest/vmscoped.log ||
+		fail "the daemon did not hand t2's agent to its recorder"
+	for g in t1 t2; do
+		trace_checks $g
+	done
+	# each recording's host filter is its own QEMU: every host wakeup in a
+	# trace is of that QEMU (a sched_switch may show the other domain's
+	# vCPU, as the task that ran while this one's waited)
+	for g in t1 t2; do
+		d=$(ls -d $TRACES/$g/*/)
+		q=$(sed -n 's/^qemu_pid //p' "$d/session.txt")
+		nw=$(grep -Ec " host cpu[0-9]+ sched_wak(ing|eup): pid [0-9]+ tgid $q " /vmtest/$g-dump.txt)
+		other=$(grep -E " host cpu[0-9]+ sched_wak(ing|eup): " /vmtest/$g-dump.txt | grep -Ecv " tgid $q ")
+		log "$g (QEMU $q): host wakeups of its QEMU $nw, of anything else $other"
+		[ "$nw" -gt 0 ] || fail "$g's trace has no host wakeup of its QEMU $q"
+		[ "$other" = 0 ] || fail "$g's trace has $other host wakeups of other processes: $(grep -E " host cpu[0-9]+ sched_wak(ing|eup): " /vmtest/$g-dump.txt | grep -v " tgid $q " | head -3)"
+	done
 
-	"$VMSCOPE" dump --summary "$d/trace" >/vmtest/summary.txt || fail "dump --summary: $(tail -5 /vmtest/summary.txt)"
-	"$VMSCOPE" dump "$d/trace" >/vmtest/dump.txt || fail "dump failed"
-	cat /vmtest/summary.txt
-	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' /vmtest/summary.txt ||
-		fail "not every stream ended cleanly"
-	nexit=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/summary.txt)
-	nsw=$(grep -Ec ' guest0 cpu[0-9]+ sched_switch: ' /vmtest/dump.txt)
-	nsync=$(grep -Ec ' guest0 cpu[0-9]+ sync_guest: ' /vmtest/dump.txt)
-	log "t1's trace: host kvm_exit ${nexit:-0}, guest sched_switch $nsw, guest sync_guest $nsync"
-	[ "${nexit:-0}" -gt 0 ] || fail "no host kvm_exit records"
-	grep -Eq ' host cpu[0-9]+ kvm_entry: ' /vmtest/dump.txt || fail "no host kvm_entry line"
-	[ "$nsw" -ge "$ROUNDS" ] || fail "only $nsw guest sched_switch for $ROUNDS round trips"
-	[ "$nsync" -gt 0 ] || fail "no guest sync events"
-	# the host events are t1's QEMU only: its pid is the session's
-	qpid=$(sed -n 's/^qemu_pid //p' "$d/session.txt")
-	"$VMSCOPE" dump --summary "$d/merged" >/vmtest/merged-summary.txt || fail "merged trace unreadable"
-	grep -Eq 'causality [a-z]+: 0 violations' "$d/merge.log" "$d/merged/report.txt" ||
-		fail "merge: $(grep -m2 causality "$d/merge.log" "$d/merged/report.txt")"
-	log "merged: $(grep -Eo 'bound [0-9]+ ns' "$d/merge.log" "$d/merged/report.txt" | head -1), QEMU pid $qpid"
-
-	# hook timing: every call, both domains. The wrapper's wall time (exit
+	# hook timing: every call, every domain. The wrapper's wall time (exit
 	# status 0 each time) is reported; the hook's own, judged.
 	cat /vmtest/hook-times.txt
 	awk '$3 != 0' /vmtest/hook-times.txt | grep . && fail "a hook call exited non-zero"
@@ -265,7 +294,7 @@ EOC
 	grep -q "vmscope-hook.*t1 started: vmscoped not told, domain not traced" /vmtest/syslog.txt ||
 		fail "no hook warning in syslog"
 	check "destroy t1" virsh destroy t1
-	[ "$(ls -d $TRACES/*/*/ | wc -l)" = 1 ] || fail "a trace appeared without the daemon"
+	[ "$(ls -d $TRACES/*/*/ | wc -l)" = 2 ] || fail "a trace appeared without the daemon"
 	log "libvirt-hook: $(echo "$(cut -d' ' -f1 /proc/uptime) - $t_start" | bc) s in the test host"
 	kill "$(cat /run/libvirtd.pid 2>/dev/null)" 2>/dev/null
 	check "rmmod vmscope_host" rmmod vmscope_host
