@@ -28,7 +28,7 @@ static void usage(FILE *out)
 		"hits that passed the process filter (matched).\n\n"
 		"  --start      enable probing (for the --pid processes, else all);\n"
 		"               it stays on after this command (until --stop, or\n"
-		"               until a record or capture replaces it)\n"
+		"               until a `vmscope record` switches it off as it starts)\n"
 		"  --pid PID    trace this process (QEMU); repeatable, up to %d\n"
 		"  --events LIST  with --start: only these events; comma-separated\n"
 		"               event names, systems (kvm, sched, vmscope) or all\n"

@@ -365,10 +365,15 @@ void vmscope_probes_session_start(unsigned int slot, const void *owner,
 				  struct vmscope_rb_chan *chan)
 {
 	mutex_lock(&vmscope_ctl_lock);
-	/* off since its last session's stop: nothing reads the filter */
+	/*
+	 * Off since its last session's stop, but a probe that saw it on
+	 * then may still be about to read its channel: after this grace
+	 * period none is, so none writes a record of the last session into
+	 * this one's buffers. Its filter is written by the owner's first
+	 * control, after another one.
+	 */
+	tracepoint_synchronize_unregister();
 	slot_owner[slot] = owner;
-	vmscope_filters[slot].nr_pids = 0;
-	vmscope_filters[slot].events = 0;
 	WRITE_ONCE(vmscope_filters[slot].chan, chan);
 	mutex_unlock(&vmscope_ctl_lock);
 }

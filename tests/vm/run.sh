@@ -221,6 +221,20 @@ silent_death() {
 				echo "the test host froze (no heartbeat for the last ${age}s) at the preempt-notifier jump label in finish_task_switch, before any vmscope module was loaded: QEMU TCG's stale-translation defect"
 				return 0
 			fi
+			# A CPU that never answered an IPI, before any vmscope
+			# module was loaded: every kernel RIP the lockups report
+			# is the sender's wait in smp_call_function_many_cond()
+			# (text_poke_bp() patching a static call for the
+			# harness's own ftrace enable in host_prepare_kvm), and
+			# the other CPU never reports anything (seen 2026-12-02,
+			# libvirt-hook: "soft lockup - CPU#1 stuck" for 300 s at
+			# event_enable_write, "Not tainted", CPU 0 silent).
+			if grep -Eq 'soft lockup' "$results/console.log" &&
+				! grep -Eq 'vmscope_(host|guest): ' "$results/console.log" &&
+				! grep -E 'RIP: 0010:' "$results/console.log" | grep -vq 'RIP: 0010:smp_call_function_many_cond'; then
+				echo "the test host froze (no heartbeat for the last ${age}s) with a CPU waiting for another's answer to an IPI, before any vmscope module was loaded: an emulated CPU stuck in QEMU"
+				return 0
+			fi
 			# A CPU that never answered the stall detector's NMI: the
 			# last kernel line asks for its backtrace and nothing
 			# follows. A kernel bug leaves a CPU that still takes NMIs
