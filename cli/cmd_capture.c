@@ -41,9 +41,11 @@ static void usage(FILE *out)
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
 		"                       [--flush-ms MS]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
-		"until `vmscope record` exists: checks sub-buffer continuity, decodes\n"
+		"a test reader of the module's ABI: checks sub-buffer continuity, decodes\n"
 		"every record with the module's descriptors and prints per-event record\n"
-		"counts and losses. Runs until --duration or SIGINT/SIGTERM; prints\n"
+		"counts ('event'), what the module handed this session ('handed': each\n"
+		"one read or counted lost) and losses. Runs until --duration or\n"
+		"SIGINT/SIGTERM; prints\n"
 		"'capture: recording' on stderr once the session is live.\n\n"
 		"  --pid PID          record events of this process (QEMU); repeatable\n"
 		"  --duration S       stop after S seconds\n"
@@ -170,6 +172,11 @@ static void report(const struct capture *c)
 	for (unsigned int e = 0; e < c->h.nev; e++)
 		if (c->counts[e])
 			printf("event %-22s %llu\n", c->h.descs[e].name, c->counts[e]);
+	/* what the module handed this session (each one read above or lost) */
+	for (unsigned int e = 0; c->h.have_handed && e < c->h.nev; e++)
+		if (c->h.handed[e])
+			printf("handed %-21s %llu\n", c->h.descs[e].name,
+			       (unsigned long long)c->h.handed[e]);
 	printf("records %llu undecodable %llu subbufs %llu bad_subbufs %llu\n",
 	       c->records, c->undecodable, c->subbufs, c->bad_subbufs);
 	printf("lost %llu (full %llu too_big %llu overwritten %llu) "

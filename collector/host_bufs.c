@@ -111,7 +111,14 @@ int hb_stop(struct hb *h)
 {
 	struct vmscope_probe_ctl off = { 0 };
 	int r = hb_probes(h, &off);
+	struct vmscope_session_counts sc;
 
+	/* probing off: these are final; the stop below frees the slot */
+	memset(&sc, 0, sizeof(sc));
+	if (ioctl(h->fd, VMSCOPE_IOC_GET_SESSION_COUNTS, &sc) == 0) {
+		memcpy(h->handed, sc.handed, sizeof(h->handed));
+		h->have_handed = 1;
+	}
 	if (ioctl(h->fd, VMSCOPE_IOC_SESSION_STOP) < 0) {
 		fprintf(stderr, "%s: SESSION_STOP: %s\n", h->prog, strerror(errno));
 		r = -1;

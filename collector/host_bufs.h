@@ -28,6 +28,10 @@ struct hb {
 	struct vmscope_session_cfg cfg;	/* in: wishes (0 = default); out: chosen */
 	unsigned int ncpu;		/* CPUs 0..ncpu-1; map[c] NULL: impossible */
 	const unsigned char *map[HB_MAX_CPUS];
+	/* hb_stop(): records the module handed this session, by event id
+	 * (VMSCOPE_IOC_GET_SESSION_COUNTS; have_handed 0 if it could not) */
+	int have_handed;
+	uint64_t handed[VMSCOPE_MAX_EVENTS];
 };
 
 /* Take the open device @fd and read the module's descriptors (checked).

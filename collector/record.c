@@ -833,6 +833,25 @@ static void stop_threads(struct rec *r)
 	}
 }
 
+/*
+ * What the module handed this session, by event: each record is in the
+ * host streams or counted lost there, so the trace can be checked against
+ * it whatever other sessions recorded (the module's matched is shared).
+ */
+static void print_handed(const struct hb *h)
+{
+	uint64_t total = 0;
+
+	fprintf(stderr, "vmscope record: the module handed this session");
+	for (unsigned int id = 0; id < h->nev; id++) {
+		if (!h->handed[id])
+			continue;
+		fprintf(stderr, " %s %" PRIu64, h->descs[id].name, h->handed[id]);
+		total += h->handed[id];
+	}
+	fprintf(stderr, " (total %" PRIu64 ")\n", total);
+}
+
 int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 {
 	static struct rec rs;
@@ -1028,6 +1047,8 @@ out:
 			rc = 1;
 		}
 	}
+	if (started && h->have_handed)
+		print_handed(h);
 	if (started) {
 		/* the collector's own high-water mark (the kernel's VmHWM), with
 		 * the stop and the final frames in it: its memory bound shows */

@@ -115,6 +115,17 @@ out:
 	return ret;
 }
 
+static long get_session_counts(struct file *file, void __user *arg)
+{
+	struct vmscope_session_counts sc = { .nr_events = VMSCOPE_NR_EVENTS };
+	long ret = vmscope_probes_session_counts(file, sc.handed,
+						 VMSCOPE_MAX_EVENTS);
+
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &sc, sizeof(sc)) ? -EFAULT : 0;
+}
+
 long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
@@ -127,6 +138,8 @@ long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg)
 		return get_stats(arg);
 	case VMSCOPE_IOC_GET_LAST:
 		return get_last(arg);
+	case VMSCOPE_IOC_GET_SESSION_COUNTS:
+		return get_session_counts(file, arg);
 	default:
 		return -ENOTTY;
 	}

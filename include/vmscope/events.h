@@ -149,6 +149,20 @@ struct vmscope_probe_stats {
 };
 
 /*
+ * VMSCOPE_IOC_GET_SESSION_COUNTS, on a file whose session records (else
+ * -ENODATA): how many records of each event the probes handed to this
+ * session's buffers since it started, summed over CPUs: each one is in
+ * the buffers or counted lost there. Unlike matched, they are the
+ * session's own, whatever other sessions record; read them after probing
+ * off and before VMSCOPE_IOC_SESSION_STOP for the final counts.
+ */
+struct vmscope_session_counts {
+	__u32 nr_events;	/* out */
+	__u32 reserved;
+	__u64 handed[VMSCOPE_MAX_EVENTS];	/* out, by event id */
+};
+
+/*
  * VMSCOPE_IOC_GET_LAST: the payload of the last matched event @event on
  * @cpu (a stand-in for the ring buffer until it is wired in). seq is 0 when
  * there was none. Host events only (the host module's table), the first

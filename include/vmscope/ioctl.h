@@ -59,6 +59,7 @@ struct vmscope_sync_once {
 					     __builtin_offsetof(struct vmscope_probe_ctl, events))
 #define VMSCOPE_IOC_GET_STATS		_IOWR(VMSCOPE_IOC_MAGIC, 0x12, struct vmscope_probe_stats)
 #define VMSCOPE_IOC_GET_LAST		_IOWR(VMSCOPE_IOC_MAGIC, 0x13, struct vmscope_last_event)
+#define VMSCOPE_IOC_GET_SESSION_COUNTS	_IOR(VMSCOPE_IOC_MAGIC, 0x14, struct vmscope_session_counts)
 
 /*
  * The periodic clock-sync emitter of the guest module: while enabled, every

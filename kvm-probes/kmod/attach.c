@@ -19,6 +19,7 @@
 #include "core.h"
 
 DEFINE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
+DEFINE_PER_CPU(struct vmscope_handed, vmscope_handed);
 struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
 unsigned long vmscope_slots_on;
 bool vmscope_measure;
@@ -364,6 +365,8 @@ void vmscope_probes_release(const void *owner)
 void vmscope_probes_session_start(unsigned int slot, const void *owner,
 				  struct vmscope_rb_chan *chan)
 {
+	unsigned int cpu;
+
 	mutex_lock(&vmscope_ctl_lock);
 	/*
 	 * Off since its last session's stop, but a probe that saw it on
@@ -373,9 +376,32 @@ void vmscope_probes_session_start(unsigned int slot, const void *owner,
 	 * control, after another one.
 	 */
 	tracepoint_synchronize_unregister();
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(&vmscope_handed, cpu)->n[slot], 0,
+		       sizeof(per_cpu_ptr(&vmscope_handed, cpu)->n[slot]));
 	slot_owner[slot] = owner;
 	WRITE_ONCE(vmscope_filters[slot].chan, chan);
 	mutex_unlock(&vmscope_ctl_lock);
+}
+
+int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n)
+{
+	unsigned int cpu, id, slot;
+
+	mutex_lock(&vmscope_ctl_lock);
+	slot = slot_of(owner);
+	if (slot == VMSCOPE_SHARED_SLOT) {
+		mutex_unlock(&vmscope_ctl_lock);
+		return -ENODATA;
+	}
+	/* plain reads of other CPUs' counters: each u64 is read whole */
+	for (id = 0; id < n && id < VMSCOPE_NR_EVENTS; id++) {
+		handed[id] = 0;
+		for_each_possible_cpu(cpu)
+			handed[id] += READ_ONCE(per_cpu_ptr(&vmscope_handed, cpu)->n[slot][id]);
+	}
+	mutex_unlock(&vmscope_ctl_lock);
+	return 0;
 }
 
 void vmscope_probes_session_stop(unsigned int slot)

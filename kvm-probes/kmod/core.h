@@ -77,6 +77,16 @@ struct vmscope_cpu {
 DECLARE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 
 /*
+ * Records handed to each session's buffers, by event: apart from struct
+ * vmscope_cpu, so that a counter reset never touches a session's own.
+ * Zeroed when a session takes the slot.
+ */
+struct vmscope_handed {
+	u64 n[VMSCOPE_HOST_SESSIONS][VMSCOPE_NR_EVENTS];
+};
+DECLARE_PER_CPU(struct vmscope_handed, vmscope_handed);
+
+/*
  * One slot's filter. Written by the ioctl path (under vmscope_ctl_lock)
  * only while the slot's bit in vmscope_slots_on is clear and a grace
  * period has passed since, so a probe that saw the bit set reads a
@@ -186,8 +196,11 @@ static __always_inline void vmscope_emit(vmscope_slots_t to, unsigned int id,
 
 	for_each_set_bit(s, &to, VMSCOPE_NR_SLOTS) {
 		chan = READ_ONCE(vmscope_filters[s].chan);
-		if (chan)
+		/* only session slots (< VMSCOPE_HOST_SESSIONS) have one */
+		if (chan && s < VMSCOPE_HOST_SESSIONS) {
 			vmscope_rb_chan_write(chan, id, payload, size);
+			this_cpu_inc(vmscope_handed.n[s][id]);
+		}
 	}
 	seq = READ_ONCE(l->seq);
 	if (seq & 1)
@@ -229,6 +242,8 @@ void vmscope_probes_release(const void *owner);
 void vmscope_probes_session_start(unsigned int slot, const void *owner,
 				  struct vmscope_rb_chan *chan);
 void vmscope_probes_session_stop(unsigned int slot);
+/* @owner's session's handed counts (n of them), or -ENODATA. */
+int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n);
 
 /* exit_reason.c: perf counters on kvm_exit for the exit details */
 int vmscope_exit_reason_start(struct module *kvm);

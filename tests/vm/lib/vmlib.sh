@@ -121,6 +121,25 @@ stats_refused() {
 	log "ok: stats $* refused: $(cat /vmtest/refused.err)"
 }
 
+# handed_check LOG SUMMARY EVENT WHO: the records of host EVENT in a
+# trace (SUMMARY: its `dump --summary`) against what the module handed
+# that recording's session (LOG: record's stderr, "the module handed this
+# session ... EVENT N"): equal with no loss, else at most the trace's
+# losses fewer. The session's own count: exact beside other sessions.
+handed_check() {
+	_h=$(sed -n "s/^vmscope record: the module handed this session.* $3 \([0-9]*\)\( .*\)\{0,1\}\$/\1/p" "$1")
+	_n=$(awk -v e="$3" '$1 == "events" && $2 == "host" && $3 == e { print $4 }' "$2")
+	_l=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' "$2")
+	log "$4: $3 handed by the module ${_h:-?}, in the trace ${_n:-?}, trace lost ${_l:-?}"
+	[ -n "$_h" ] && [ -n "$_n" ] && [ -n "$_l" ] || fail "$4: could not read the $3 counts: $(grep 'handed this session' "$1")"
+	if [ "$_l" -eq 0 ]; then
+		[ "$_n" -eq "$_h" ] || fail "$4: $3 records $_n != handed $_h with no loss"
+	else
+		[ "$_n" -le "$_h" ] && [ "$_n" -ge $((_h - _l)) ] ||
+			fail "$4: $3 records $_n outside [handed - lost, handed] = [$((_h - _l)), $_h]"
+	fi
+}
+
 # Test host: load KVM and vhost-vsock so that guests can start.
 # It also starts kvm-hold (tests/vm/tools/kvm-hold.c): one empty VM kept
 # for the test host's life, so that guest starts and stops do not live-patch

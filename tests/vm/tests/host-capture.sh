@@ -80,7 +80,7 @@ host_main() {
 		others=${others#* $1}
 		grep -q '^records ' /vmtest/capture$i.txt ||
 			fail "capture $i printed no summary: $(cat /vmtest/capture$i.txt)"
-		! grep -q '^event ' /vmtest/capture$i.txt ||
+		! grep -Eq '^(event|handed) ' /vmtest/capture$i.txt ||
 			fail "capture $i (an idle process) recorded: $(grep '^event ' /vmtest/capture$i.txt)"
 	done
 	kill "$idle"
@@ -104,6 +104,10 @@ EOR
 	rec=${rec:-0}
 	diff=$((de > rec ? de - rec : rec - de))
 	[ $((diff * 100)) -le "$de" ] || fail "kvm_exit records $rec vs KVM exits $de: more than 1% apart"
+	# and exactly what the module handed this session, beside 7 others
+	handed=$(awk '$1 == "handed" && $2 == "kvm_exit" { print $3 }' /vmtest/capture.txt)
+	log "kvm_exit handed to the session by the module: ${handed:-?}, read: $rec"
+	[ "${handed:-x}" = "$rec" ] || fail "kvm_exit: the module handed ${handed:-?} to the session, capture read $rec"
 	for ev in kvm_entry kvm_pio; do
 		grep -q "^event $ev " /vmtest/capture.txt || fail "no $ev records"
 	done

@@ -150,6 +150,8 @@ trace_checks() {
 	log "$_g's trace: host kvm_exit ${nexit:-0}, guest sched_switch $nsw, guest sync_guest $nsync"
 	[ "${nexit:-0}" -gt 0 ] || fail "$_g: no host kvm_exit records"
 	grep -Eq ' host cpu[0-9]+ kvm_entry: ' /run/$_g-dump.txt || fail "$_g: no host kvm_entry line"
+	# its own session's count, exact beside the other domain's recording
+	handed_check "$d/record.log" /vmtest/$_g-summary.txt kvm_exit "$_g"
 	[ "$nsw" -ge "$ROUNDS" ] || fail "$_g: only $nsw guest sched_switch for $ROUNDS round trips"
 	[ "$nsync" -gt 0 ] || fail "$_g: no guest sync events"
 	"$VMSCOPE" dump --summary "$d/merged" >/vmtest/$_g-merged-summary.txt || fail "$_g: merged trace unreadable"

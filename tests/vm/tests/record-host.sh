@@ -61,6 +61,7 @@ host_main() {
 	grep -Eq '^events host kvm_' /vmtest/other.txt &&
 		fail "the second trace (--events sched) has KVM events: $(grep '^events host kvm_' /vmtest/other.txt)"
 	log "second recorder beside the first: $other_sw sched_switch, no KVM event"
+	handed_check /vmtest/second.err /vmtest/other.txt sched_switch "second recorder"
 	check "hot-plug vCPU 1" python3 "$VMTEST_REPO/tests/vm/lib/qmp-cpu-add.py" /run/g1-qmp.sock
 	hot_tid=
 	for _ in $(seq 100); do
@@ -105,6 +106,8 @@ host_main() {
 	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' /vmtest/summary.txt)
 	log "kvm_exit: module wrote (matched) ${matched:-?}, trace has ${rec_n:-?}, trace reports lost ${lost:-?}"
 	[ -n "$matched" ] && [ -n "$rec_n" ] && [ -n "$lost" ] || fail "could not read the counts"
+	handed_check /vmtest/record.err /vmtest/summary.txt kvm_exit "first recorder"
+	[ "$_h" = "$matched" ] || fail "alone, the session was handed $_h kvm_exit but the module matched $matched"
 	grep -q ' 0 sub-buffers missing$' /vmtest/summary.txt ||
 		fail "sub-buffers missing in discard mode: $(grep '^total' /vmtest/summary.txt)"
 	[ "$matched" -ge $((PIO_N + CPUID_N)) ] || fail "module matched only $matched kvm_exit"
