@@ -24,6 +24,9 @@ and all of it finished within the timeout.
 A test file may set its own defaults for these two with header lines
   # vmtest-timeout: S
   # vmtest-expect-fail: REGEX
+be started before the others with --jobs (a long one started last would
+end alone on one lane while the other lanes have nothing left) with
+  # vmtest-long: REASON
 and be kept out of --all, reported as skipped, with
   # vmtest-quarantine: REASON
   --show              print host_main's output also when the test passes
@@ -71,6 +74,15 @@ if [ "$shell" -eq 0 ] && [ "${#tests[@]}" -eq 0 ]; then
 fi
 case "$timeout_opt" in *[!0-9]*) echo "run.sh: --timeout takes seconds" >&2; exit 2 ;; esac
 case "$jobs" in ''|*[!0-9]*|0) echo "run.sh: --jobs takes a count of 1 or more" >&2; exit 2 ;; esac
+if [ "$jobs" -gt 1 ]; then	# `# vmtest-long:` tests first, each group in its order
+	long=() rest=()
+	for t in "${tests[@]}"; do
+		f=$t
+		[ -f "$f" ] || f=$repo/tests/vm/tests/${t%.sh}.sh
+		if [ -f "$f" ] && grep -q '^# vmtest-long: ' "$f"; then long+=("$t"); else rest+=("$t"); fi
+	done
+	tests=("${long[@]}" "${rest[@]}")
+fi
 timeout_s=${timeout_opt:-300}
 
 kver=$("$repo/scripts/kver.sh") || exit 1
