@@ -58,14 +58,13 @@ static int has_recorder(const struct session *s)
 	return (s->state == SS_RECORDING || s->state == SS_STOPPING) && s->child > 0;
 }
 
-/* Recorders alive: of domain @name, or of every domain (NULL). */
-static unsigned int domain_recorders(const struct sessions *ss, const char *name)
+/* Does domain @name have a recorder alive (a restart waits for it)? */
+static int domain_has_recorder(const struct sessions *ss, const char *name)
 {
-	unsigned int n = 0;
-
 	for (unsigned int i = 0; i < ss->n; i++)
-		n += has_recorder(&ss->s[i]) && (!name || !strcmp(ss->s[i].dom.name, name));
-	return n;
+		if (has_recorder(&ss->s[i]) && !strcmp(ss->s[i].dom.name, name))
+			return 1;
+	return 0;
 }
 
 unsigned int ss_active(const struct sessions *ss)
@@ -475,7 +474,7 @@ void ss_tick(struct sessions *ss)
 	for (unsigned int i = 0; i < ss->n; i++) {
 		struct session *s = &ss->s[i];
 
-		if (s->state == SS_PENDING && !domain_recorders(ss, s->dom.name))
+		if (s->state == SS_PENDING && !domain_has_recorder(ss, s->dom.name))
 			launch_recorder(ss, s);
 	}
 }
@@ -585,7 +584,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 		stop_session(mine, "restarted", ss->cfg->stop_timeout_s);
 	}
 	/* a restart: the new recorder starts when the old one has exited */
-	pending = domain_recorders(ss, dom->name) > 0;
+	pending = domain_has_recorder(ss, dom->name);
 	s = slot(ss);
 	if (!s)
 		return vd_why(msg, msglen, -1, "%s: too many sessions (%d)", dom->name, SS_MAX);

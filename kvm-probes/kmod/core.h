@@ -157,21 +157,18 @@ static __always_inline vmscope_slots_t vmscope_slots_wanting(vmscope_slots_t sel
 }
 
 /*
- * Every probe starts here: the slots that take this event (0: none;
- * nothing counted when probing is off, "seen" when no slot traces
- * @tgid_a or @tgid_b (0: unused)).
+ * Every probe starts here: the slots that take this event for a thread of
+ * @tgid (0: none; nothing counted when probing is off, "seen" when no
+ * slot traces @tgid).
  */
 static __always_inline vmscope_slots_t vmscope_probe_begin(unsigned int id,
-							   pid_t tgid_a,
-							   pid_t tgid_b)
+							   pid_t tgid)
 {
 	vmscope_slots_t sel = vmscope_probe_on(id), hit;
 
 	if (!sel)
 		return 0;
-	hit = vmscope_slots_wanting(sel, tgid_a);
-	if (tgid_b && hit != sel)
-		hit |= vmscope_slots_wanting(sel & ~hit, tgid_b);
+	hit = vmscope_slots_wanting(sel, tgid);
 	if (hit)
 		this_cpu_inc(vmscope_cpu.matched[id]);
 	return hit;

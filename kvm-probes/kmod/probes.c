@@ -62,7 +62,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	this_cpu_write(vmscope_cpu.last_exit_tid, current->pid);
 	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid);
 	if (!to) {
 		if (measure)
 			this_cpu_add(vmscope_cpu.exit_timing_probe_ns,
@@ -99,7 +99,7 @@ static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 	vmscope_slots_t to;
 
 	vmscope_sync_maybe_t3(vcpu->vcpu_id);
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -116,7 +116,7 @@ static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
 	struct vmscope_ev_kvm_cr e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -132,7 +132,7 @@ static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
 	struct vmscope_ev_kvm_page_fault e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -154,14 +154,14 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	vmscope_slots_t to = 0;
 
 	if (nr == VMSCOPE_SYNC_HC_NR)
-		to = vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid, 0);
+		to = vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid);
 	if (to) {
 		/* Our kvm_exit probe saw this thread's VMMCALL exit just now. */
 		if (this_cpu_read(vmscope_cpu.last_exit_tid) == current->pid)
 			vcpu_id = this_cpu_read(vmscope_cpu.last_exit_vcpu);
 		vmscope_sync_t2(to, ts, tsc_a, tsc_b, a0, a1, a2, a3, vcpu_id);
 	}
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -180,7 +180,7 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 	struct vmscope_ev_kvm_pio e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -204,7 +204,7 @@ static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 	struct vmscope_ev_kvm_mmio e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -223,7 +223,7 @@ static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
 	struct vmscope_ev_kvm_msr e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -240,7 +240,7 @@ static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
 	struct vmscope_ev_kvm_inj_virq e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -256,7 +256,7 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 	struct vmscope_ev_kvm_write_tsc_offset e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -271,7 +271,7 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 	struct vmscope_ev_kvm_userspace_exit e;
 	vmscope_slots_t to;
 
-	to = vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid);
 	if (!to)
 		return;
 	memset(&e, 0, sizeof(e));
@@ -324,7 +324,7 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 { \
 	struct vmscope_ev_##ev e; \
-	vmscope_slots_t to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid, 0); \
+	vmscope_slots_t to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid); \
 	\
 	if (!to) \
 		return; \
@@ -347,7 +347,7 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 		for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS)
 			cmpxchg(per_cpu_ptr(&vmscope_cpu.waiting_pid[s], orig_cpu),
 				p->pid, 0);
-	to = vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid);
 	if (!to)
 		return;
 	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);

@@ -93,7 +93,7 @@ void vmscope_sync_maybe_t3(u32 vcpu_id)
 	/* Release after reading: another thread may claim it right away. */
 	atomic_set_release(&s->owner, 0);
 	atomic_dec(&sync_pending);
-	to = vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid, 0);
+	to = vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid);
 	if (to)
 		VMSCOPE_EMIT(to, sync_t3, e, t3);
 }
