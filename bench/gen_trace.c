@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 
 		o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 		o.cpu = cpu;
-		tf_trace_host_name(name, sizeof(name), cpu);
+		tf_trace_host_name(name, sizeof(name), 0, cpu);
 		rng_state = 0x9e3779b97f4a7c15ull + cpu;
 		rng_added = 0xd1b54a32d192ed03ull + cpu;
 		if (write_stream(dfd, name, &o, all ? n : n / 2 + (cpu == 0 ? n % 2 : 0), all))

@@ -261,7 +261,7 @@ int agent_hello_build(struct agent *a, uint64_t token, int sync_available,
 	m->h.events = &m->pb->table;
 	m->h.state = &m->state;
 	m->h.agent_version = VMSCOPE_VERSION_STRING;
-	m->h.subbuf_size = 1u << a->cfg.subbuf_shift;
+	m->h.subbuf_size = 1u << a->cfg.chan[0].subbuf_shift;
 	return 0;
 }
 

@@ -72,7 +72,7 @@ static int send_msg(struct agent *a, uint16_t type, const ProtobufCMessage *m)
 
 int agent_frame_alloc(struct agent *a)
 {
-	a->frame_cap = ((size_t)1 << a->cfg.subbuf_shift) + 4096;
+	a->frame_cap = ((size_t)1 << a->cfg.chan[0].subbuf_shift) + 4096;
 	if (tf_msg_frame_size(&a->hello->base) > a->frame_cap)
 		a->frame_cap = tf_msg_frame_size(&a->hello->base) + 4096;
 	a->frame = malloc(a->frame_cap);
@@ -158,7 +158,7 @@ int agent_send_chunk(struct agent *a, uint32_t cpu)
 		(const void *)(c->map + c->req.offset);
 	Vmscope__Trace__StreamChunk k = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
 	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
-	uint32_t size = (uint32_t)1 << a->cfg.subbuf_shift;
+	uint32_t size = (uint32_t)1 << a->cfg.chan[0].subbuf_shift;
 	uint32_t data_size = h->data_size;
 	int e;
 
@@ -217,7 +217,7 @@ int agent_drain(struct agent *a)
 		while (a->sock >= 0) {
 			if (!c->holding) {
 				memset(&c->req, 0, sizeof(c->req));
-				c->req.cpu = cpu;
+				c->req.buf = cpu;
 				if (ioctl(a->dev, VMSCOPE_IOC_GET_SUBBUF, &c->req) < 0) {
 					if (errno == EAGAIN)
 						break;

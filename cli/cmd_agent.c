@@ -107,8 +107,8 @@ static int map_buffers(struct agent *a)
 	if (!a->cpus)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < a->cfg.nr_cpu_ids; c++) {
-		void *p = mmap(NULL, a->cfg.cpu_stride, PROT_READ, MAP_SHARED,
-			       a->dev, (off_t)(c * a->cfg.cpu_stride));
+		void *p = mmap(NULL, a->cfg.chan[0].cpu_stride, PROT_READ, MAP_SHARED,
+			       a->dev, (off_t)(c * a->cfg.chan[0].cpu_stride));
 
 		if (p == MAP_FAILED) {
 			if (errno == ENXIO)	/* not a possible CPU */
@@ -187,7 +187,7 @@ static int setup(struct agent *a, const struct agent_opts *o)
 		return -1;
 	fprintf(stderr, "vmscope agent: recording %u CPUs, %u x %u KiB each, "
 		"%zu tasks, %zu irqs, sync %s\n", a->hello->state->nr_cpus,
-		1u << a->cfg.nr_subbuf_shift, (1u << a->cfg.subbuf_shift) / 1024,
+		1u << a->cfg.chan[0].nr_subbuf_shift, (1u << a->cfg.chan[0].subbuf_shift) / 1024,
 		a->hello->state->n_tasks, a->hello->state->n_irqs,
 		sync_ok ? "on" : "off");
 	return 0;
@@ -293,10 +293,10 @@ int cmd_agent(int argc, char **argv)
 		case 'S': o.syscalls = 1; break;
 		case 's': bad |= parse_u32(optarg, VMSCOPE_SESSION_SUBBUF_SHIFT_MIN,
 					  VMSCOPE_SESSION_SUBBUF_SHIFT_MAX,
-					  &o.cfg.subbuf_shift); break;
+					  &o.cfg.chan[0].subbuf_shift); break;
 		case 'n': bad |= parse_u32(optarg, VMSCOPE_SESSION_NR_SHIFT_MIN,
 					  VMSCOPE_SESSION_NR_SHIFT_MAX,
-					  &o.cfg.nr_subbuf_shift); break;
+					  &o.cfg.chan[0].nr_subbuf_shift); break;
 		case 'f': bad |= parse_u32(optarg, VMSCOPE_SESSION_FLUSH_MS_MIN,
 					  VMSCOPE_SESSION_FLUSH_MS_MAX,
 					  &o.cfg.flush_ms); break;
@@ -347,7 +347,7 @@ int cmd_agent(int argc, char **argv)
 	if (a.cpus)
 		for (uint32_t c = 0; c < a.cfg.nr_cpu_ids; c++)
 			if (a.cpus[c].map)
-				munmap((void *)a.cpus[c].map, a.cfg.cpu_stride);
+				munmap((void *)a.cpus[c].map, a.cfg.chan[0].cpu_stride);
 	agent_hello_free(&a);
 	free(a.cpus);
 	free(a.frame);

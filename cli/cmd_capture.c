@@ -22,10 +22,12 @@
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
+#include "event_select.h"
 #include "host_bufs.h"
 #include "rb_decode.h"
+#include "rec_args.h"
 
-#define MAX_CPUS HB_MAX_CPUS
+#define MAX_BUFS (HB_MAX_CPUS * VMSCOPE_SESSION_CHANNELS)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -39,7 +41,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope capture [--pid PID]... [--duration S] [-o FILE]\n"
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
-		"                       [--flush-ms MS]\n\n"
+		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
 		"a test reader of the module's ABI: checks sub-buffer continuity, decodes\n"
 		"every record with the module's descriptors and prints per-event record\n"
@@ -50,27 +52,43 @@ static void usage(FILE *out)
 		"  --pid PID          record events of this process (QEMU); repeatable\n"
 		"  --duration S       stop after S seconds\n"
 		"  -o FILE            append each sub-buffer raw (not a trace format:\n"
-		"                     'VSCP' cpu size, then the sub-buffer bytes)\n"
+		"                     'VSCP', channel << 16 | cpu, size, then the\n"
+		"                     sub-buffer bytes)\n"
 		"  --subbuf-shift K   sub-buffers of 2^K bytes (default %d)\n"
 		"  --subbufs-shift K  2^K sub-buffers per CPU (default %d)\n"
 		"  --flight           overwrite the oldest sub-buffers (default discard)\n"
-		"  --flush-ms MS      deliver partly filled sub-buffers every MS ms\n",
-		VMSCOPE_SESSION_SUBBUF_SHIFT_DEF, VMSCOPE_SESSION_NR_SHIFT_DEF);
+		"  --flush-ms MS      deliver partly filled sub-buffers every MS ms\n"
+		"  --keep LIST        these events (names or systems, comma-separated)\n"
+		"                     into a second channel of their own: discard mode,\n"
+		"                     %d x %d KiB sub-buffers per CPU (the session's\n"
+		"                     first channel records the others); its counts are\n"
+		"                     printed on 'channel 1' lines\n"
+		"  --read-every MS    take sub-buffers only every MS ms, not as soon as\n"
+		"                     they are delivered: a reader that falls behind\n",
+		VMSCOPE_SESSION_SUBBUF_SHIFT_DEF, VMSCOPE_SESSION_NR_SHIFT_DEF,
+		1 << REC_KEEP_NR_SHIFT, (1 << REC_KEEP_SUBBUF_SHIFT) / 1024);
 }
 
 struct capture {
 	struct hb h;
 	FILE *out;
-	unsigned long long next_seq[MAX_CPUS];
-	unsigned long long last_lost[MAX_CPUS];
+	unsigned long long next_seq[MAX_BUFS];
+	unsigned long long last_lost[MAX_BUFS];
 	unsigned long long counts[VMSCOPE_MAX_EVENTS];
 	unsigned long long records, undecodable, bad_subbufs, subbufs;
 	unsigned long long seq_gaps, lost_seen;
+	/* by channel: records read */
+	unsigned long long chan_records[VMSCOPE_SESSION_CHANNELS];
 };
 
-/* Every record decodes: known id, payload size as described, formattable. */
-static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, size_t len)
+/*
+ * Every record decodes: known id, payload size as described, formattable;
+ * and it is an event of the buffer's channel.
+ */
+static void check_subbuf(struct capture *c, unsigned int buf, const void *sb, size_t len)
 {
+	unsigned int cpu = hb_cpu(&c->h, buf), chan = hb_chan(&c->h, buf);
+	uint64_t mine = c->h.cfg.chan[chan].events;
 	struct vmscope_rb_iter it;
 	struct vmscope_rb_rec rec;
 	char text[512];
@@ -83,7 +101,9 @@ static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, si
 	}
 	while ((ret = vmscope_rb_iter_next(&it, &rec)) > 0) {
 		c->records++;
-		if (rec.id >= c->h.nev || rec.size != c->h.descs[rec.id].payload_size ||
+		c->chan_records[chan]++;
+		if (rec.id >= c->h.nev || rec.id >= 64 || !(mine >> rec.id & 1) ||
+		    rec.size != c->h.descs[rec.id].payload_size ||
 		    vmscope_format_event(&c->h.descs[rec.id], rec.payload, rec.size,
 					 text, sizeof(text)) < 0) {
 			c->undecodable++;
@@ -98,36 +118,38 @@ static void check_subbuf(struct capture *c, unsigned int cpu, const void *sb, si
 	}
 }
 
-/* Takes every delivered sub-buffer of @cpu. 0, or -1 on an ioctl error. */
-static int drain_cpu(struct capture *c, unsigned int cpu)
+/* Takes every delivered sub-buffer of buffer @buf. 0, or -1 on an ioctl error. */
+static int drain_buf(struct capture *c, unsigned int buf)
 {
-	size_t sb_size = (size_t)1 << c->h.cfg.subbuf_shift;
+	size_t sb_size = hb_subbuf_size(&c->h, buf);
+	unsigned int cpu = hb_cpu(&c->h, buf), chan = hb_chan(&c->h, buf);
 	struct vmscope_subbuf_req req;
 	struct vmscope_rb_subbuf_hdr hdr;
 	const unsigned char *sb;
 	int got;
 
 	for (;;) {
-		got = hb_get(&c->h, cpu, &req, &sb);
+		got = hb_get(&c->h, buf, &req, &sb);
 		if (got <= 0)
 			return got;
 		memcpy(&hdr, sb, sizeof(hdr));
 		c->subbufs++;
 		if (hdr.seq != req.seq)
 			c->bad_subbufs++;
-		if (req.seq != c->next_seq[cpu]) {
-			fprintf(stderr, "vmscope capture: cpu %u: sub-buffers %llu..%llu missing\n",
-				cpu, c->next_seq[cpu], (unsigned long long)req.seq - 1);
-			c->seq_gaps += req.seq - c->next_seq[cpu];
+		if (req.seq != c->next_seq[buf]) {
+			fprintf(stderr, "vmscope capture: channel %u cpu %u: sub-buffers "
+				"%llu..%llu missing\n", chan, cpu, c->next_seq[buf],
+				(unsigned long long)req.seq - 1);
+			c->seq_gaps += req.seq - c->next_seq[buf];
 		}
-		c->next_seq[cpu] = req.seq + 1;
-		if (hdr.lost_before != c->last_lost[cpu]) {
-			c->lost_seen += hdr.lost_before - c->last_lost[cpu];
-			c->last_lost[cpu] = hdr.lost_before;
+		c->next_seq[buf] = req.seq + 1;
+		if (hdr.lost_before != c->last_lost[buf]) {
+			c->lost_seen += hdr.lost_before - c->last_lost[buf];
+			c->last_lost[buf] = hdr.lost_before;
 		}
-		check_subbuf(c, cpu, sb, sb_size);
+		check_subbuf(c, buf, sb, sb_size);
 		if (c->out) {
-			unsigned int h[3] = { 0x50435356u /* "VSCP" */, cpu,
+			unsigned int h[3] = { 0x50435356u /* "VSCP" */, cpu | chan << 16,
 					      (unsigned int)sb_size };
 
 			if (fwrite(h, sizeof(h), 1, c->out) != 1 ||
@@ -136,15 +158,15 @@ static int drain_cpu(struct capture *c, unsigned int cpu)
 				return -1;
 			}
 		}
-		if (hb_put(&c->h, cpu))
+		if (hb_put(&c->h, buf))
 			return -1;
 	}
 }
 
 static int drain_all(struct capture *c)
 {
-	for (unsigned int cpu = 0; cpu < c->h.ncpu; cpu++)
-		if (c->h.map[cpu] && drain_cpu(c, cpu))
+	for (unsigned int i = 0; i < c->h.nbuf && i < MAX_BUFS; i++)
+		if (c->h.map[i] && drain_buf(c, i))
 			return -1;
 	return 0;
 }
@@ -160,14 +182,28 @@ static double now_s(void)
 static void report(const struct capture *c)
 {
 	unsigned long long full = 0, big = 0, over = 0;
+	struct hb_losses ch[VMSCOPE_SESSION_CHANNELS] = { 0 };
 
-	for (unsigned int cpu = 0; cpu < c->h.ncpu; cpu++) {
-		struct hb_losses l;
+	for (unsigned int i = 0; i < c->h.nbuf; i++) {
+		struct hb_losses l, *k = &ch[hb_chan(&c->h, i)];
 
-		hb_losses(&c->h, cpu, &l);
-		full += l.full;
-		big += l.too_big;
-		over += l.overwritten;
+		hb_losses(&c->h, i, &l);
+		k->full += l.full;
+		k->too_big += l.too_big;
+		k->overwritten += l.overwritten;
+	}
+	for (unsigned int k = 0; k < c->h.cfg.nr_chans; k++) {
+		full += ch[k].full;
+		big += ch[k].too_big;
+		over += ch[k].overwritten;
+		if (c->h.cfg.nr_chans > 1)
+			printf("channel %u %s records %llu lost %llu (full %llu too_big %llu "
+			       "overwritten %llu)\n", k,
+			       c->h.cfg.chan[k].mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard",
+			       c->chan_records[k], (unsigned long long)(ch[k].full +
+			       ch[k].too_big + ch[k].overwritten), (unsigned long long)ch[k].full,
+			       (unsigned long long)ch[k].too_big,
+			       (unsigned long long)ch[k].overwritten);
 	}
 	for (unsigned int e = 0; e < c->h.nev; e++)
 		if (c->counts[e])
@@ -197,7 +233,8 @@ static int parse_u32(const char *s, unsigned int *v)
 	return 0;
 }
 
-enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH };
+enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH, OPT_KEEP,
+       OPT_READ_EVERY };
 
 int cmd_capture(int argc, char **argv)
 {
@@ -208,6 +245,8 @@ int cmd_capture(int argc, char **argv)
 		{ "subbufs-shift", required_argument, NULL, OPT_NSB },
 		{ "flight", no_argument, NULL, OPT_FLIGHT },
 		{ "flush-ms", required_argument, NULL, OPT_FLUSH },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "read-every", required_argument, NULL, OPT_READ_EVERY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -219,8 +258,8 @@ int cmd_capture(int argc, char **argv)
 	};
 	struct vmscope_version v;
 	int fd;
-	const char *outpath = NULL;
-	unsigned int duration = 0, val;
+	const char *outpath = NULL, *keep = NULL;
+	unsigned int duration = 0, read_every_ms = 0, val;
 	int opt, rc = EXIT_FAILURE_RUNTIME;
 
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -241,6 +280,7 @@ int cmd_capture(int argc, char **argv)
 		case OPT_SB:
 		case OPT_NSB:
 		case OPT_FLUSH:
+		case OPT_READ_EVERY:
 			if (parse_u32(optarg, &val)) {
 				fprintf(stderr, "vmscope capture: '%s' is not an unsigned number\n",
 					optarg);
@@ -249,14 +289,19 @@ int cmd_capture(int argc, char **argv)
 			if (opt == OPT_DURATION)
 				duration = val;
 			else if (opt == OPT_SB)
-				cfg.subbuf_shift = val;
+				cfg.chan[0].subbuf_shift = val;
 			else if (opt == OPT_NSB)
-				cfg.nr_subbuf_shift = val;
+				cfg.chan[0].nr_subbuf_shift = val;
+			else if (opt == OPT_READ_EVERY)
+				read_every_ms = val;
 			else
 				cfg.flush_ms = val;
 			break;
 		case OPT_FLIGHT:
-			cfg.mode = VMSCOPE_RB_MODE_FLIGHT;
+			cfg.chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
+			break;
+		case OPT_KEEP:
+			keep = optarg;
 			break;
 		case 'o':
 			outpath = optarg;
@@ -284,6 +329,17 @@ int cmd_capture(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	c.h.cfg = cfg;
+	if (keep) {
+		uint64_t mask;
+		char why[160];
+
+		if (vmscope_events_select(keep, c.h.descs, c.h.nev, &mask, why, sizeof(why))) {
+			fprintf(stderr, "vmscope capture: --keep: %s\n", why);
+			hb_close(&c.h);
+			return EXIT_USAGE;
+		}
+		rec_keep_channel(&c.h.cfg, mask);
+	}
 	if (outpath && !(c.out = fopen(outpath, "wb"))) {
 		perror(outpath);
 		hb_close(&c.h);
@@ -295,15 +351,23 @@ int cmd_capture(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (hb_probes(&c.h, &ctl))
 		goto out;
-	fprintf(stderr, "capture: recording: %u CPUs, %u x %u-byte sub-buffers, %s\n",
-		c.h.cfg.nr_cpu_ids, 1u << c.h.cfg.nr_subbuf_shift, 1u << c.h.cfg.subbuf_shift,
-		c.h.cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
+	fprintf(stderr, "capture: recording: %u CPUs", c.h.cfg.nr_cpu_ids);
+	for (unsigned int k = 0; k < c.h.cfg.nr_chans; k++)
+		fprintf(stderr, ", channel %u: %u x %u-byte sub-buffers, %s", k,
+			1u << c.h.cfg.chan[k].nr_subbuf_shift, 1u << c.h.cfg.chan[k].subbuf_shift,
+			c.h.cfg.chan[k].mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
+	fprintf(stderr, "\n");
 
 	double end = now_s() + duration;
 	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
 
 	while (!stop_requested && (!duration || now_s() < end)) {
-		if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+		if (read_every_ms) {
+			struct timespec ts = { read_every_ms / 1000,
+					       (long)(read_every_ms % 1000) * 1000000 };
+
+			nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
+		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
 			perror("vmscope capture: poll");
 			goto out;
 		}

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,13 +35,14 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vmscope record (--pid QEMU_PID... | --domain NAME... | --all)\n"
 		"                      [--duration T]\n"
 		"                      [--events LIST] [--mode discard|flight]\n"
-		"                      [--buffer-size S] [--cid CID...]\n"
+		"                      [--keep LIST|none] [--buffer-size S] [--cid CID...]\n"
 		"                      [--guest-port P | --guest-handoff FD]\n"
 		"                      -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
-		"vsock CID and vCPU threads from /proc) and host-cpuN.vtf per host CPU;\n"
+		"vsock CID and vCPU threads from /proc) and host-cpuN.vtf per host CPU\n"
+		"(host-ch1-cpuN.vtf too for --keep's events);\n"
 		"each VM's guest agent (`vmscope agent`) that connects over vsock from\n"
 		"that VM's CID streams into guestV-cpuN.vtf (V: the VM's index).\n"
 		"Stops on Ctrl-C/SIGTERM or after T; the files are fsynced and end with\n"
@@ -57,6 +59,13 @@ static void usage(FILE *out)
 		"                     list` shows them); the module drops the others\n"
 		"  --mode M           discard (default): drop new events when the ring is\n"
 		"                     full, counted; flight: overwrite the oldest\n"
+		"  --keep LIST        these events (as --events) go to a second ring per\n"
+		"                     CPU of their own, 256 KiB, discard mode, which the\n"
+		"                     others never fill or overwrite; default with\n"
+		"                     --mode flight: %s (clock sync and\n"
+		"                     TSC offsets, which the merge needs from the whole\n"
+		"                     recording), of them what --events selects;\n"
+		"                     none: one ring (the default with discard)\n"
 		"  --buffer-size S    ring buffer per host CPU (bytes; suffix K, M;\n"
 		"                     default 2M; 64 KiB sub-buffers, fewer when small)\n"
 		"  --cid CID          the vsock CID of the VM of the same-numbered --pid\n"
@@ -67,7 +76,37 @@ static void usage(FILE *out)
 		"                     listening: vmscoped listens on the port for every\n"
 		"                     recording and hands each one its VMs' connections\n"
 		"  -o TRACE           the trace folder to create\n",
-		VMSCOPE_MAX_PIDS, VD_RUN_DIR, VMSCOPE_AGENT_PORT);
+		VMSCOPE_MAX_PIDS, VD_RUN_DIR, REC_KEEP_DEFAULT, VMSCOPE_AGENT_PORT);
+}
+
+/*
+ * --keep (or its default with --mode flight) as a second channel in
+ * h->cfg. 0, or -1 after saying why (a usage error).
+ */
+static int keep_channel(struct hb *h, const char *keep, const struct vmscope_probe_ctl *ctl)
+{
+	uint64_t probed = ctl->flags & VMSCOPE_CTL_EVENTS ? ctl->events : UINT64_MAX;
+	bool chosen = keep != NULL;
+	uint64_t mask = 0;
+	char why[160];
+
+	if (keep && !strcmp(keep, "none"))
+		keep = NULL;
+	else if (!keep && h->cfg.chan[0].mode == VMSCOPE_RB_MODE_FLIGHT)
+		keep = REC_KEEP_DEFAULT;
+	if (keep && vmscope_events_select(keep, h->descs, h->nev, &mask, why, sizeof(why))) {
+		fprintf(stderr, "vmscope record: --keep: %s\n", why);
+		return -1;
+	}
+	if (!chosen) {
+		mask &= probed;		/* the default: of what is recorded */
+	} else if (mask & ~probed) {
+		fprintf(stderr, "vmscope record: --keep names events that --events does "
+			"not select\n");
+		return -1;
+	}
+	rec_keep_channel(&h->cfg, mask);
+	return 0;
 }
 
 /*
@@ -100,7 +139,7 @@ static int domain_pid(const char *name, int *pid, uint32_t *cid)
 }
 
 enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
-       OPT_CID, OPT_GPORT, OPT_HANDOFF };
+       OPT_CID, OPT_GPORT, OPT_HANDOFF, OPT_KEEP };
 
 int cmd_record(int argc, char **argv)
 {
@@ -111,6 +150,7 @@ int cmd_record(int argc, char **argv)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "buffer-size", required_argument, NULL, OPT_BUF },
 		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
 		{ "cid", required_argument, NULL, OPT_CID },
 		{ "guest-port", required_argument, NULL, OPT_GPORT },
@@ -126,6 +166,7 @@ int cmd_record(int argc, char **argv)
 	unsigned long long ull;
 	static uint32_t cids[VMSCOPE_MAX_PIDS], dom_cids[VMSCOPE_MAX_PIDS];
 	unsigned int ncids = 0;
+	const char *keep = NULL;
 	int opt, all = 0, fd;
 
 	o.guest_port = VMSCOPE_AGENT_PORT;
@@ -160,9 +201,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "discard")) {
-				cfg.mode = VMSCOPE_RB_MODE_DISCARD;
+				cfg.chan[0].mode = VMSCOPE_RB_MODE_DISCARD;
 			} else if (!strcmp(optarg, "flight")) {
-				cfg.mode = VMSCOPE_RB_MODE_FLIGHT;
+				cfg.chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
 			} else {
 				fprintf(stderr, "vmscope record: --mode takes discard or flight\n");
 				return EXIT_USAGE;
@@ -177,6 +218,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_EVENTS:
 			o.events = optarg;
+			break;
+		case OPT_KEEP:
+			keep = optarg;
 			break;
 		case OPT_DOMAIN:
 			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
@@ -294,6 +338,10 @@ int cmd_record(int argc, char **argv)
 		}
 		o.ctl.events = mask;
 		o.ctl.flags |= VMSCOPE_CTL_EVENTS;
+	}
+	if (keep_channel(&h, keep, &o.ctl)) {
+		hb_close(&h);
+		return EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

@@ -37,6 +37,10 @@ int vmscope_device_version(int fd, const char *path, struct vmscope_version *v)
 			strerror(errno));
 		return -1;
 	}
+	/* a variable: with minor 0, "< VMSCOPE_ABI_MINOR" is a comparison
+	 * that -Wtype-limits refuses as always false */
+	const unsigned int tool_abi_minor = VMSCOPE_ABI_MINOR;
+
 	v->release[sizeof(v->release) - 1] = '\0';
 	v->kernel[sizeof(v->kernel) - 1] = '\0';
 	if (v->abi_major != VMSCOPE_ABI_MAJOR) {
@@ -46,7 +50,7 @@ int vmscope_device_version(int fd, const char *path, struct vmscope_version *v)
 			VMSCOPE_ABI_MINOR);
 		return -1;
 	}
-	if (v->abi_minor < VMSCOPE_ABI_MINOR) {
+	if (v->abi_minor < tool_abi_minor) {
 		fprintf(stderr, "vmscope: %s speaks ABI %u.%u, older than this "
 			"tool's %d.%d: load the module built with this tool\n",
 			path, v->abi_major, v->abi_minor, VMSCOPE_ABI_MAJOR,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -49,41 +50,64 @@ int hb_start(struct hb *h)
 		return -1;
 	}
 	h->ncpu = h->cfg.nr_cpu_ids < HB_MAX_CPUS ? h->cfg.nr_cpu_ids : HB_MAX_CPUS;
-	for (unsigned int cpu = 0; cpu < h->ncpu; cpu++) {
-		void *p = mmap(NULL, h->cfg.cpu_bytes, PROT_READ, MAP_SHARED, h->fd,
-			       (off_t)(cpu * h->cfg.cpu_stride));
+	h->nbuf = h->cfg.nr_chans * h->ncpu;
+	h->map = calloc(h->nbuf ? h->nbuf : 1, sizeof(*h->map));
+	if (!h->map) {
+		fprintf(stderr, "%s: out of memory\n", h->prog);
+		return -1;
+	}
+	for (unsigned int i = 0; i < h->nbuf; i++) {
+		const struct vmscope_chan_cfg *c = &h->cfg.chan[hb_chan(h, i)];
+		void *p = mmap(NULL, c->cpu_bytes, PROT_READ, MAP_SHARED, h->fd,
+			       (off_t)(c->offset + hb_cpu(h, i) * c->cpu_stride));
 
 		if (p == MAP_FAILED) {
 			if (errno == ENXIO)	/* not a possible CPU */
 				continue;
-			fprintf(stderr, "%s: mmap of CPU %u's buffer: %s\n", h->prog, cpu,
-				strerror(errno));
+			fprintf(stderr, "%s: mmap of channel %u's buffer of CPU %u: %s\n",
+				h->prog, hb_chan(h, i), hb_cpu(h, i), strerror(errno));
 			return -1;
 		}
-		h->map[cpu] = p;
+		h->map[i] = p;
 	}
 	return 0;
 }
 
-int hb_get(struct hb *h, unsigned int cpu, struct vmscope_subbuf_req *req,
+/* The module's number of buffer @buf. */
+static uint32_t module_buf(const struct hb *h, unsigned int buf)
+{
+	return hb_chan(h, buf) * h->cfg.nr_cpu_ids + hb_cpu(h, buf);
+}
+
+int hb_get(struct hb *h, unsigned int buf, struct vmscope_subbuf_req *req,
 	   const unsigned char **sb)
 {
 	memset(req, 0, sizeof(*req));
-	req->cpu = cpu;
+	req->buf = module_buf(h, buf);
 	if (ioctl(h->fd, VMSCOPE_IOC_GET_SUBBUF, req) < 0) {
 		if (errno == EAGAIN)
 			return 0;
-		fprintf(stderr, "%s: GET_SUBBUF cpu %u: %s\n", h->prog, cpu, strerror(errno));
+		fprintf(stderr, "%s: GET_SUBBUF channel %u CPU %u: %s\n", h->prog,
+			hb_chan(h, buf), hb_cpu(h, buf), strerror(errno));
 		return -1;
 	}
-	*sb = h->map[cpu] + req->offset;
+	/* the module's offset, but never past our mapping */
+	if (req->offset + hb_subbuf_size(h, buf) > h->cfg.chan[hb_chan(h, buf)].cpu_bytes) {
+		fprintf(stderr, "%s: GET_SUBBUF channel %u CPU %u: offset %llu outside the buffer\n",
+			h->prog, hb_chan(h, buf), hb_cpu(h, buf), (unsigned long long)req->offset);
+		return -1;
+	}
+	*sb = h->map[buf] + req->offset;
 	return 1;
 }
 
-int hb_put(struct hb *h, unsigned int cpu)
+int hb_put(struct hb *h, unsigned int buf)
 {
-	if (ioctl(h->fd, VMSCOPE_IOC_PUT_SUBBUF, &cpu) < 0) {
-		fprintf(stderr, "%s: PUT_SUBBUF cpu %u: %s\n", h->prog, cpu, strerror(errno));
+	uint32_t b = module_buf(h, buf);
+
+	if (ioctl(h->fd, VMSCOPE_IOC_PUT_SUBBUF, &b) < 0) {
+		fprintf(stderr, "%s: PUT_SUBBUF channel %u CPU %u: %s\n", h->prog,
+			hb_chan(h, buf), hb_cpu(h, buf), strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -126,9 +150,9 @@ int hb_stop(struct hb *h)
 	return r;
 }
 
-void hb_losses(const struct hb *h, unsigned int cpu, struct hb_losses *l)
+void hb_losses(const struct hb *h, unsigned int buf, struct hb_losses *l)
 {
-	const struct vmscope_rb_ctrl *c = (const void *)h->map[cpu];
+	const struct vmscope_rb_ctrl *c = h->map ? (const void *)h->map[buf] : NULL;
 
 	memset(l, 0, sizeof(*l));
 	if (!c)
@@ -140,9 +164,11 @@ void hb_losses(const struct hb *h, unsigned int cpu, struct hb_losses *l)
 
 void hb_close(struct hb *h)
 {
-	for (unsigned int cpu = 0; cpu < h->ncpu; cpu++)
-		if (h->map[cpu])
-			munmap((void *)h->map[cpu], h->cfg.cpu_bytes);
+	for (unsigned int i = 0; h->map && i < h->nbuf; i++)
+		if (h->map[i])
+			munmap((void *)h->map[i], h->cfg.chan[hb_chan(h, i)].cpu_bytes);
+	free(h->map);
+	h->map = NULL;
 	if (h->fd >= 0)
 		close(h->fd);
 	h->fd = -1;

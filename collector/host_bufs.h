@@ -2,17 +2,22 @@
 /*
  * The host module's recording session as userspace sees it, through the
  * real ABI (include/vmscope/ioctl.h): descriptors, session start and
- * geometry, one read-only mapping per CPU, GET_SUBBUF / PUT_SUBBUF,
- * probing on/off, and the ring buffers' loss counters from the mapped
- * control areas. Used by `vmscope capture` and `vmscope record`.
+ * geometry, one read-only mapping per buffer (channel x CPU),
+ * GET_SUBBUF / PUT_SUBBUF, probing on/off, and the ring buffers' loss
+ * counters from the mapped control areas. Used by `vmscope capture` and
+ * `vmscope record`.
+ *
+ * Buffers are numbered i = channel * ncpu + cpu here (the module's number
+ * uses its nr_cpu_ids, which hb_get()/hb_put() translate to).
  *
  * Threads: after hb_start(), hb_get()/hb_put() may be called from one
- * thread per CPU at the same time (the module serialises readers); the
+ * thread per buffer at the same time (the module serialises readers); the
  * rest from one thread.
  */
 #ifndef VMSCOPE_COLLECTOR_HOST_BUFS_H
 #define VMSCOPE_COLLECTOR_HOST_BUFS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <vmscope/ioctl.h>
@@ -26,8 +31,9 @@ struct hb {
 	unsigned int nev;
 	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
 	struct vmscope_session_cfg cfg;	/* in: wishes (0 = default); out: chosen */
-	unsigned int ncpu;		/* CPUs 0..ncpu-1; map[c] NULL: impossible */
-	const unsigned char *map[HB_MAX_CPUS];
+	unsigned int ncpu;		/* CPUs 0..ncpu-1 */
+	unsigned int nbuf;		/* cfg.nr_chans * ncpu */
+	const unsigned char **map;	/* [nbuf]; NULL: an impossible CPU's */
 	/* hb_stop(): records the module handed this session, by event id
 	 * (VMSCOPE_IOC_GET_SESSION_COUNTS; have_handed 0 if it could not) */
 	int have_handed;
@@ -38,15 +44,31 @@ struct hb {
  * 0, or -1 after printing why. */
 int hb_init(struct hb *h, int fd, const char *prog);
 
-/* Start a session with h->cfg and map every possible CPU's buffer. */
+/* Start a session with h->cfg and map every possible CPU's buffers. */
 int hb_start(struct hb *h);
 
-/* Take CPU @cpu's next delivered sub-buffer: 1 and *sb (the mapped
- * sub-buffer, header included, 1 << subbuf_shift bytes), 0 when none,
+static inline unsigned int hb_chan(const struct hb *h, unsigned int buf)
+{
+	return buf / h->ncpu;
+}
+
+static inline unsigned int hb_cpu(const struct hb *h, unsigned int buf)
+{
+	return buf % h->ncpu;
+}
+
+/* Sub-buffer size of buffer @buf's channel. */
+static inline size_t hb_subbuf_size(const struct hb *h, unsigned int buf)
+{
+	return (size_t)1 << h->cfg.chan[hb_chan(h, buf)].subbuf_shift;
+}
+
+/* Take buffer @buf's next delivered sub-buffer: 1 and *sb (the mapped
+ * sub-buffer, header included, hb_subbuf_size() bytes), 0 when none,
  * -1 on an error (printed). Give it back with hb_put() before the next. */
-int hb_get(struct hb *h, unsigned int cpu, struct vmscope_subbuf_req *req,
+int hb_get(struct hb *h, unsigned int buf, struct vmscope_subbuf_req *req,
 	   const unsigned char **sb);
-int hb_put(struct hb *h, unsigned int cpu);
+int hb_put(struct hb *h, unsigned int buf);
 
 /* VMSCOPE_IOC_PROBE_CTL: 0 or the errno, nothing printed. */
 int hb_try_probes(struct hb *h, const struct vmscope_probe_ctl *ctl);
@@ -56,11 +78,11 @@ int hb_probes(struct hb *h, const struct vmscope_probe_ctl *ctl);
 /* Probing off, then SESSION_STOP (which flushes every CPU). */
 int hb_stop(struct hb *h);
 
-/* The ring buffer's cumulative loss counters of @cpu (mapped control area). */
+/* Buffer @buf's cumulative loss counters (mapped control area). */
 struct hb_losses {
 	uint64_t full, too_big, overwritten;
 };
-void hb_losses(const struct hb *h, unsigned int cpu, struct hb_losses *l);
+void hb_losses(const struct hb *h, unsigned int buf, struct hb_losses *l);
 
 /* Unmap and close the device. */
 void hb_close(struct hb *h);

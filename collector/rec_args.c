@@ -64,16 +64,30 @@ int rec_geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg)
 	if (total < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN + VMSCOPE_SESSION_NR_SHIFT_MIN ||
 	    bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
 		return -1;
-	/* keep at least 8 sub-buffers when the buffer allows it */
-	while (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MIN && total - sb < 3)
-		sb--;
-	if (total - sb < VMSCOPE_SESSION_NR_SHIFT_MIN)
-		sb = total - VMSCOPE_SESSION_NR_SHIFT_MIN;
+	/* smaller sub-buffers to keep at least 8 when the buffer allows it
+	 * (below 64 KiB x 8; "total - sb" must not wrap below zero) */
+	if (total < sb + 3)
+		sb = total >= VMSCOPE_SESSION_SUBBUF_SHIFT_MIN + 3 ?
+		     total - 3 : VMSCOPE_SESSION_SUBBUF_SHIFT_MIN;
 	if (total - sb > VMSCOPE_SESSION_NR_SHIFT_MAX)
 		sb = total - VMSCOPE_SESSION_NR_SHIFT_MAX;
 	if (sb > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX)
 		return -1;
-	cfg->subbuf_shift = sb;
-	cfg->nr_subbuf_shift = total - sb;
+	cfg->chan[0].subbuf_shift = sb;
+	cfg->chan[0].nr_subbuf_shift = total - sb;
 	return 0;
+}
+
+void rec_keep_channel(struct vmscope_session_cfg *cfg, uint64_t mask)
+{
+	struct vmscope_chan_cfg *k = &cfg->chan[1];
+
+	memset(k, 0, sizeof(*k));
+	cfg->nr_chans = mask ? 2 : 1;
+	if (!mask)
+		return;
+	k->subbuf_shift = REC_KEEP_SUBBUF_SHIFT;
+	k->nr_subbuf_shift = REC_KEEP_NR_SHIFT;
+	k->mode = VMSCOPE_RB_MODE_DISCARD;
+	k->events = mask;
 }

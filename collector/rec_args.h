@@ -7,7 +7,10 @@
 #ifndef VMSCOPE_COLLECTOR_REC_ARGS_H
 #define VMSCOPE_COLLECTOR_REC_ARGS_H
 
+#include <stdint.h>
+
 #include <vmscope/ioctl.h>
+#include <vmscope/ringbuf_abi.h>
 
 /* "2M", "512K", "1G", "65536": 0, or -1 when @s is not a size. */
 int rec_parse_size(const char *s, unsigned long long *v);
@@ -21,5 +24,21 @@ int rec_parse_duration(const char *s, double *v);
  * -1 when @bytes is out of range (8 KiB .. 64 MiB).
  */
 int rec_geometry(unsigned long long bytes, struct vmscope_session_cfg *cfg);
+
+/*
+ * The events `vmscope record --mode flight` keeps apart by default: the
+ * clock-sync records and KVM's TSC offset writes, which the merge needs
+ * from the whole recording, not only from its last ring's worth.
+ */
+#define REC_KEEP_DEFAULT "vmscope,kvm_write_tsc_offset"
+
+/*
+ * A second channel in @cfg for the events of @mask (bit per id): discard
+ * mode, REC_KEEP_BYTES per CPU in small sub-buffers, so that what
+ * channel 0 overwrites or drops never touches them. @mask 0: one channel.
+ */
+#define REC_KEEP_SUBBUF_SHIFT	14	/* 16 KiB */
+#define REC_KEEP_NR_SHIFT	4	/* 16 of them: 256 KiB per CPU */
+void rec_keep_channel(struct vmscope_session_cfg *cfg, uint64_t mask);
 
 #endif

@@ -33,6 +33,7 @@ struct node {
 	bool guest;
 	bool pooled;			/* a node_pool slot, not malloc'd */
 	uint32_t vm, cpu, nr_records, len;
+	uint32_t buf;			/* host: hb's buffer number */
 	uint64_t seq, begin_ts, end_ts, lost_before;
 	uint32_t loss_kind;		/* NODE_LOSS: LossKind */
 	uint64_t loss_events, loss_subbufs;
@@ -45,6 +46,7 @@ struct stream_w {
 	struct tf_writer *w;
 	bool used, guest, closed_ok;
 	uint32_t vm, cpu;
+	uint32_t chan, buf;		/* host: session channel, hb's buffer */
 	uint64_t chunks, records, bytes, first_ts, last_ts;
 	uint64_t last_lost, next_seq, gap_subbufs;
 	uint64_t writer_lost;		/* events not written after an error */
@@ -57,7 +59,7 @@ struct stream_w {
 
 struct rthread {
 	struct rec *r;
-	unsigned int cpu;
+	unsigned int buf;		/* hb's buffer number */
 	pthread_t t;
 };
 
@@ -76,7 +78,7 @@ struct rec {
 					 * every producer */
 	int write_err, read_err;	/* atomic: first errno */
 	uint64_t events, bytes, stalls;	/* atomic, for the status line */
-	struct stream_w *sw;		/* [ncpu] */
+	struct stream_w *sw;		/* [h->nbuf] */
 	struct stream_w **gsw;		/* [nvms][REC_GUEST_CPUS], writer thread */
 	struct rthread *rt;		/* [nrt] */
 	unsigned int nrt;

@@ -59,9 +59,9 @@ void rec_set_err(int *slot, int err)
 /* ---- reader threads ---- */
 
 /* Copy one taken sub-buffer into a queue node. NULL when out of memory. */
-static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned char *sb)
+static struct node *copy_subbuf(struct rec *r, unsigned int buf, const unsigned char *sb)
 {
-	size_t sb_size = (size_t)1 << r->h->cfg.subbuf_shift;
+	size_t sb_size = hb_subbuf_size(r->h, buf);
 	struct vmscope_rb_subbuf_hdr hdr;
 	struct node *n;
 	size_t len;
@@ -74,7 +74,8 @@ static struct node *copy_subbuf(struct rec *r, unsigned int cpu, const unsigned 
 	if (!n)
 		return NULL;
 	n->kind = NODE_CHUNK;
-	n->cpu = cpu;
+	n->cpu = hb_cpu(r->h, buf);
+	n->buf = buf;
 	n->nr_records = len ? hdr.records : 0;
 	n->len = (uint32_t)len;
 	n->seq = hdr.seq;
@@ -100,10 +101,10 @@ void rec_enqueue(struct rec *r, struct node *n)
 	rec_wake_writer(r);
 }
 
-/* Take what CPU @cpu has delivered. Returns sub-buffers taken, -1 on error. */
-static int drain(struct rec *r, unsigned int cpu, bool final)
+/* Take what buffer @buf has delivered. Returns sub-buffers taken, -1 on error. */
+static int drain(struct rec *r, unsigned int buf, bool final)
 {
-	size_t sb_size = (size_t)1 << r->h->cfg.subbuf_shift;
+	size_t sb_size = hb_subbuf_size(r->h, buf);
 	struct vmscope_subbuf_req req;
 	const unsigned char *sb;
 	int taken = 0, got;
@@ -119,12 +120,12 @@ static int drain(struct rec *r, unsigned int cpu, bool final)
 			usleep(1000);
 			continue;
 		}
-		got = hb_get(r->h, cpu, &req, &sb);
+		got = hb_get(r->h, buf, &req, &sb);
 		if (got <= 0)
 			return got < 0 ? -1 : taken;
-		struct node *n = copy_subbuf(r, cpu, sb);
+		struct node *n = copy_subbuf(r, buf, sb);
 
-		if (hb_put(r->h, cpu)) {
+		if (hb_put(r->h, buf)) {
 			node_pool_put(&r->pool, n);
 			return -1;
 		}
@@ -147,19 +148,19 @@ static void *reader_main(void *arg)
 	for (;;) {
 		if (__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE)) {
 			/* the session is stopped and flushed: take the rest */
-			if (drain(r, t->cpu, true) < 0)
+			if (drain(r, t->buf, true) < 0)
 				rec_set_err(&r->read_err, EIO);
 			break;
 		}
 		int ready = poll(&p, 1, 100);
-		int taken = drain(r, t->cpu, false);
+		int taken = drain(r, t->buf, false);
 
 		if (taken < 0) {
 			rec_set_err(&r->read_err, EIO);
 			break;
 		}
-		/* poll() says "some CPU has data": when it is not ours, do
-		 * not spin on another CPU's sub-buffers */
+		/* poll() says "some buffer has data": when it is not ours,
+		 * do not spin on another buffer's sub-buffers */
 		if (ready > 0 && taken == 0)
 			usleep(2000);
 	}
@@ -262,6 +263,7 @@ static void origin_of(const struct stream_w *s, Vmscope__Trace__Origin *o)
 	o->side = s->guest ? VMSCOPE__TRACE__SIDE__SIDE_GUEST : VMSCOPE__TRACE__SIDE__SIDE_HOST;
 	o->vm = s->vm;
 	o->cpu = s->cpu;
+	o->channel = s->chan;
 }
 
 /* A loss a guest reported, or a broken guest connection's gap. */
@@ -290,7 +292,7 @@ static void write_loss(struct rec *r, struct node *n)
 
 static void write_chunk(struct rec *r, struct node *n)
 {
-	struct stream_w *s = n->guest ? guest_stream(r, n->vm, n->cpu) : &r->sw[n->cpu];
+	struct stream_w *s = n->guest ? guest_stream(r, n->vm, n->cpu) : &r->sw[n->buf];
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
 	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 	struct tf_writer_stats st;
@@ -340,12 +342,12 @@ static void write_chunk(struct rec *r, struct node *n)
  */
 static void flush_idle(struct rec *r)
 {
-	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+	for (unsigned int i = 0; i < r->h->nbuf; i++) {
 		int e;
 
-		if (!r->sw[cpu].w)
+		if (!r->sw[i].w)
 			continue;
-		e = tf_writer_flush(r->sw[cpu].w);
+		e = tf_writer_flush(r->sw[i].w);
 		if (e)
 			rec_set_err(&r->write_err, -e);
 	}
@@ -512,9 +514,28 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 			sel[nsel++] = r->h->descs[i].name;
 	opt.events = (char **)sel;
 	opt.n_events = nsel;
-	opt.buffer_mode = r->h->cfg.mode;
-	opt.subbuf_size = 1ull << r->h->cfg.subbuf_shift;
-	opt.nr_subbufs = 1u << r->h->cfg.nr_subbuf_shift;
+	/* the channels: channel 0's geometry is also in the fields above */
+	Vmscope__Trace__ChannelOptions chan[VMSCOPE_SESSION_CHANNELS], *chanp[VMSCOPE_SESSION_CHANNELS];
+	const char *csel[VMSCOPE_SESSION_CHANNELS][VMSCOPE_MAX_EVENTS];
+
+	for (unsigned int k = 0; k < r->h->cfg.nr_chans && k < VMSCOPE_SESSION_CHANNELS; k++) {
+		const struct vmscope_chan_cfg *c = &r->h->cfg.chan[k];
+
+		vmscope__trace__channel_options__init(&chan[k]);
+		chan[k].buffer_mode = c->mode;
+		chan[k].subbuf_size = 1ull << c->subbuf_shift;
+		chan[k].nr_subbufs = 1u << c->nr_subbuf_shift;
+		chan[k].events = (char **)csel[k];
+		for (unsigned int i = 0; k && i < r->h->nev; i++)
+			if (r->h->descs[i].id < 64 && (c->events >> r->h->descs[i].id & 1))
+				csel[k][chan[k].n_events++] = r->h->descs[i].name;
+		chanp[k] = &chan[k];
+	}
+	opt.channels = chanp;
+	opt.n_channels = r->h->cfg.nr_chans;
+	opt.buffer_mode = r->h->cfg.chan[0].mode;
+	opt.subbuf_size = 1ull << r->h->cfg.chan[0].subbuf_shift;
+	opt.nr_subbufs = 1u << r->h->cfg.chan[0].nr_subbuf_shift;
 	opt.duration_ns = (uint64_t)(o->duration_s * 1e9);
 	opt.argv = o->argv;
 	opt.n_argv = (size_t)o->argc;
@@ -597,7 +618,7 @@ static uint64_t stream_lost(struct rec *r, const struct stream_w *s)
 
 	if (s->guest)
 		return s->guest_lost + s->writer_lost;
-	hb_losses(r->h, s->cpu, &l);
+	hb_losses(r->h, s->buf, &l);
 	return l.full + l.too_big + l.overwritten + s->writer_lost;
 }
 
@@ -613,7 +634,7 @@ static int finish_stream(struct rec *r, struct stream_w *s, uint64_t *lost_total
 		Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
 
 		lr.origin = &o;
-		lr.kind = r->h->cfg.mode == VMSCOPE_RB_MODE_FLIGHT ?
+		lr.kind = r->h->cfg.chan[s->chan].mode == VMSCOPE_RB_MODE_FLIGHT ?
 			  VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_OVERWRITE :
 			  VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD;
 		lr.events = total - s->last_lost;
@@ -646,14 +667,14 @@ static int finish_stream(struct rec *r, struct stream_w *s, uint64_t *lost_total
 	return e;
 }
 
-/* Every stream of the recording, host CPUs first; returns how many. */
+/* Every stream of the recording, host buffers first; returns how many. */
 static unsigned int all_streams(struct rec *r, struct stream_w **out)
 {
 	unsigned int k = 0;
 
-	for (unsigned int cpu = 0; r->sw && cpu < r->h->ncpu; cpu++)
-		if (r->sw[cpu].used)
-			out[k++] = &r->sw[cpu];
+	for (unsigned int i = 0; r->sw && i < r->h->nbuf; i++)
+		if (r->sw[i].used)
+			out[k++] = &r->sw[i];
 	for (unsigned int vm = 0; r->gsw && vm < r->o->nvms; vm++)
 		for (unsigned int cpu = 0; cpu < REC_GUEST_CPUS; cpu++)
 			if (r->gsw[vm][cpu].used)
@@ -663,7 +684,7 @@ static unsigned int all_streams(struct rec *r, struct stream_w **out)
 
 static unsigned int max_streams(struct rec *r)
 {
-	return r->h->ncpu + r->o->nvms * REC_GUEST_CPUS + 1;
+	return r->h->nbuf + r->o->nvms * REC_GUEST_CPUS + 1;
 }
 
 /* Statistics and Summary at the end of the metadata file. */
@@ -701,7 +722,7 @@ static int write_final(struct rec *r, uint64_t last_ts)
 		if (s->guest)
 			tf_trace_guest_name(names[i], sizeof(names[i]), s->vm, s->cpu);
 		else
-			tf_trace_host_name(names[i], sizeof(names[i]), s->cpu);
+			tf_trace_host_name(names[i], sizeof(names[i]), s->chan, s->cpu);
 		fs[i].name = names[i];
 		fs[i].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
 		fs[i].origin = &o[i];
@@ -744,10 +765,10 @@ static void status_line(struct rec *r, double t0, uint64_t *prev_ev, double *pre
 	uint64_t by = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
 	uint64_t lost = 0;
 
-	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
+	for (unsigned int i = 0; i < r->h->nbuf; i++) {
 		struct hb_losses l;
 
-		hb_losses(r->h, cpu, &l);
+		hb_losses(r->h, i, &l);
 		lost += l.full + l.too_big + l.overwritten;
 	}
 	fprintf(stderr, "\rvmscope record: %.0f s, %.0f events/s, %" PRIu64 " events, "
@@ -763,23 +784,26 @@ static int open_streams(struct rec *r)
 	char name[64];
 	int e;
 
-	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
-		if (!r->h->map[cpu])
+	for (unsigned int i = 0; i < r->h->nbuf; i++) {
+		struct stream_w *s = &r->sw[i];
+
+		if (!r->h->map[i])
 			continue;
-		tf_trace_host_name(name, sizeof(name), cpu);
-		r->sw[cpu].cpu = cpu;
-		e = tf_writer_create(&r->sw[cpu].w, r->dirfd, name, NULL);
+		s->cpu = hb_cpu(r->h, i);
+		s->chan = hb_chan(r->h, i);
+		s->buf = i;
+		tf_trace_host_name(name, sizeof(name), s->chan, s->cpu);
+		e = tf_writer_create(&s->w, r->dirfd, name, NULL);
 		if (!e)
-			e = write_header(r, r->sw[cpu].w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM,
-					 &r->sw[cpu]);
+			e = write_header(r, s->w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, s);
 		if (!e)
-			e = tf_writer_flush(r->sw[cpu].w);
+			e = tf_writer_flush(s->w);
 		if (e) {
 			fprintf(stderr, "vmscope record: %s/%s: %s\n", r->o->path, name,
 				strerror(-e));
 			return -1;
 		}
-		r->sw[cpu].used = true;
+		s->used = true;
 	}
 	return 0;
 }
@@ -793,16 +817,16 @@ static int start_threads(struct rec *r)
 	/* signals go to the main thread only */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r->rt = calloc(r->h->ncpu ? r->h->ncpu : 1, sizeof(*r->rt));
+	r->rt = calloc(r->h->nbuf ? r->h->nbuf : 1, sizeof(*r->rt));
 	if (!r->rt) {
 		e = ENOMEM;
 		goto out;
 	}
-	for (unsigned int cpu = 0; cpu < r->h->ncpu; cpu++) {
-		if (!r->h->map[cpu])
+	for (unsigned int i = 0; i < r->h->nbuf; i++) {
+		if (!r->h->map[i])
 			continue;
 		r->rt[r->nrt].r = r;
-		r->rt[r->nrt].cpu = cpu;
+		r->rt[r->nrt].buf = i;
 		__atomic_add_fetch(&r->readers_left, 1, __ATOMIC_RELAXED);
 		e = pthread_create(&r->rt[r->nrt].t, NULL, reader_main, &r->rt[r->nrt]);
 		if (e) {
@@ -905,16 +929,24 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	if (hb_start(h))
 		goto out_rmdir;
 	started = true;
-	r->qcap = o->max_queue ? o->max_queue :
-		  (uint64_t)h->cfg.cpu_bytes * (h->ncpu ? h->ncpu : 1);
-	if (r->qcap < 2 * ((1ull << h->cfg.subbuf_shift) + sizeof(struct node)))
-		r->qcap = 2 * ((1ull << h->cfg.subbuf_shift) + sizeof(struct node));
+	/* the queue holds what the rings hold, in slots of the largest
+	 * sub-buffer (a keep channel's are smaller) */
+	unsigned int sb_shift = 0;
+	uint64_t ring_bytes = 0;
+
+	for (unsigned int k = 0; k < h->cfg.nr_chans; k++) {
+		ring_bytes += h->cfg.chan[k].cpu_bytes * h->ncpu;
+		if (h->cfg.chan[k].subbuf_shift > sb_shift)
+			sb_shift = h->cfg.chan[k].subbuf_shift;
+	}
+	r->qcap = o->max_queue ? o->max_queue : ring_bytes;
+	if (r->qcap < 2 * ((1ull << sb_shift) + sizeof(struct node)))
+		r->qcap = 2 * ((1ull << sb_shift) + sizeof(struct node));
 	/* as many slots as the bound holds, resident from now, and a few
 	 * for nodes that readers hold between taking and queueing them */
-	if (node_pool_init(&r->pool, (size_t)1 << h->cfg.subbuf_shift,
-			   (r->qcap >> h->cfg.subbuf_shift) + 8))
+	if (node_pool_init(&r->pool, (size_t)1 << sb_shift, (r->qcap >> sb_shift) + 8))
 		goto out_oom;
-	r->sw = calloc(h->ncpu ? h->ncpu : 1, sizeof(*r->sw));
+	r->sw = calloc(h->nbuf ? h->nbuf : 1, sizeof(*r->sw));
 	r->gsw = calloc(o->nvms + 1, sizeof(*r->gsw));
 	for (unsigned int i = 0; r->gsw && i < o->nvms; i++)
 		if (!(r->gsw[i] = calloc(REC_GUEST_CPUS, sizeof(**r->gsw))))
@@ -959,11 +991,19 @@ out_oom:
 			goto out;
 	}
 	read_tsc(r);
-	fprintf(stderr, "vmscope record: recording to %s: %u CPUs, %u x %u KiB sub-buffers, %s%s\n",
-		o->path, h->cfg.nr_cpu_ids, 1u << h->cfg.nr_subbuf_shift,
-		(1u << h->cfg.subbuf_shift) / 1024,
-		h->cfg.mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard",
-		o->status ? "; Ctrl-C stops" : "");
+	fprintf(stderr, "vmscope record: recording to %s: %u CPUs, ", o->path,
+		h->cfg.nr_cpu_ids);
+	for (unsigned int k = 0; k < h->cfg.nr_chans; k++) {
+		const struct vmscope_chan_cfg *c = &h->cfg.chan[k];
+
+		fprintf(stderr, "%s%u x %u KiB sub-buffers, %s", k ? "; kept apart: " : "",
+			1u << c->nr_subbuf_shift, (1u << c->subbuf_shift) / 1024,
+			c->mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
+		for (unsigned int i = 0, n = 0; k && i < h->nev; i++)
+			if (h->descs[i].id < 64 && (c->events >> h->descs[i].id & 1))
+				fprintf(stderr, "%s%s", n++ ? "," : ", for ", h->descs[i].name);
+	}
+	fprintf(stderr, "%s\n", o->status ? "; Ctrl-C stops" : "");
 	t0 = prev_t = last_rescan = mono_s();
 	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&

@@ -24,12 +24,12 @@
 
 static bool vmscope_on_kvm;
 
-struct vmscope_rb_chan *vmscope_guest_rec_chan;
+const struct vmscope_rb_route *vmscope_guest_rec_route;
 
 static void vmscope_guest_publish(unsigned int slot, const void *owner,
-				  struct vmscope_rb_chan *chan)
+				  const struct vmscope_rb_route *route)
 {
-	WRITE_ONCE(vmscope_guest_rec_chan, chan);
+	WRITE_ONCE(vmscope_guest_rec_route, route);
 }
 
 /*

@@ -30,16 +30,8 @@
 #include "probes.h"
 #include "record.h"
 
-static __always_inline void guest_emit(unsigned int id, const void *payload,
-				       size_t size)
-{
-	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_guest_rec_chan);
-
-	if (chan)
-		vmscope_rb_chan_write(chan, id, payload, size);
-}
-
-#define GUEST_EMIT(ev, var) guest_emit(VMSCOPE_EV_##ev, &(var), sizeof(var))
+#define GUEST_EMIT(ev, var) \
+	vmscope_guest_record(VMSCOPE_EV_##ev, &(var), sizeof(var))
 
 static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *prev,

@@ -65,10 +65,9 @@ static void vmscope_sync_record(const struct vmscope_sync_sample *s,
 				u64 tsc_a, u64 tsc_b, u64 steal_ns,
 				unsigned int cpu, u64 missed)
 {
-	struct vmscope_rb_chan *chan = READ_ONCE(vmscope_guest_rec_chan);
 	struct vmscope_ev_sync_guest e;
 
-	if (!chan)
+	if (!READ_ONCE(vmscope_guest_rec_route))
 		return;
 	e.t1 = s->t1;
 	e.t4 = s->t4;
@@ -80,7 +79,7 @@ static void vmscope_sync_record(const struct vmscope_sync_sample *s,
 	e.steal_ns = steal_ns;
 	e.cpu = cpu;
 	e.missed = min_t(u64, missed, U32_MAX);
-	vmscope_rb_chan_write(chan, VMSCOPE_EV_sync_guest, &e, sizeof(e));
+	vmscope_guest_record(VMSCOPE_EV_sync_guest, &e, sizeof(e));
 }
 
 static void vmscope_sync_issue(struct vmscope_sync_cpu *sc, unsigned int cpu)

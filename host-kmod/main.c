@@ -17,13 +17,13 @@
 /*
  * A session's slot is also its probing slot (kvm-probes/kmod/core.h): its
  * file's VMSCOPE_IOC_PROBE_CTL sets its filter, its probes write to its
- * channel.
+ * channels.
  */
 static void vmscope_host_publish(unsigned int slot, const void *owner,
-				 struct vmscope_rb_chan *chan)
+				 const struct vmscope_rb_route *route)
 {
-	if (chan)
-		vmscope_probes_session_start(slot, owner, chan);
+	if (route)
+		vmscope_probes_session_start(slot, owner, route);
 	else
 		vmscope_probes_session_stop(slot);
 }

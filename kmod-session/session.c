@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Capture sessions: one ring buffer per possible CPU (vmalloc_user(), so it
- * can be mapped), published to the probes through the module's
- * vmscope_session_ops.publish (session.h) while recording; up to its
+ * Capture sessions: 1..VMSCOPE_SESSION_CHANNELS channels, each one ring
+ * buffer per possible CPU (vmalloc_user(), so it can be mapped) with its
+ * own geometry and mode, published to the probes as a route (the channel
+ * of each event id) through the module's vmscope_session_ops.publish
+ * (session.h) while recording; up to its
  * max_sessions record at once, each in its own slot. Lifetime: the
  * starting file and every mapping hold a reference; the buffers are freed
  * with the last one. A mapping holds its file and so the module, so
@@ -37,20 +39,44 @@ static int session_free_slot(void)
 	return -EBUSY;
 }
 
+static void session_chan_free(struct vmscope_session_chan *c)
+{
+	unsigned int cpu;
+
+	if (c->mem)
+		for_each_possible_cpu(cpu)
+			vfree(c->mem[cpu]);
+	kfree(c->mem);
+	kfree(c->chan.bufs);
+	kfree(c->rb);
+}
+
 static void session_free(struct kref *ref)
 {
 	struct vmscope_session *s = container_of(ref, struct vmscope_session,
 						 ref);
-	unsigned int cpu;
+	unsigned int k;
 
 	/* stopped already: no writer, no timer; a last wake may be queued */
 	irq_work_sync(&s->wake_work);
-	for_each_possible_cpu(cpu)
-		vfree(s->mem[cpu]);
-	kfree(s->mem);
-	kfree(s->chan.bufs);
-	kfree(s->rb);
+	for (k = 0; k < ARRAY_SIZE(s->ch); k++)
+		session_chan_free(&s->ch[k]);
 	kfree(s);
+}
+
+/* Buffer @b (channel * nr_cpu_ids + cpu) of @s, or NULL. */
+static struct vmscope_rb_buf *session_buf(struct vmscope_session *s, u32 b)
+{
+	u32 k = b / nr_cpu_ids, cpu = b % nr_cpu_ids;
+
+	if (k >= s->cfg.nr_chans || !cpu_possible(cpu))
+		return NULL;
+	return s->ch[k].chan.bufs[cpu];
+}
+
+static u32 session_nr_bufs(const struct vmscope_session *s)
+{
+	return s->cfg.nr_chans * nr_cpu_ids;
 }
 
 void vmscope_session_put(struct vmscope_session *s)
@@ -84,9 +110,10 @@ static void session_flush_local(void *buf)
  * offline CPU has no writer left and is flushed from here. cpus_read_lock()
  * keeps the online state stable meanwhile.
  */
-static void session_flush_cpu(struct vmscope_session *s, unsigned int cpu)
+static void session_flush_buf(struct vmscope_session *s, u32 b)
 {
-	struct vmscope_rb_buf *buf = s->chan.bufs[cpu];
+	struct vmscope_rb_buf *buf = session_buf(s, b);
+	unsigned int cpu = b % nr_cpu_ids;
 
 	if (!buf)
 		return;
@@ -98,12 +125,12 @@ static void session_flush_cpu(struct vmscope_session *s, unsigned int cpu)
 
 static void session_flush_all(struct vmscope_session *s)
 {
-	unsigned int cpu;
+	u32 b;
 
 	mutex_lock(&s->flush_lock);
 	cpus_read_lock();
-	for_each_possible_cpu(cpu)
-		session_flush_cpu(s, cpu);
+	for (b = 0; b < session_nr_bufs(s); b++)
+		session_flush_buf(s, b);
 	cpus_read_unlock();
 	mutex_unlock(&s->flush_lock);
 }
@@ -119,33 +146,99 @@ static void session_flush_work(struct work_struct *w)
 			      msecs_to_jiffies(s->cfg.flush_ms));
 }
 
-/* 0 means "default"; anything else must be in range. */
+/* One channel's geometry: 0 means "default"; anything else in range. */
+static int session_chan_cfg_check(struct vmscope_chan_cfg *c)
+{
+	if (!c->subbuf_shift)
+		c->subbuf_shift = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
+	if (!c->nr_subbuf_shift)
+		c->nr_subbuf_shift = VMSCOPE_SESSION_NR_SHIFT_DEF;
+	if (c->subbuf_shift < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN ||
+	    c->subbuf_shift > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX ||
+	    c->nr_subbuf_shift < VMSCOPE_SESSION_NR_SHIFT_MIN ||
+	    c->nr_subbuf_shift > VMSCOPE_SESSION_NR_SHIFT_MAX ||
+	    c->mode > VMSCOPE_RB_MODE_FLIGHT)
+		return -EINVAL;
+	c->cpu_bytes = vmscope_rb_mem_bytes(c->subbuf_shift, c->nr_subbuf_shift,
+					    PAGE_SIZE);
+	c->ctrl_size = vmscope_rb_ctrl_bytes(c->nr_subbuf_shift, PAGE_SIZE);
+	c->cpu_stride = PAGE_ALIGN(c->cpu_bytes);
+	return 0;
+}
+
+/*
+ * The whole session: each channel as above, channels >= 1 with disjoint
+ * event sets that are not empty, at most VMSCOPE_SESSION_CPU_BYTES_MAX
+ * per CPU in all; fills in the outputs (offsets, channel 0's events).
+ */
 static int session_cfg_check(struct vmscope_session_cfg *cfg)
 {
-	u64 bytes;
+	u64 taken = 0, per_cpu = 0, offset = 0;
+	unsigned int k;
+	int ret;
 
-	if (!cfg->subbuf_shift)
-		cfg->subbuf_shift = VMSCOPE_SESSION_SUBBUF_SHIFT_DEF;
-	if (!cfg->nr_subbuf_shift)
-		cfg->nr_subbuf_shift = VMSCOPE_SESSION_NR_SHIFT_DEF;
+	if (!cfg->nr_chans)
+		cfg->nr_chans = 1;
 	if (!cfg->flush_ms)
 		cfg->flush_ms = VMSCOPE_SESSION_FLUSH_MS_DEF;
-	if (cfg->subbuf_shift < VMSCOPE_SESSION_SUBBUF_SHIFT_MIN ||
-	    cfg->subbuf_shift > VMSCOPE_SESSION_SUBBUF_SHIFT_MAX ||
-	    cfg->nr_subbuf_shift < VMSCOPE_SESSION_NR_SHIFT_MIN ||
-	    cfg->nr_subbuf_shift > VMSCOPE_SESSION_NR_SHIFT_MAX ||
-	    cfg->mode > VMSCOPE_RB_MODE_FLIGHT ||
+	if (cfg->nr_chans > VMSCOPE_SESSION_CHANNELS || cfg->reserved ||
 	    cfg->flush_ms < VMSCOPE_SESSION_FLUSH_MS_MIN ||
 	    cfg->flush_ms > VMSCOPE_SESSION_FLUSH_MS_MAX)
 		return -EINVAL;
-	bytes = vmscope_rb_mem_bytes(cfg->subbuf_shift, cfg->nr_subbuf_shift,
-				     PAGE_SIZE);
-	if (bytes > VMSCOPE_SESSION_CPU_BYTES_MAX)
+	for (k = 0; k < VMSCOPE_SESSION_CHANNELS; k++) {
+		struct vmscope_chan_cfg *c = &cfg->chan[k];
+
+		if (k >= cfg->nr_chans) {
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		ret = session_chan_cfg_check(c);
+		if (ret)
+			return ret;
+		if (k) {
+			if (!c->events || (c->events & taken))
+				return -EINVAL;
+			taken |= c->events;
+		}
+		per_cpu += c->cpu_bytes;
+		c->offset = offset;
+		offset += (u64)nr_cpu_ids * c->cpu_stride;
+	}
+	if (per_cpu > VMSCOPE_SESSION_CPU_BYTES_MAX)
 		return -E2BIG;
+	cfg->chan[0].events = ~taken;
 	cfg->nr_cpu_ids = nr_cpu_ids;
-	cfg->ctrl_size = vmscope_rb_ctrl_bytes(cfg->nr_subbuf_shift, PAGE_SIZE);
-	cfg->cpu_bytes = bytes;
-	cfg->cpu_stride = PAGE_ALIGN(bytes);
+	return 0;
+}
+
+/* Channel @c of @s as @cfg says; on failure session_free() cleans up. */
+static int session_chan_alloc(struct vmscope_session *s,
+			      struct vmscope_session_chan *c,
+			      const struct vmscope_chan_cfg *cfg)
+{
+	unsigned int cpu;
+
+	c->mem = kcalloc(nr_cpu_ids, sizeof(*c->mem), GFP_KERNEL);
+	c->chan.bufs = kcalloc(nr_cpu_ids, sizeof(*c->chan.bufs), GFP_KERNEL);
+	c->rb = kcalloc(nr_cpu_ids, sizeof(*c->rb), GFP_KERNEL);
+	if (!c->mem || !c->chan.bufs || !c->rb)
+		return -ENOMEM;
+	c->chan.nr_bufs = nr_cpu_ids;
+	/* every possible CPU, so that hotplug needs no allocation later */
+	for_each_possible_cpu(cpu) {
+		struct vmscope_rb_buf *b = &c->rb[cpu];
+
+		c->mem[cpu] = vmalloc_user(cfg->cpu_stride);
+		if (!c->mem[cpu])
+			return -ENOMEM;
+		if (vmscope_rb_init(b, c->mem[cpu], cfg->subbuf_shift,
+				    cfg->nr_subbuf_shift, cfg->mode, cpu,
+				    PAGE_SIZE))
+			return -EINVAL;
+		b->on_deliver = session_on_deliver;
+		b->deliver_arg = s;
+		c->chan.bufs[cpu] = b;
+	}
 	return 0;
 }
 
@@ -153,7 +246,7 @@ static int session_cfg_check(struct vmscope_session_cfg *cfg)
 static struct vmscope_session *session_alloc(struct vmscope_session_cfg *cfg)
 {
 	struct vmscope_session *s;
-	unsigned int cpu;
+	unsigned int k, id;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -165,37 +258,16 @@ static struct vmscope_session *session_alloc(struct vmscope_session_cfg *cfg)
 	init_waitqueue_head(&s->wq);
 	init_irq_work(&s->wake_work, session_wake);
 	INIT_DELAYED_WORK(&s->flush_work, session_flush_work);
-	s->mem = kcalloc(nr_cpu_ids, sizeof(*s->mem), GFP_KERNEL);
-	s->chan.bufs = kcalloc(nr_cpu_ids, sizeof(*s->chan.bufs), GFP_KERNEL);
-	s->rb = kcalloc(nr_cpu_ids, sizeof(*s->rb), GFP_KERNEL);
-	if (!s->mem || !s->chan.bufs || !s->rb)
-		goto fail;
-	s->chan.nr_bufs = nr_cpu_ids;
-	/* every possible CPU, so that hotplug needs no allocation later */
-	for_each_possible_cpu(cpu) {
-		struct vmscope_rb_buf *b = &s->rb[cpu];
-
-		s->mem[cpu] = vmalloc_user(cfg->cpu_stride);
-		if (!s->mem[cpu])
-			goto fail;
-		if (vmscope_rb_init(b, s->mem[cpu], cfg->subbuf_shift,
-				    cfg->nr_subbuf_shift, cfg->mode, cpu,
-				    PAGE_SIZE))
-			goto fail;
-		b->on_deliver = session_on_deliver;
-		b->deliver_arg = s;
-		s->chan.bufs[cpu] = b;
+	for (k = 0; k < cfg->nr_chans; k++) {
+		if (session_chan_alloc(s, &s->ch[k], &cfg->chan[k])) {
+			session_free(&s->ref);
+			return NULL;
+		}
+		for (id = 0; id < VMSCOPE_RB_ROUTE_IDS; id++)
+			if (cfg->chan[k].events & BIT_ULL(id))
+				s->route.chan[id] = &s->ch[k].chan;
 	}
 	return s;
-fail:
-	if (s->mem)
-		for_each_possible_cpu(cpu)
-			vfree(s->mem[cpu]);
-	kfree(s->mem);
-	kfree(s->chan.bufs);
-	kfree(s->rb);
-	kfree(s);
-	return NULL;
 }
 
 static long session_start(struct file *file, void __user *arg)
@@ -238,7 +310,7 @@ static long session_start(struct file *file, void __user *arg)
 	vmscope_recording[s->slot] = s;
 	/* the file's reference is the one kref_init() gave */
 	WRITE_ONCE(file->private_data, s);
-	vmscope_session_ops.publish(s->slot, file, &s->chan);
+	vmscope_session_ops.publish(s->slot, file, &s->route);
 	schedule_delayed_work(&s->flush_work, msecs_to_jiffies(cfg.flush_ms));
 	mutex_unlock(&vmscope_sessions_lock);
 	return copy_to_user(arg, &cfg, sizeof(cfg)) ? -EFAULT : 0;
@@ -268,16 +340,10 @@ static void session_stop(struct vmscope_session *s)
 	wake_up_interruptible(&s->wq);
 }
 
-static struct vmscope_rb_buf *session_buf(struct vmscope_session *s, u32 cpu)
-{
-	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
-		return NULL;
-	return s->chan.bufs[cpu];
-}
-
 static long session_get_subbuf(struct vmscope_session *s, void __user *arg)
 {
 	const struct vmscope_rb_subbuf_hdr *h;
+	const struct vmscope_chan_cfg *k;
 	struct vmscope_rb_subbuf_ref ref;
 	struct vmscope_subbuf_req req;
 	struct vmscope_rb_buf *buf;
@@ -285,7 +351,7 @@ static long session_get_subbuf(struct vmscope_session *s, void __user *arg)
 
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
-	buf = session_buf(s, req.cpu);
+	buf = session_buf(s, req.buf);
 	if (!buf)
 		return -EINVAL;
 	mutex_lock(&s->read_lock);
@@ -296,7 +362,8 @@ static long session_get_subbuf(struct vmscope_session *s, void __user *arg)
 	h = ref.ptr;
 	req.phys = ref.phys;
 	req.seq = ref.seq;
-	req.offset = s->cfg.ctrl_size + ((u64)ref.phys << s->cfg.subbuf_shift);
+	k = &s->cfg.chan[req.buf / nr_cpu_ids];
+	req.offset = k->ctrl_size + ((u64)ref.phys << k->subbuf_shift);
 	req.lost_before = h->lost_before;
 	req.data_size = h->data_size;
 	req.records = h->records;
@@ -307,11 +374,11 @@ static long session_get_subbuf(struct vmscope_session *s, void __user *arg)
 static long session_put_subbuf(struct vmscope_session *s, void __user *arg)
 {
 	struct vmscope_rb_buf *buf;
-	u32 cpu;
+	u32 b;
 
-	if (get_user(cpu, (u32 __user *)arg))
+	if (get_user(b, (u32 __user *)arg))
 		return -EFAULT;
-	buf = session_buf(s, cpu);
+	buf = session_buf(s, b);
 	if (!buf)
 		return -EINVAL;
 	mutex_lock(&s->read_lock);
@@ -322,32 +389,36 @@ static long session_put_subbuf(struct vmscope_session *s, void __user *arg)
 
 static long session_flush_one(struct vmscope_session *s, void __user *arg)
 {
-	u32 cpu;
+	u32 b;
 
-	if (get_user(cpu, (u32 __user *)arg))
+	if (get_user(b, (u32 __user *)arg))
 		return -EFAULT;
-	if (!session_buf(s, cpu))
+	if (!session_buf(s, b))
 		return -EINVAL;
 	mutex_lock(&s->flush_lock);
 	cpus_read_lock();
-	session_flush_cpu(s, cpu);
+	session_flush_buf(s, b);
 	cpus_read_unlock();
 	mutex_unlock(&s->flush_lock);
 	return 0;
 }
 
-/* Adds @s's counters of @cpu to @st. */
+/* Adds @s's counters of @cpu (every channel's buffer) to @st. */
 static void session_rb_stats_add(struct vmscope_session *s,
 				 struct vmscope_rb_stats *st)
 {
-	struct vmscope_rb_ctrl *c = session_buf(s, st->cpu)->ctrl;
+	unsigned int k;
 
 	st->active++;
-	st->lost_full += READ_ONCE(c->lost_full);
-	st->lost_too_big += READ_ONCE(c->lost_too_big);
-	st->lost_overwritten += READ_ONCE(c->lost_overwritten);
-	st->subbufs_delivered += READ_ONCE(c->subbufs_delivered);
-	st->subbufs_overwritten += READ_ONCE(c->subbufs_overwritten);
+	for (k = 0; k < s->cfg.nr_chans; k++) {
+		struct vmscope_rb_ctrl *c = s->ch[k].chan.bufs[st->cpu]->ctrl;
+
+		st->lost_full += READ_ONCE(c->lost_full);
+		st->lost_too_big += READ_ONCE(c->lost_too_big);
+		st->lost_overwritten += READ_ONCE(c->lost_overwritten);
+		st->subbufs_delivered += READ_ONCE(c->subbufs_delivered);
+		st->subbufs_overwritten += READ_ONCE(c->subbufs_overwritten);
+	}
 }
 
 /*
@@ -439,14 +510,16 @@ static bool session_buf_readable(struct vmscope_rb_buf *b)
 __poll_t vmscope_session_poll(struct file *file, poll_table *pt)
 {
 	struct vmscope_session *s = READ_ONCE(file->private_data);
-	unsigned int cpu;
+	struct vmscope_rb_buf *buf;
+	u32 b;
 
 	if (!s)
 		return EPOLLERR;
 	poll_wait(file, &s->wq, pt);
-	for_each_possible_cpu(cpu)
-		if (s->chan.bufs[cpu] &&
-		    session_buf_readable(s->chan.bufs[cpu]))
+	for (b = 0; b < session_nr_bufs(s); b++) {
+		buf = session_buf(s, b);
+		if (buf && session_buf_readable(buf))
 			return EPOLLIN | EPOLLRDNORM;
+	}
 	return 0;
 }

@@ -27,14 +27,14 @@ struct vmscope_session_ops {
 	/* sessions recording at once, 1..VMSCOPE_HOST_SESSIONS */
 	unsigned int max_sessions;
 	/*
-	 * Where the module's probes find session @slot's recording channel:
-	 * published (with the file that owns it) before the session records,
-	 * and unpublished (@chan NULL), followed by synchronize_rcu(), before
-	 * it flushes and frees (probes run with preemption disabled).
-	 * Process context, under the session lock.
+	 * Where the module's probes find session @slot's channels (the one
+	 * of each event id): published (with the file that owns it) before
+	 * the session records, and unpublished (@route NULL), followed by
+	 * synchronize_rcu(), before it flushes and frees (probes run with
+	 * preemption disabled). Process context, under the session lock.
 	 */
 	void (*publish)(unsigned int slot, const void *owner,
-			struct vmscope_rb_chan *chan);
+			const struct vmscope_rb_route *route);
 	/*
 	 * Optional. start: process context, before the channel is published;
 	 * an error fails SESSION_START. stop: process context, after the
@@ -46,13 +46,20 @@ struct vmscope_session_ops {
 };
 extern const struct vmscope_session_ops vmscope_session_ops;
 
+/* One channel of a session: a ring buffer per possible CPU. */
+struct vmscope_session_chan {
+	struct vmscope_rb_chan chan;	/* bufs[cpu]: &rb[cpu] or NULL */
+	struct vmscope_rb_buf *rb;
+	void **mem;			/* vmalloc_user() block per CPU */
+};
+
 struct vmscope_session {
 	/* held by the file that started it and by every mapping */
 	struct kref ref;
 	struct vmscope_session_cfg cfg;
-	struct vmscope_rb_chan chan;	/* bufs[cpu]: &rb[cpu] or NULL */
-	struct vmscope_rb_buf *rb;
-	void **mem;			/* vmalloc_user() block per CPU */
+	/* [0, cfg.nr_chans); buffer b is ch[b / nr_cpu_ids], CPU b % nr_cpu_ids */
+	struct vmscope_session_chan ch[VMSCOPE_SESSION_CHANNELS];
+	struct vmscope_rb_route route;	/* what publish() hands the probes */
 	bool recording;			/* under vmscope_sessions_lock */
 	unsigned int slot;		/* its index among the recording ones */
 	struct mutex read_lock;		/* the one reader: get/put */

@@ -28,7 +28,8 @@ struct src {
 	bool guest, done;
 	struct vr_item it;		/* the peeked item */
 	uint64_t key;			/* its host time */
-	int32_t tid;			/* thread on this CPU (sched_switch) */
+	int32_t tid;			/* thread on this CPU (sched_switch): guest,
+					 * or a host CPU beyond host_tid's table */
 	const struct vmscope_sync_segment *seg;
 	bool seg_from_sync;
 	/* accepted exchanges of this CPU from pass 1, ordered by seq */
@@ -53,7 +54,18 @@ struct ctx {
 	size_t n;
 	struct mh heap;
 	uint64_t last_out;
+	/* [MP_MAX_CPUS]: thread each host CPU runs, -1 when unknown; per
+	 * CPU, as a CPU's records may lie in several streams (channels) */
+	int32_t *host_tid;
 };
+
+/* Where the thread that @s's CPU runs is kept. */
+static int32_t *cpu_tid(struct ctx *c, struct src *s, const struct vr_stream_stats *st)
+{
+	if (!s->guest && st->origin.cpu < MP_MAX_CPUS)
+		return &c->host_tid[st->origin.cpu];
+	return &s->tid;
+}
 
 static bool conv(struct src *s, uint64_t g, uint64_t *h)
 {
@@ -224,6 +236,7 @@ static int emit(struct ctx *c, size_t idx)
 	const struct vr_stream_stats *st = vr_stream_stats(s->s);
 	struct mg_result *r = c->r;
 	uint64_t out = s->key;
+	int32_t *tid = cpu_tid(c, s, st);
 	struct mo_origin o;
 	int id;
 
@@ -245,7 +258,7 @@ static int emit(struct ctx *c, size_t idx)
 	}
 	o.orig_ts = it->ts;
 	o.cpu = st->origin.cpu;
-	o.tid = s->tid;
+	o.tid = *tid;
 	if (s->guest) {
 		o.origin = s->vm + 1;
 		o.vcpu = o.cpu;
@@ -254,12 +267,12 @@ static int emit(struct ctx *c, size_t idx)
 	} else {
 		o.origin = 0;
 		o.vcpu = MO_NONE;
-		if (s->tid >= 0)
-			mp_thread_vm(r->pair, s->tid, &o.vcpu);
+		if (*tid >= 0)
+			mp_thread_vm(r->pair, *tid, &o.vcpu);
 		r->n.host_events++;
 	}
 	if (it->desc == s->ro->sw)	/* the switch is the previous thread's */
-		s->tid = (int32_t)mg_get(&s->ro->f_sw_next, it->payload);
+		*tid = (int32_t)mg_get(&s->ro->f_sw_next, it->payload);
 	id = mo_id(c->out, c->t, o.origin, it->desc);
 	if (id < 0) {
 		r->n.bad++;
@@ -304,10 +317,13 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	c.src = calloc(c.n ? c.n : 1, sizeof(*c.src));
 	c.heap.e = calloc(c.n ? c.n : 1, sizeof(*c.heap.e));
 	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
-	if (!c.src || !c.heap.e || !c.vms) {
+	c.host_tid = malloc(MP_MAX_CPUS * sizeof(*c.host_tid));
+	if (!c.src || !c.heap.e || !c.vms || !c.host_tid) {
 		e = -ENOMEM;
 		goto out;
 	}
+	for (uint32_t cpu = 0; cpu < MP_MAX_CPUS; cpu++)
+		c.host_tid[cpu] = -1;
 	mg_roles_init(&c.host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
 	for (uint32_t v = 0; v < r->n_vms && ss; v++)
 		mg_roles_init(&c.vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
@@ -340,5 +356,6 @@ out:
 	free(c.src);
 	free(c.heap.e);
 	free(c.vms);
+	free(c.host_tid);
 	return e;
 }

@@ -23,7 +23,6 @@ struct ssrc {
 	struct vr_item it;	/* the current item, when have */
 	bool have, guest;
 	uint32_t vm, cpu;
-	int32_t tid;		/* host: thread on this CPU (sched_switch) */
 };
 
 struct scan {
@@ -34,6 +33,10 @@ struct scan {
 	size_t n;
 	uint32_t **gsrc;	/* [vm][cpu]: 1 + index of that guest stream */
 	struct mh heap;		/* the host streams by time */
+	/* [MP_MAX_CPUS]: thread each host CPU runs (sched_switch), -1 when
+	 * unknown; per CPU, not per stream: a CPU's records may lie in
+	 * several streams (session channels) */
+	int32_t *host_tid;
 	enum mg_tsc_breaks tsc_mode;
 	uint64_t *tsc_last;	/* [n_vms + 1]: last write per VM, [n_vms]: unknown VM */
 	bool *tsc_seen;
@@ -226,7 +229,8 @@ static void host_item(struct scan *c, struct ssrc *s)
 		 * creation, MSR writes), the thread sched_switch last put on
 		 * this CPU. Unknown thread: the one VM, or every VM (a break
 		 * only splits a segment, it cannot make a bound wrong). */
-		uint32_t vm = s->tid >= 0 ? mp_thread_vm(r->pair, s->tid, NULL) : MP_NO_VM;
+		int32_t tid = s->cpu < MP_MAX_CPUS ? c->host_tid[s->cpu] : -1;
+		uint32_t vm = tid >= 0 ? mp_thread_vm(r->pair, tid, NULL) : MP_NO_VM;
 
 		uint32_t k;
 
@@ -248,7 +252,8 @@ static void host_item(struct scan *c, struct ssrc *s)
 			offset_write(c, vm, mg_get(&ro->f_tsc_vcpu, p),
 				     mg_get(&ro->f_tsc_next, p), it->ts);
 	} else if (it->desc == ro->sw) {
-		s->tid = (int32_t)mg_get(&ro->f_sw_next, p);
+		if (s->cpu < MP_MAX_CPUS)
+			c->host_tid[s->cpu] = (int32_t)mg_get(&ro->f_sw_next, p);
 	}
 }
 
@@ -260,8 +265,11 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 	c->src = calloc(c->n ? c->n : 1, sizeof(*c->src));
 	c->heap.e = calloc(c->n ? c->n : 1, sizeof(*c->heap.e));
 	c->gsrc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c->gsrc));
-	if (!c->src || !c->heap.e || !c->gsrc)
+	c->host_tid = malloc(MP_MAX_CPUS * sizeof(*c->host_tid));
+	if (!c->src || !c->heap.e || !c->gsrc || !c->host_tid)
 		return -ENOMEM;
+	for (uint32_t cpu = 0; cpu < MP_MAX_CPUS; cpu++)
+		c->host_tid[cpu] = -1;
 	for (size_t i = 0; i < c->n; i++) {
 		struct ssrc *s = &c->src[i];
 		const struct vr_stream_stats *st;
@@ -272,7 +280,6 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 			return e;
 		}
 		r->n.streams++;
-		s->tid = -1;
 		if (!advance(s))
 			continue;
 		/* the origin is known once the first item is read */
@@ -302,6 +309,7 @@ static void scan_free(struct scan *c)
 	for (uint32_t v = 0; c->gsrc && v < c->r->n_vms; v++)
 		free(c->gsrc[v]);
 	free(c->gsrc);
+	free(c->host_tid);
 	free(c->src);
 	free(c->heap.e);
 	free(c->vms);

@@ -425,6 +425,7 @@ static void set_origin(struct vr_stream *s, const Vmscope__Trace__Origin *o)
 	s->st.origin.side = o->side;
 	s->st.origin.vm = o->vm;
 	s->st.origin.cpu = o->cpu;
+	s->st.origin.channel = o->channel;
 	ev = vr_trace_events(s->t, o->side, o->vm);
 	s->st.events_table = ev;
 	free(s->counts);
@@ -434,7 +435,7 @@ static void set_origin(struct vr_stream *s, const Vmscope__Trace__Origin *o)
 
 static bool same_origin(const Vmscope__Trace__Origin *a, const Vmscope__Trace__Origin *b)
 {
-	return a->side == b->side && a->cpu == b->cpu &&
+	return a->side == b->side && a->cpu == b->cpu && a->channel == b->channel &&
 	       (a->side != VMSCOPE__TRACE__SIDE__SIDE_GUEST || a->vm == b->vm);
 }
 

@@ -44,6 +44,22 @@ struct vmscope_rb_chan {
 	rb_u32 nr_bufs;
 };
 
+/*
+ * A session's channels as its writers see them: the channel of each event
+ * id, resolved once when the session starts so that a writer pays one
+ * load for the choice. Ids from VMSCOPE_RB_ROUTE_IDS on go nowhere.
+ */
+#define VMSCOPE_RB_ROUTE_IDS 64
+struct vmscope_rb_route {
+	struct vmscope_rb_chan *chan[VMSCOPE_RB_ROUTE_IDS];
+};
+
+static inline struct vmscope_rb_chan *
+vmscope_rb_route_chan(const struct vmscope_rb_route *route, rb_u32 id)
+{
+	return id < VMSCOPE_RB_ROUTE_IDS ? route->chan[id] : NULL;
+}
+
 /* A reservation between reserve and commit. */
 struct vmscope_rb_ctx {
 	struct vmscope_rb_buf *buf;

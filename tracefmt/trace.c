@@ -67,8 +67,10 @@ int tf_trace_open(const char *path, int *dirfd)
 	return fd < 0 ? -errno : 0;
 }
 
-int tf_trace_host_name(char *buf, size_t len, uint32_t cpu)
+int tf_trace_host_name(char *buf, size_t len, uint32_t chan, uint32_t cpu)
 {
+	if (chan)
+		return snprintf(buf, len, "host-ch%u-cpu%u" TF_TRACE_SUFFIX, chan, cpu);
 	return snprintf(buf, len, "host-cpu%u" TF_TRACE_SUFFIX, cpu);
 }
 

@@ -30,7 +30,8 @@ int tf_trace_create(const char *path, int *dirfd);
 int tf_trace_open(const char *path, int *dirfd);
 
 /* Stream file names; return snprintf's result (truncated if >= len). */
-int tf_trace_host_name(char *buf, size_t len, uint32_t cpu);
+/* host channel 0: host-cpuN.vtf; channel k >= 1: host-chK-cpuN.vtf */
+int tf_trace_host_name(char *buf, size_t len, uint32_t chan, uint32_t cpu);
 int tf_trace_guest_name(char *buf, size_t len, uint32_t vm, uint32_t cpu);
 int tf_trace_sync_name(char *buf, size_t len, uint32_t vm);
 

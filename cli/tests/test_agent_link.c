@@ -71,11 +71,11 @@ static int fake_get_subbuf(struct vmscope_subbuf_req *q)
 	struct vmscope_rb_subbuf_ref ref;
 	int e;
 
-	if (q->cpu >= NR_CPUS) {
+	if (q->buf >= NR_CPUS) {
 		errno = EINVAL;
 		return -1;
 	}
-	e = vmscope_rb_get_subbuf(&rings[q->cpu], &ref);
+	e = vmscope_rb_get_subbuf(&rings[q->buf], &ref);
 	if (e) {
 		errno = -e;
 		return -1;
@@ -83,11 +83,11 @@ static int fake_get_subbuf(struct vmscope_subbuf_req *q)
 	h = ref.ptr;
 	q->phys = ref.phys;
 	q->seq = ref.seq;
-	q->offset = (uint64_t)((const uint8_t *)ref.ptr - ring_mem[q->cpu]);
+	q->offset = (uint64_t)((const uint8_t *)ref.ptr - ring_mem[q->buf]);
 	q->lost_before = h->lost_before;
 	q->data_size = h->data_size;
 	q->records = h->records;
-	q->lost_total = vmscope_rb_lost(&rings[q->cpu]);
+	q->lost_total = vmscope_rb_lost(&rings[q->buf]);
 	n_gets++;
 	return 0;
 }
@@ -356,8 +356,8 @@ int main(void)
 	unsigned drops = 0, filler = 0;
 
 	a.cfg.nr_cpu_ids = NR_CPUS;
-	a.cfg.subbuf_shift = SB_SHIFT;
-	a.cfg.nr_subbuf_shift = NR_SHIFT;
+	a.cfg.chan[0].subbuf_shift = SB_SHIFT;
+	a.cfg.chan[0].nr_subbuf_shift = NR_SHIFT;
 	a.cpus = calloc(NR_CPUS, sizeof(*a.cpus));
 	for (uint32_t c = 0; c < NR_CPUS; c++) {
 		size_t bytes = vmscope_rb_mem_bytes(SB_SHIFT, NR_SHIFT, 4096);

@@ -110,9 +110,9 @@ struct vmscope_sync_emitter_state {
 #define VMSCOPE_IOC_SYNC_EMITTER_STATE	_IOWR(VMSCOPE_IOC_MAGIC, 0x43, struct vmscope_sync_emitter_state)
 
 /*
- * Capture sessions (host): one buffer per possible CPU, allocated at
+ * Capture sessions (host): per-CPU ring buffers, allocated at
  * VMSCOPE_IOC_SESSION_START on the file that starts it; the probes record
- * into them until VMSCOPE_IOC_SESSION_STOP (which flushes every CPU) or
+ * into them until VMSCOPE_IOC_SESSION_STOP (which flushes every buffer) or
  * until that file is closed. A file has one session; the host module
  * records VMSCOPE_HOST_SESSIONS sessions at once (each with its own
  * buffers, and its own probe filter: VMSCOPE_IOC_PROBE_CTL on its file),
@@ -120,46 +120,67 @@ struct vmscope_sync_emitter_state {
  * buffers stay readable on that file until it is closed and every mapping
  * is gone.
  *
- * mmap: CPU c's buffer is at file offset c * cpu_stride, read-only
- * (PROT_WRITE is refused), at most cpu_stride bytes. Inside it, the
- * control area (struct vmscope_rb_ctrl, vmscope/ringbuf_abi.h) is at 0 and
- * physical sub-buffer p at ctrl_size + p * subbuf_size. The reader takes a
- * delivered sub-buffer with GET_SUBBUF (which returns its physical index),
- * reads it in place, and gives it back with PUT_SUBBUF before the next GET
- * on that CPU. poll() reports POLLIN when any CPU has one to get; a
- * periodic flush (flush_ms) delivers partly filled sub-buffers, so a quiet
- * buffer still reaches the reader within about flush_ms.
+ * Channels: a session has 1..VMSCOPE_SESSION_CHANNELS of them, each one
+ * buffer per CPU with its own geometry and mode, so that one session can
+ * mix modes (say, high-rate KVM events in a flight-recorder channel that
+ * overwrites, clock-sync records in a discard channel that never does).
+ * Channel k >= 1 records the event ids of its .events mask (disjoint, not
+ * empty); channel 0 every other one.
+ *
+ * Buffers are numbered b = channel * nr_cpu_ids + cpu; GET_SUBBUF,
+ * PUT_SUBBUF and FLUSH take that number (with one channel, the CPU).
+ *
+ * mmap: buffer (k, c) is at file offset chan[k].offset + c * chan[k].cpu_stride,
+ * read-only (PROT_WRITE is refused), at most cpu_stride bytes. Inside it,
+ * the control area (struct vmscope_rb_ctrl, vmscope/ringbuf_abi.h) is at 0
+ * and physical sub-buffer p at ctrl_size + p * subbuf_size. The reader
+ * takes a delivered sub-buffer with GET_SUBBUF (which returns its physical
+ * index), reads it in place, and gives it back with PUT_SUBBUF before the
+ * next GET on that buffer. poll() reports POLLIN when any buffer has one
+ * to get; a periodic flush (flush_ms) delivers partly filled sub-buffers,
+ * so a quiet buffer still reaches the reader within about flush_ms.
  */
 #define VMSCOPE_HOST_SESSIONS			8
+#define VMSCOPE_SESSION_CHANNELS		4
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_DEF	16	/* 64 KiB */
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_MIN	12	/* one page */
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_MAX	22	/* 4 MiB */
 #define VMSCOPE_SESSION_NR_SHIFT_DEF		5	/* 32 sub-buffers */
 #define VMSCOPE_SESSION_NR_SHIFT_MIN		1
 #define VMSCOPE_SESSION_NR_SHIFT_MAX		10
-#define VMSCOPE_SESSION_CPU_BYTES_MAX		(64ull << 20)	/* per CPU */
+#define VMSCOPE_SESSION_CPU_BYTES_MAX		(64ull << 20)	/* per CPU, all channels */
 #define VMSCOPE_SESSION_FLUSH_MS_DEF		200
 #define VMSCOPE_SESSION_FLUSH_MS_MIN		10
 #define VMSCOPE_SESSION_FLUSH_MS_MAX		10000
 
-/* SESSION_START (in: 0 = default; out: what was chosen) and GEOMETRY (out). */
-struct vmscope_session_cfg {
+/* One channel of a session (in: 0 = default; out: what was chosen). */
+struct vmscope_chan_cfg {
 	__u32 subbuf_shift;	/* sub-buffer size = 1 << subbuf_shift */
 	__u32 nr_subbuf_shift;	/* N = 1 << nr_subbuf_shift sub-buffers */
 	__u32 mode;		/* VMSCOPE_RB_MODE_DISCARD / _FLIGHT */
-	__u32 flush_ms;		/* period of the flush timer */
-	__u32 nr_cpu_ids;	/* out: CPUs 0..nr_cpu_ids-1; mmap of an impossible one fails (ENXIO) */
 	__u32 ctrl_size;	/* out: bytes before physical sub-buffer 0 */
+	/* channel >= 1, in: its event ids (bit per id); 0, out: the rest */
+	__u64 events;
 	__u64 cpu_bytes;	/* out: bytes of one CPU's buffer */
-	__u64 cpu_stride;	/* out: mmap offset of CPU c = c * cpu_stride */
+	__u64 cpu_stride;	/* out: CPU c's buffer at offset + c * cpu_stride */
+	__u64 offset;		/* out: mmap offset of the channel's CPU 0 */
 };
 
-/* GET_SUBBUF: in cpu; out the sub-buffer taken and its header facts. */
+/* SESSION_START (in/out) and GEOMETRY (out). */
+struct vmscope_session_cfg {
+	__u32 nr_chans;		/* 1..VMSCOPE_SESSION_CHANNELS (in: 0 = 1) */
+	__u32 flush_ms;		/* period of the flush timer */
+	__u32 nr_cpu_ids;	/* out: CPUs 0..nr_cpu_ids-1; mmap of an impossible one fails (ENXIO) */
+	__u32 reserved;		/* 0 */
+	struct vmscope_chan_cfg chan[VMSCOPE_SESSION_CHANNELS];
+};
+
+/* GET_SUBBUF: in buf; out the sub-buffer taken and its header facts. */
 struct vmscope_subbuf_req {
-	__u32 cpu;		/* in */
+	__u32 buf;		/* in: channel * nr_cpu_ids + cpu */
 	__u32 phys;		/* out: physical index */
 	__u64 seq;		/* out: sub-buffer sequence */
-	__u64 offset;		/* out: bytes from the start of the CPU's mapping */
+	__u64 offset;		/* out: bytes from the start of the buffer's mapping */
 	__u64 lost_before;	/* out: header copies, for convenience; the */
 	__u32 data_size;	/*      mapped header is authoritative */
 	__u32 records;
@@ -167,8 +188,9 @@ struct vmscope_subbuf_req {
 };
 
 /*
- * GET_RB_STATS: one CPU's ring-buffer counters (in: cpu): of the file's
- * own session while it records, else summed over the recording sessions.
+ * GET_RB_STATS: one CPU's ring-buffer counters (in: cpu), summed over
+ * channels: of the file's own session while it records, else summed over
+ * the recording sessions.
  */
 struct vmscope_rb_stats {
 	__u32 cpu;		/* in */

@@ -13,7 +13,7 @@
  * format). A major bump means old userspace cannot talk to the module; a
  * minor bump only adds.
  */
-#define VMSCOPE_ABI_MAJOR 0
-#define VMSCOPE_ABI_MINOR 5
+#define VMSCOPE_ABI_MAJOR 1	/* 1.0: sessions with channels (ioctl.h) */
+#define VMSCOPE_ABI_MINOR 0
 
 #endif /* VMSCOPE_VERSION_H */

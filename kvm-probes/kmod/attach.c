@@ -363,7 +363,7 @@ void vmscope_probes_release(const void *owner)
 }
 
 void vmscope_probes_session_start(unsigned int slot, const void *owner,
-				  struct vmscope_rb_chan *chan)
+				  const struct vmscope_rb_route *route)
 {
 	unsigned int cpu;
 
@@ -380,7 +380,7 @@ void vmscope_probes_session_start(unsigned int slot, const void *owner,
 		memset(per_cpu_ptr(&vmscope_handed, cpu)->n[slot], 0,
 		       sizeof(per_cpu_ptr(&vmscope_handed, cpu)->n[slot]));
 	slot_owner[slot] = owner;
-	WRITE_ONCE(vmscope_filters[slot].chan, chan);
+	WRITE_ONCE(vmscope_filters[slot].route, route);
 	mutex_unlock(&vmscope_ctl_lock);
 }
 
@@ -408,7 +408,7 @@ void vmscope_probes_session_stop(unsigned int slot)
 {
 	mutex_lock(&vmscope_ctl_lock);
 	slots_set_on(vmscope_slots_on & ~BIT(slot));
-	WRITE_ONCE(vmscope_filters[slot].chan, NULL);
+	WRITE_ONCE(vmscope_filters[slot].route, NULL);
 	slot_owner[slot] = NULL;
 	mutex_unlock(&vmscope_ctl_lock);
 }

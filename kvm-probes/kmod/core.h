@@ -97,14 +97,14 @@ struct vmscope_filter {
 	u32 nr_pids;			/* 0: every process */
 	pid_t pids[VMSCOPE_MAX_PIDS];
 	/*
-	 * The session's per-CPU buffers, or NULL (the shared slot, or a
-	 * session not yet started). Set by the session code (kmod-session/,
-	 * through host-kmod's vmscope_session_ops) before it records and
-	 * cleared, followed by synchronize_rcu(), before it flushes and
-	 * frees: probes run with preemption disabled, so the grace period
-	 * covers every writer.
+	 * The session's channels (the one of each event id), or NULL (the
+	 * shared slot, or a session not yet started). Set by the session
+	 * code (kmod-session/, through host-kmod's vmscope_session_ops)
+	 * before it records and cleared, followed by synchronize_rcu(),
+	 * before it flushes and frees: probes run with preemption disabled,
+	 * so the grace period covers every writer.
 	 */
-	struct vmscope_rb_chan *chan;
+	const struct vmscope_rb_route *route;
 };
 extern struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
 /* Bit per slot whose probing is on; 0: every probe returns at once. */
@@ -176,25 +176,29 @@ static __always_inline vmscope_slots_t vmscope_probe_begin(unsigned int id,
 
 /*
  * Publishes a filled payload. For each slot in @to with a session: one
- * record (reserve, one memcpy, commit) in this CPU's buffer of that
- * session; a drop is counted by the buffer. Then one memcpy into this
- * CPU's "last event" slot for `stats --last`. A nested probe (interrupt)
- * that finds that slot mid-write skips it rather than tear it; the counts
- * above are exact regardless.
+ * record (reserve, one memcpy, commit) in this CPU's buffer of the
+ * channel that session routes @id to; a drop is counted by the buffer.
+ * Then one memcpy into this CPU's "last event" slot for `stats --last`.
+ * A nested probe (interrupt) that finds that slot mid-write skips it
+ * rather than tear it; the counts above are exact regardless.
  */
 static __always_inline void vmscope_emit(vmscope_slots_t to, unsigned int id,
 					 const void *payload, size_t size,
 					 u64 ts)
 {
 	struct vmscope_last *l = this_cpu_ptr(&vmscope_cpu.last[id]);
+	const struct vmscope_rb_route *route;
 	struct vmscope_rb_chan *chan;
 	unsigned int s;
 	u64 seq;
 
 	for_each_set_bit(s, &to, VMSCOPE_NR_SLOTS) {
-		chan = READ_ONCE(vmscope_filters[s].chan);
+		route = READ_ONCE(vmscope_filters[s].route);
 		/* only session slots (< VMSCOPE_HOST_SESSIONS) have one */
-		if (chan && s < VMSCOPE_HOST_SESSIONS) {
+		if (!route || s >= VMSCOPE_HOST_SESSIONS)
+			continue;
+		chan = vmscope_rb_route_chan(route, id);
+		if (chan) {
 			vmscope_rb_chan_write(chan, id, payload, size);
 			this_cpu_inc(vmscope_handed.n[s][id]);
 		}
@@ -233,11 +237,11 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 void vmscope_probes_release(const void *owner);
 /*
  * Session slot @slot (< VMSCOPE_HOST_SESSIONS) now belongs to @owner and
- * records into @chan, probing off until @owner enables it; and back.
+ * records into @route's channels, probing off until @owner enables it; and back.
  * Process context; stop leaves the grace period to the caller.
  */
 void vmscope_probes_session_start(unsigned int slot, const void *owner,
-				  struct vmscope_rb_chan *chan);
+				  const struct vmscope_rb_route *route);
 void vmscope_probes_session_stop(unsigned int slot);
 /* @owner's session's handed counts (n of them), or -ENODATA. */
 int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n);

@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char name[64];
 
 		if (i < 2)
-			tf_trace_host_name(name, sizeof(name), (uint32_t)i);
+			tf_trace_host_name(name, sizeof(name), 0, (uint32_t)i);
 		else
 			tf_trace_guest_name(name, sizeof(name), (uint32_t)(i - 2) / 2,
 					    (uint32_t)(i - 2) % 2);

@@ -211,6 +211,12 @@ void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, cons
 int synth_stream_open(struct synth_stream *w, int dfd, const char *name, int side, uint32_t vm,
 		   uint32_t cpu)
 {
+	return synth_stream_open_chan(w, dfd, name, side, vm, cpu, 0);
+}
+
+int synth_stream_open_chan(struct synth_stream *w, int dfd, const char *name, int side,
+			   uint32_t vm, uint32_t cpu, uint32_t chan)
+{
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
 	static uint8_t sid[16] = { 7, 7, 7 };
 	int e;
@@ -220,6 +226,7 @@ int synth_stream_open(struct synth_stream *w, int dfd, const char *name, int sid
 	w->o.side = side;
 	w->o.vm = vm;
 	w->o.cpu = cpu;
+	w->o.channel = chan;
 	/* a chunk frame fits; the default 1 MiB would cost the fuzz target
 	 * most of its time in page faults */
 	struct tf_writer_opts wo = { .buf_size = 128 << 10 };
@@ -436,7 +443,8 @@ static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, in
 	struct vmscope_ev_sched_switch e = { .prev_pid = 1, .next_pid = tid,
 					     .next_tgid = tid - tid % 1000 };
 
-	synth_stream_rec(w, ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
+	/* what follows it may be in the other stream: not at the same time */
+	synth_stream_rec(w, s->keep_channel ? ts - 1 : ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
 	s->n_host_events++;
 }
 
@@ -453,7 +461,8 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	bool tsc_done = !(s->step && h == 0);
 	uint64_t storm = s->tsc_storm && h == 1 && s->n_vms > 1 ? s->H0 + s->period_ns / 3 : UINT64_MAX;
 	char name[64];
-	struct synth_stream w;
+	struct synth_stream w, k;
+	struct synth_stream *sk = s->keep_channel ? &k : &w;	/* sync, TSC */
 	int e;
 
 	for (unsigned int vm = 0; vm < s->n_vms; vm++)
@@ -465,16 +474,24 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 				hq_fill(s, &q[nq]);
 				nq++;
 			}
-	tf_trace_host_name(name, sizeof(name), h);
+	tf_trace_host_name(name, sizeof(name), 0, h);
 	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
 	if (e)
 		return e;
+	if (s->keep_channel) {
+		tf_trace_host_name(name, sizeof(name), 1, h);
+		e = synth_stream_open_chan(&k, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h, 1);
+		if (e) {
+			synth_stream_close(&w);
+			return e;
+		}
+	}
 	/* KVM writes each vCPU's offset when it creates it, in its thread */
 	for (unsigned int i = 0; i < nq && s->tsc && !s->tsc_session; i++) {
 		host_switch(s, &w, s->H0 + i, (int32_t)(1000 * (q[i].vm + 1) + 1 + q[i].v));
 		tw.vcpu_id = q[i].v;
 		tw.next_tsc_offset = s->tsc_off[q[i].vm];
-		synth_stream_rec(&w, s->H0 + i, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
+		synth_stream_rec(sk, s->H0 + i, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
 		s->n_host_events++;
 	}
 	for (;;) {
@@ -491,7 +508,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			tw.vcpu_id = 0;
 			if (s->host_switch)
 				host_switch(s, &w, s->H0 + s->tau_step, 1001);
-			synth_stream_rec(&w, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
+			synth_stream_rec(sk, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
 			       &tw, sizeof(tw));
 			s->n_host_events++;
 			continue;
@@ -500,7 +517,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			host_switch(s, &w, storm, 2001);
 			tw.vcpu_id = 0;
 			tw.next_tsc_offset = s->tsc ? s->tsc_off[1] : 42;
-			synth_stream_rec(&w, storm, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
+			synth_stream_rec(sk, storm, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
 			s->n_host_events++;
 			storm += 100000;
 			continue;
@@ -525,7 +542,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 				struct vmscope_ev_sync_t3 r3 = {
 					.t2 = x->t2, .t3 = x->t3, .token = x->token,
 					.seq = x->seq, .tid = tid, .vcpu_id = p->v };
-				synth_stream_rec(&w, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
+				synth_stream_rec(sk, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
 				if (x->kind)
 					s->n_forged[x->kind]++;
 				else
@@ -542,14 +559,20 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 					r2.tsc_a = host_tsc(s, x->t2) - 3;
 					r2.tsc_b = host_tsc(s, x->t2) + 3;
 				}
-				synth_stream_rec(&w, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
+				synth_stream_rec(sk, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
 			}
 			if (++p->i == p->n)
 				hq_fill(s, p);
 		}
 		s->n_host_events++;
 	}
-	return synth_stream_close(&w);
+	e = synth_stream_close(&w);
+	if (s->keep_channel) {
+		int e2 = synth_stream_close(&k);
+
+		e = e ? e : e2;
+	}
+	return e;
 }
 
 /* ---- guest stream of VM vm, CPU v ---- */

@@ -69,6 +69,11 @@ struct synth {
 	bool tsc_session;	/* with tsc: the offsets in the session's
 				 * VmInfo.tsc (the recorder's reading)
 				 * instead of initial writes */
+	bool keep_channel;	/* host sync and TSC-offset records in a
+				 * second stream per host CPU (channel 1,
+				 * host-ch1-cpuN.vtf) as `record --keep`
+				 * writes them; host switches 1 ns before
+				 * what follows them */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4], tsc0, tsc_off[4];
 	double drift[4];	/* a - 1 per VM */
@@ -129,6 +134,9 @@ struct synth_stream {
 
 int synth_stream_open(struct synth_stream *w, int dfd, const char *name, int side,
 		      uint32_t vm, uint32_t cpu);
+/* The same for channel @chan of a host session. */
+int synth_stream_open_chan(struct synth_stream *w, int dfd, const char *name, int side,
+			   uint32_t vm, uint32_t cpu, uint32_t chan);
 void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, const void *p,
 		      uint16_t size);
 int synth_stream_close(struct synth_stream *w);

@@ -35,6 +35,7 @@
 #include "../../tracefmt/tests/util.h"
 #include "merge.h"
 #include "out.h"
+#include "vmscope_events.h"
 #include "synth.h"
 
 static void check_sync(const struct synth *s, const struct mg_result *r)
@@ -100,6 +101,7 @@ static void check_merged(const struct synth *s, const struct mg_result *r, const
 	bool has;
 	char err[256];
 	uint64_t n = 0, prev = 0, guest = 0, inside = 0, tid_known = 0, host_vcpu = 0;
+	uint64_t t2_by_switch = 0;
 	long double worst = 0;
 
 	CHECK_EQ(mr_open(&m, out, err, sizeof(err)), 0);
@@ -121,6 +123,16 @@ static void check_merged(const struct synth *s, const struct mg_result *r, const
 			continue;
 		if (o.origin == 0) {
 			CHECK_EQ(it.ts, o.orig_ts);
+			/* a sync record's thread is the one sched_switch put on
+			 * its CPU just before, also from the other channel */
+			if (s->host_switch && !s->no_tid_map &&
+			    !strcmp(it.desc->name, "sync_t2")) {
+				struct vmscope_ev_sync_t2 t2;
+
+				memcpy(&t2, it.payload, sizeof(t2));
+				CHECK_EQ(o.tid, t2.tid);
+				t2_by_switch++;
+			}
 			/* after a switch to a vCPU thread: its vCPU */
 			if (o.tid > 1000 && !s->no_tid_map) {
 				CHECK_EQ(o.vcpu, (uint32_t)(o.tid % 1000 - 1));
@@ -159,6 +171,7 @@ static void check_merged(const struct synth *s, const struct mg_result *r, const
 	CHECK(inside > guest * 9 / 10);
 	CHECK(tid_known > guest * 9 / 10);
 	CHECK(!s->host_switch || s->no_tid_map || host_vcpu > 0);
+	CHECK(!s->host_switch || s->no_tid_map || t2_by_switch > 0);
 	CHECK_EQ(mr_stats(m)->end.kind, TF_END_CLEAN);
 	CHECK(mr_stats(m)->has_index);
 	printf("  merged %" PRIu64 " events, %" PRIu64 " guest; %" PRIu64
@@ -285,6 +298,13 @@ int main(int argc, char **argv)
 	synth_defaults(&s, 13);
 	s.skew_ns = 50000;
 	run(&s, dir, "skew");
+	/* the host's sync and TSC-offset records in channel 1's streams
+	 * (record --keep): the same pairs, each sync record with the thread
+	 * the other channel's sched_switch put on its CPU */
+	synth_defaults(&s, 3);
+	s.host_switch = true;
+	s.keep_channel = true;
+	run(&s, dir, "keep");
 	run_tsc(dir, "tsc", 0, false);
 	run_tsc(dir, "tscsession", 0, true);
 	run_tsc(dir, "tsclie", 10000, false);

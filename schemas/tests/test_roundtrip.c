@@ -111,6 +111,7 @@ int main(void)
 	/* common / session */
 	Vmscope__Trace__Origin host0 = VMSCOPE__TRACE__ORIGIN__INIT;
 	host0.side = VMSCOPE__TRACE__SIDE__SIDE_HOST; host0.vm = 1; host0.cpu = 3;
+	host0.channel = 1;
 	roundtrip(&host0.base);
 
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
@@ -132,6 +133,7 @@ int main(void)
 
 	Vmscope__Trace__Origin hostside = VMSCOPE__TRACE__ORIGIN__INIT;
 	hostside.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST; hostside.vm = 2; hostside.cpu = 1;
+	hostside.channel = 2;
 	Vmscope__Trace__EventTable tab = VMSCOPE__TRACE__EVENT_TABLE__INIT;
 	tab.origin = &hostside; tab.ringbuf_abi = 1; tab.module_version = "0.1.0";
 	tab.n_events = 1; tab.events = evs;
@@ -165,6 +167,14 @@ int main(void)
 	opt.n_events = 2; opt.events = evnames; opt.buffer_mode = 1;
 	opt.subbuf_size = 65536; opt.nr_subbufs = 8; opt.duration_ns = 5000000000ull;
 	opt.n_argv = 3; opt.argv = argv;
+	char *keepnames[] = { "sync_t2", "sync_t3" };
+	Vmscope__Trace__ChannelOptions ch0 = VMSCOPE__TRACE__CHANNEL_OPTIONS__INIT, ch1 = ch0;
+	ch0.buffer_mode = 2; ch0.subbuf_size = 65536; ch0.nr_subbufs = 8;
+	ch0.n_events = 1; ch0.events = evnames;	/* every field set, for the test */
+	ch1.buffer_mode = 1; ch1.subbuf_size = 16384; ch1.nr_subbufs = 16;
+	ch1.n_events = 2; ch1.events = keepnames;
+	Vmscope__Trace__ChannelOptions *chans[] = { &ch0, &ch1 };
+	opt.n_channels = 2; opt.channels = chans;
 
 	Vmscope__Trace__SessionMetadata sm = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	sm.format_version = 1; sm.session_id.data = uuid; sm.session_id.len = 16;

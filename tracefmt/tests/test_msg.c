@@ -21,7 +21,7 @@
 #include "util.h"
 
 static Vmscope__Trace__Origin host1 = { PROTOBUF_C_MESSAGE_INIT(&vmscope__trace__origin__descriptor),
-					VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 1 };
+					VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 1, 0 };
 
 static int decode_ok(uint16_t type, const uint8_t *p, size_t n)
 {

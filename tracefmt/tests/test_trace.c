@@ -53,8 +53,10 @@ int main(void)
 	CHECK_EQ(tf_trace_create(path, &dfd2), -EEXIST);
 	CHECK_EQ(dfd2, -1);
 
-	tf_trace_host_name(name, sizeof(name), 3);
+	tf_trace_host_name(name, sizeof(name), 0, 3);
 	CHECK(strcmp(name, "host-cpu3.vtf") == 0);
+	tf_trace_host_name(name, sizeof(name), 1, 3);
+	CHECK(strcmp(name, "host-ch1-cpu3.vtf") == 0);
 	tf_trace_guest_name(name, sizeof(name), 1, 0);
 	CHECK(strcmp(name, "guest1-cpu0.vtf") == 0);
 	tf_trace_sync_name(name, sizeof(name), 2);
@@ -71,7 +73,7 @@ int main(void)
 	uint64_t offs[5], bts[5], ets[5];
 	uint8_t recs[16] = { 0 };
 
-	tf_trace_host_name(name, sizeof(name), 3);
+	tf_trace_host_name(name, sizeof(name), 0, 3);
 	CHECK_EQ(tf_writer_create(&w, dfd, name, NULL), 0);
 	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base), 0);
 	for (int i = 0; i < 5; i++) {

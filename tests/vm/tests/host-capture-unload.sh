@@ -28,10 +28,15 @@ mapping_outlives_file() {
 import fcntl, mmap, os, struct, subprocess, sys
 IOWR = lambda nr, size: (3 << 30) | (size << 16) | (0xB7 << 8) | nr
 IO = lambda nr: (0xB7 << 8) | nr
-cfg = bytearray(40)                      # struct vmscope_session_cfg
+# struct vmscope_session_cfg: 16 bytes, then 4 x struct vmscope_chan_cfg
+# (48 bytes: 4 u32, then events, cpu_bytes, cpu_stride, offset)
+cfg = bytearray(16 + 4 * 48)
 fd = os.open("/dev/vmscope-host", os.O_RDWR)
-fcntl.ioctl(fd, IOWR(0x20, 40), cfg)     # SESSION_START, defaults
-cpu_bytes, stride = struct.unpack_from("<QQ", cfg, 24)
+fcntl.ioctl(fd, IOWR(0x20, len(cfg)), cfg)  # SESSION_START, defaults
+nr_chans = struct.unpack_from("<I", cfg, 0)[0]
+cpu_bytes, stride, offset = struct.unpack_from("<QQQ", cfg, 16 + 24)
+if nr_chans != 1 or offset != 0:
+    sys.exit("default session: %d channels, channel 0 at %d" % (nr_chans, offset))
 m = mmap.mmap(fd, cpu_bytes, mmap.MAP_SHARED, mmap.PROT_READ, offset=0)
 try:
     mmap.mmap(fd, cpu_bytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)

@@ -5,9 +5,15 @@
 # stopped, so the kvm_exit records of that VM must equal KVM's own exits
 # counter over the same window (within 1%) when no loss is reported, and
 # every record must decode with the module's descriptors.
-# Seven more sessions record beside it, each with its own filter (a
-# process that makes no KVM event): they start, record none of that VM's
-# exits, and do not change the first one's count; a ninth is refused.
+# Seven more sessions record beside it, each with its own filter and
+# buffers, and do not change the first one's count; a ninth is refused.
+# Session 2 records the same VM with two channels of different modes: a
+# flight-recorder channel of 2 x 4 KiB per CPU that a slow reader (every
+# 500 ms) lets overwrite, and a discard channel for kvm_pio alone, which
+# must lose nothing: all 10000 kvm_pio read while the other channel
+# overwrites, each channel's records + its losses = what the module
+# handed it, and no record in the wrong channel. Sessions 3..8 record a
+# process that makes no KVM event, and record none.
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
@@ -24,6 +30,35 @@ guest_main() {
 	cat /vmtest/loop.txt
 }
 
+
+# mixed_check OUT PIO: session 2's report (OUT): kvm_pio alone in channel
+# 1 (discard), all PIO of them and none lost; channel 0 (flight)
+# overwrote; per channel, records + lost = handed; nothing undecodable
+# (capture counts a record in the wrong channel as undecodable).
+mixed_check() {
+	cat "$1"
+	awk -v pio="$2" '
+		$1 == "handed" { h[$2] = $3 }
+		$1 == "event" { n[$2] = $3 }
+		$1 == "channel" { rec[$2] = $5; lost[$2] = $7; mode[$2] = $3; over[$2] = $13 }
+		$1 == "records" { undec = $4 }
+		END {
+			for (e in h) if (e == "kvm_pio") h1 += h[e]; else h0 += h[e]
+			printf "channel 0 (%s): handed %d, read %d, lost %d (overwritten %d); ", mode[0], h0, rec[0], lost[0], over[0]
+			printf "channel 1 (%s): handed %d, read %d, lost %d; kvm_pio read %d\n", mode[1], h1, rec[1], lost[1], n["kvm_pio"]
+			bad = 0
+			if (mode[0] != "flight" || mode[1] != "discard") { print "FAIL: channel modes"; bad = 1 }
+			if (undec != 0) { print "FAIL: " undec " undecodable or misplaced records"; bad = 1 }
+			if (n["kvm_pio"] != pio || h["kvm_pio"] != pio || rec[1] != pio || lost[1] != 0) {
+				print "FAIL: the discard channel did not keep every kvm_pio"; bad = 1 }
+			if (over[0] == 0) { print "FAIL: channel 0 never overwrote: nothing shown"; bad = 1 }
+			if (rec[0] + lost[0] != h0) { print "FAIL: channel 0 read + lost != handed"; bad = 1 }
+			exit bad
+		}' "$1" >/vmtest/mixed.txt
+	_rc=$?
+	log "session 2 (mixed modes): $(cat /vmtest/mixed.txt)"
+	[ "$_rc" -eq 0 ] || fail "session 2 (mixed modes): $(cat /vmtest/mixed.txt)"
+}
 
 kvm_exits() {	# kvm_exits PID: KVM's exits counter of that VM
 	n=0
@@ -47,11 +82,17 @@ host_main() {
 	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
 	cap=$CAP_PID
 	log "$(cat /vmtest/capture.err)"
-	# sessions 2..8 beside it, for a process that makes no KVM event
+	# session 2: the same VM, channels of mixed modes, a slow reader
+	bg_start capture /vmtest/capture2.txt /vmtest/capture2.err 'capture: recording' \
+		--pid "$qpid" --flight --subbuf-shift 12 --subbufs-shift 1 \
+		--keep kvm_pio --read-every 500
+	mixed=$BG_PID
+	log "$(cat /vmtest/capture2.err)"
+	# sessions 3..8 beside them, for a process that makes no KVM event
 	sleep 3600 &
 	idle=$!
 	others=
-	for i in 2 3 4 5 6 7 8; do
+	for i in 3 4 5 6 7 8; do
 		bg_start capture /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
 			--pid "$idle" --subbuf-shift 12 --subbufs-shift 1
 		others="$others $BG_PID"
@@ -72,9 +113,10 @@ host_main() {
 	"$VMSCOPE" stats >/vmtest/stats.txt
 	grep -q '^ringbuf: recording (8 sessions)' /vmtest/stats.txt ||
 		fail "stats does not show 8 recording sessions: $(cat /vmtest/stats.txt)"
-	kill -INT "$cap" $others
+	kill -INT "$cap" "$mixed" $others
 	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
-	for i in 2 3 4 5 6 7 8; do
+	wait "$mixed" || fail "capture 2 failed: $(cat /vmtest/capture2.err /vmtest/capture2.txt)"
+	for i in 3 4 5 6 7 8; do
 		set -- $others
 		wait "$1" || fail "capture $i failed: $(cat /vmtest/capture$i.err)"
 		others=${others#* $1}
@@ -84,7 +126,7 @@ host_main() {
 			fail "capture $i (an idle process) recorded: $(grep '^event ' /vmtest/capture$i.txt)"
 	done
 	kill "$idle"
-	log "sessions 2..8 recorded no event of the VM"
+	log "sessions 3..8 recorded no event of the VM"
 	kill -CONT "$qpid"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
@@ -112,5 +154,6 @@ EOR
 		grep -q "^event $ev " /vmtest/capture.txt || fail "no $ev records"
 	done
 	[ -s /tmp/raw.bin ] || fail "capture -o wrote nothing"
+	mixed_check /vmtest/capture2.txt "$PIO_N"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }

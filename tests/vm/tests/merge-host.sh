@@ -8,6 +8,11 @@
 # every exchange is host-only and dropped as "unpaired": no transform is
 # fitted and the causality check has nothing to check. The path with the
 # agent's streams (transform, bound, zero violations) is record-guest.sh.
+# A second recorder beside it, --mode flight in an 8 KiB ring per CPU:
+# its sync and TSC-offset records go to a discard channel of their own
+# (record's default --keep), files host-ch1-cpuN.vtf, which lose none of
+# them: every sync_t2/sync_t3 the module handed that session is in the
+# trace, and its merge pairs them as the first one's does.
 
 TRACE=/tmp/trace-merge
 MERGED=/tmp/trace-merge.merged
@@ -25,6 +30,40 @@ guest_main() {
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
+# The flight recorder's trace: channel 1 (host-ch1-cpuN.vtf) holds the
+# sync and TSC-offset records, loses none, and has every sync record the
+# module handed its session; channel 0's losses (overwrites) are logged.
+flight_check() {
+	kept=$(sed -n 's/.*; kept apart: 16 x 16 KiB sub-buffers, discard, for \([a-z_0-9,]*\)$/,\1,/p' /vmtest/flight.err)
+	for ev in sync_t2 sync_t3 kvm_write_tsc_offset; do
+		case $kept in *",$ev,"*) ;; *) fail "flight recorder: $ev not kept apart: $(grep 'recording to' /vmtest/flight.err)" ;; esac
+	done
+	"$VMSCOPE" dump --summary /tmp/trace-flight >/vmtest/flight-summary.txt ||
+		fail "dump of the flight trace failed: $(tail -n 3 /vmtest/flight-summary.txt)"
+	ends=$(grep '^end of host-' /vmtest/flight-summary.txt)
+	log "flight trace streams:
+$ends"
+	echo "$ends" | grep -q '^end of host-ch1-cpu0.vtf: clean end' || fail "no host-ch1-cpu0.vtf"
+	ch1_lost=$(echo "$ends" | sed -n 's/^end of host-ch1-cpu[0-9]*\.vtf: .* \([0-9]*\) lost, .*/\1/p' |
+		awk '{ n += $1 } END { print n + 0 }')
+	ch0_lost=$(echo "$ends" | sed -n 's/^end of host-cpu[0-9]*\.vtf: .* \([0-9]*\) lost, .*/\1/p' |
+		awk '{ n += $1 } END { print n + 0 }')
+	[ "$ch1_lost" -eq 0 ] || fail "the keep channel lost $ch1_lost events"
+	for ev in sync_t2 sync_t3; do
+		h=$(sed -n "s/^vmscope record: the module handed this session.* $ev \([0-9]*\)\( .*\)\{0,1\}\$/\1/p" /vmtest/flight.err)
+		n=$(awk -v e="$ev" '$1 == "events" && $2 == "host" && $3 == e { print $4 }' /vmtest/flight-summary.txt)
+		log "flight recorder: $ev handed ${h:-?}, in the trace ${n:-?} (channel 0 lost $ch0_lost, channel 1 lost 0)"
+		[ -n "$h" ] && [ "$h" -gt 0 ] && [ "${n:-x}" = "$h" ] || fail "flight recorder: $ev handed ${h:-?}, in the trace ${n:-?}"
+	done
+	"$VMSCOPE" merge -o /tmp/trace-flight.merged /tmp/trace-flight >/vmtest/flight-merge.txt 2>&1 ||
+		fail "merge of the flight trace failed: $(cat /vmtest/flight-merge.txt)"
+	fline=$(grep '^sync records: ' /vmtest/flight-merge.txt) || fail "flight merge: no pairing line"
+	log "flight merge: $fline"
+	fpairs=$(echo "$fline" | sed -n 's/.*host pairs \([0-9]*\).*/\1/p')
+	fby=$(echo "$fline" | sed -n 's/.*VM by thread \([0-9]*\).*/\1/p')
+	[ "${fpairs:-0}" -ge 100 ] && [ "$fby" = "$fpairs" ] || fail "flight merge: $fline"
+}
+
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
@@ -35,10 +74,15 @@ host_main() {
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
 	rec=$REC_PID
+	bg_start record /vmtest/flight.out /vmtest/flight.err 'vmscope record: recording to' \
+		--pid "$qpid" --mode flight --buffer-size 8K --guest-port 5644 -o /tmp/trace-flight
+	flight=$BG_PID
+	log "$(grep 'recording to' /vmtest/flight.err)"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
-	kill -INT "$rec"
+	kill -INT "$rec" "$flight"
 	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
+	wait "$flight" || fail "flight record failed: $(cat /vmtest/flight.err)"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
 	cat "$(guest_file g1 emitter.txt)"
@@ -84,5 +128,6 @@ host_main() {
 	in_t2=$(awk '$1 == "events" && $3 == "sync_t2" { n += $4 } END { print n + 0 }' /vmtest/in-summary.txt)
 	out_t2=$(awk '$1 == "events" && $3 == "sync_t2" { n += $4 } END { print n + 0 }' /vmtest/out-summary.txt)
 	[ "$in_t2" = "$t2" ] && [ "$out_t2" = "$t2" ] || fail "sync_t2: input $in_t2, merged $out_t2, merge read $t2"
+	flight_check
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
