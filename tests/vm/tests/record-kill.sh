@@ -101,6 +101,17 @@ EOS
 	"$VMSCOPE" record --pid "$qpid" --events kvm_exot -o /tmp/never 2>/vmtest/typo.err &&
 		fail "record with --events kvm_exot ran"
 	[ ! -e /tmp/never ] || fail "a refused record left /tmp/never behind"
+	# --keep: a typo, and an event --events does not select, are usage
+	# errors (exit 2) that create nothing
+	for args in "--keep kvm_exot" "--events kvm --keep sched_switch"; do
+		# shellcheck disable=SC2086
+		"$VMSCOPE" record --pid "$qpid" $args -o /tmp/never 2>/vmtest/keep.err
+		rc=$?
+		[ "$rc" -eq 2 ] && [ ! -e /tmp/never ] || fail "record $args: exit $rc: $(cat /vmtest/keep.err)"
+		log "record $args: $(cat /vmtest/keep.err)"
+	done
+	grep -q "^vmscope record: --keep names events that --events does not select$" /vmtest/keep.err ||
+		fail "--keep outside --events: $(cat /vmtest/keep.err)"
 
 	# a full disk: recording stops with an error, what is there reads
 	mkdir -p /tmp/small
