@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"  --reset      zero the counters (with --start, before starting;\n"
 		"               alone it keeps probing on or off, but for every\n"
 		"               process and event)\n"
-		"  --measure    with --start: time kvm_exit's probes (exit_timing line)\n"
+		"  --measure    with --start: time kvm_exit's and kvm_entry's probes\n"
+		"               (exit_timing, entry_timing lines)\n"
 		"  --no-exit-reasons  with --start: kvm_exit without reason/info (no\n"
 		"               perf counters on kvm_exit), to measure what they cost\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
@@ -55,7 +56,8 @@ struct totals {
 	unsigned long long seen[VMSCOPE_MAX_EVENTS];
 	unsigned long long matched[VMSCOPE_MAX_EVENTS];
 	unsigned long long exit_reason_missed;
-	unsigned long long timing_n, timing_gap_ns, timing_probe_ns;
+	/* VMSCOPE_CTL_MEASURE: [0] kvm_exit, [1] kvm_entry */
+	unsigned long long timing_n[2], timing_gap_ns[2], timing_probe_ns[2];
 };
 
 static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
@@ -131,9 +133,12 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 			ncpu = st.nr_cpu_ids;
 		}
 		t.exit_reason_missed += st.exit_reason_missed;
-		t.timing_n += st.exit_timing_n;
-		t.timing_gap_ns += st.exit_timing_gap_ns;
-		t.timing_probe_ns += st.exit_timing_probe_ns;
+		t.timing_n[0] += st.exit_timing_n;
+		t.timing_gap_ns[0] += st.exit_timing_gap_ns;
+		t.timing_probe_ns[0] += st.exit_timing_probe_ns;
+		t.timing_n[1] += st.entry_timing_n;
+		t.timing_gap_ns[1] += st.entry_timing_gap_ns;
+		t.timing_probe_ns[1] += st.entry_timing_probe_ns;
 		for (unsigned int e = 0; e < nev; e++) {
 			t.seen[e] += st.seen[e];
 			t.matched[e] += st.matched[e];
@@ -153,9 +158,12 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 	       (unsigned long long)t.first.attach_count,
 	       (unsigned long long)t.first.detach_count,
 	       (unsigned long long)t.first.sync_collisions, t.exit_reason_missed);
-	if (t.timing_n)
-		printf("exit_timing n %llu gap_ns_avg %.1f probe_ns_avg %.1f\n", t.timing_n,
-		       (double)t.timing_gap_ns / t.timing_n, (double)t.timing_probe_ns / t.timing_n);
+	for (int k = 0; k < 2; k++)
+		if (t.timing_n[k])
+			printf("%s_timing n %llu gap_ns_avg %.1f probe_ns_avg %.1f\n",
+			       k ? "entry" : "exit", t.timing_n[k],
+			       (double)t.timing_gap_ns[k] / t.timing_n[k],
+			       (double)t.timing_probe_ns[k] / t.timing_n[k]);
 	show_rb_stats(fd, ncpu);
 	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
 	for (unsigned int e = 0; e < nev; e++)

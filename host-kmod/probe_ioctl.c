@@ -56,9 +56,12 @@ static long get_stats(void __user *arg)
 	/* Plain reads of another CPU's counters: each u64 is read whole. */
 	c = per_cpu_ptr(&vmscope_cpu, st->cpu);
 	st->exit_reason_missed = READ_ONCE(c->exit_reason_missed);
-	st->exit_timing_n = READ_ONCE(c->exit_timing_n);
-	st->exit_timing_gap_ns = READ_ONCE(c->exit_timing_gap_ns);
-	st->exit_timing_probe_ns = READ_ONCE(c->exit_timing_probe_ns);
+	st->exit_timing_n = READ_ONCE(c->exit_timing.n);
+	st->exit_timing_gap_ns = READ_ONCE(c->exit_timing.gap_ns);
+	st->exit_timing_probe_ns = READ_ONCE(c->exit_timing.probe_ns);
+	st->entry_timing_n = READ_ONCE(c->entry_timing.n);
+	st->entry_timing_gap_ns = READ_ONCE(c->entry_timing.gap_ns);
+	st->entry_timing_probe_ns = READ_ONCE(c->entry_timing.probe_ns);
 	for (i = 0; i < VMSCOPE_NR_EVENTS; i++) {
 		st->seen[i] = READ_ONCE(c->seen[i]);
 		st->matched[i] = READ_ONCE(c->matched[i]);

@@ -8,11 +8,12 @@
 # KVM's TP_fast_assign and our overflow handler, when exit reasons are on)
 # and the time inside our payload probe. TCG inflates every absolute
 # number; compare them with each other (tests/vm/README.md).
-# Mode "ftrace" is "probes" with ftrace's own kvm:kvm_exit event enabled
-# as well (tracefs, its ring buffer): ftrace's probe registers at the
-# default priority, between our two, so the gap grows by exactly what
-# ftrace spends recording a kvm_exit (with its exit reason, which it reads
-# from KVM directly), measured on the same exits as our probe's time.
+# kvm_entry is timed the same way. Mode "ftrace" is "probes" with
+# ftrace's own kvm:kvm_exit and kvm:kvm_entry events enabled as well
+# (tracefs, its ring buffer): ftrace's probes register at the default
+# priority, between our two, so each gap grows by exactly what ftrace
+# spends recording that event (kvm_exit with its exit reason, which ftrace
+# reads from KVM directly), measured on the same exits as our probes.
 # A benchmark run in the test host, not a test (it fails only if a mode did
 # not run): tests/vm/run.sh --show bench/vm/kvm-exit-probe-cost.sh
 
@@ -46,22 +47,29 @@ host_main() {
 		probes) "$VMSCOPE" stats --start --reset --measure --no-exit-reasons --pid "$qpid" >/dev/null ;;
 		reasons) "$VMSCOPE" stats --start --reset --measure --pid "$qpid" >/dev/null ;;
 		ftrace) "$VMSCOPE" stats --start --reset --measure --no-exit-reasons --pid "$qpid" >/dev/null &&
-			echo 1 >"$TRACEFS/events/kvm/kvm_exit/enable" ;;
+			echo 1 >"$TRACEFS/events/kvm/kvm_exit/enable" &&
+			echo 1 >"$TRACEFS/events/kvm/kvm_entry/enable" ;;
 		esac || fail "mode $m"
 		"$VMSCOPE" stats | head -n 1
 		touch "$gdir/go-$i"
 		wait_file "$gdir/done-$i"
-		[ "$m" = off ] || "$VMSCOPE" stats | grep '^exit_timing' >>"/vmtest/timing-$m"
+		if [ "$m" != off ]; then
+			"$VMSCOPE" stats >/tmp/stats.txt
+			grep '^exit_timing' /tmp/stats.txt >>"/vmtest/timing-exit-$m"
+			grep '^entry_timing' /tmp/stats.txt >>"/vmtest/timing-entry-$m"
+		fi
 		if [ "$m" = ftrace ]; then
 			echo 0 >"$TRACEFS/events/kvm/kvm_exit/enable"
-			grep -c 'kvm_exit' "$TRACEFS/trace" >>/vmtest/ftrace-lines || true
+			echo 0 >"$TRACEFS/events/kvm/kvm_entry/enable"
+			echo "$(grep -c 'kvm_exit:' "$TRACEFS/trace") $(grep -c 'kvm_entry:' "$TRACEFS/trace")" >>/vmtest/ftrace-lines
 			echo >"$TRACEFS/trace"
 		fi
 	done
 	guest_wait g1 300 || fail "guest failed"
 	"$VMSCOPE" stats --stop >/dev/null
-	log "kvm_exit lines in ftrace's buffer after each ftrace run: $(tr '\n' ' ' </vmtest/ftrace-lines)"
-	[ "$(sort -n /vmtest/ftrace-lines | head -n 1)" -gt 0 ] || fail "ftrace recorded no kvm_exit"
+	log "kvm_exit and kvm_entry lines in ftrace's buffer after each ftrace run: $(tr '\n' ';' </vmtest/ftrace-lines)"
+	awk '$1 == 0 || $2 == 0 { bad = 1 } END { exit bad }' /vmtest/ftrace-lines ||
+		fail "ftrace recorded no kvm_exit or no kvm_entry in a run"
 	for m in off probes reasons ftrace; do
 		# Median of the runs of this mode.
 		rates=$(cat "$gdir"/rate-*-"$m" | tr ' ' '\n' | awk -F= '$1 == "cpuid_rate" { print $2 }' | sort -n)
@@ -70,24 +78,36 @@ host_main() {
 		[ -n "$r" ] || fail "no rate for mode $m"
 		eval "rate_$m=$r"
 	done
-	for m in probes reasons ftrace; do
-		# exit_timing n N gap_ns_avg G probe_ns_avg P: medians over the runs
-		g=$(awk '{ print $5 }' "/vmtest/timing-$m" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-		p=$(awk '{ print $7 }' "/vmtest/timing-$m" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-		log "$m: $(tr '\n' ';' <"/vmtest/timing-$m")"
-		echo "kvm_exit timing ($m): median gap before our probe $g ns, median in our probe $p ns" | tee -a /vmtest/cost.txt
-		eval "gap_$m=$g probe_$m=$p"
+	med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+	for ev in exit entry; do
+		for m in probes reasons ftrace; do
+			# EV_timing n N gap_ns_avg G probe_ns_avg P: medians over the runs
+			f=/vmtest/timing-$ev-$m
+			g=$(awk '{ print $5 }' "$f" | med)
+			p=$(awk '{ print $7 }' "$f" | med)
+			log "$ev $m: $(tr '\n' ';' <"$f")"
+			echo "kvm_$ev timing ($m): median gap before our probe $g ns, median in our probe $p ns" | tee -a /vmtest/cost.txt
+			eval "gap_${ev}_$m=$g probe_${ev}_$m=$p"
+		done
 	done
-	# per kvm_exit, same exits: what ftrace's probe added to the gap
-	# against our own probe's time, without and with the exit reasons
-	awk -v g0="$gap_probes" -v gf="$gap_ftrace" -v pf="$probe_ftrace" \
-		-v gr="$gap_reasons" -v pr="$probe_reasons" 'BEGIN {
-		f = gf - g0
-		printf "per kvm_exit: ftrace %d ns (gap %d - %d); vmscope %d ns without exit reasons (ratio %.2f), %d ns with them (perf path %d + probe %d; ratio %.2f)\n",
-			f, gf, g0, pf, f > 0 ? pf / f : 0, gr - g0 + pr, gr - g0, pr, f > 0 ? (gr - g0 + pr) / f : 0
+	# per exit (kvm_exit + kvm_entry), same exits: what ftrace's probes
+	# added to the gaps against our own probes' time, without and with
+	# the exit reasons (their perf path: the kvm_exit gap they add)
+	awk -v g0x="$gap_exit_probes" -v g0n="$gap_entry_probes" \
+		-v gfx="$gap_exit_ftrace" -v gfn="$gap_entry_ftrace" \
+		-v pfx="$probe_exit_ftrace" -v pfn="$probe_entry_ftrace" \
+		-v grx="$gap_exit_reasons" -v prx="$probe_exit_reasons" -v prn="$probe_entry_reasons" 'BEGIN {
+		fx = gfx - g0x; fn = gfn - g0n; f = fx + fn
+		perf = grx - g0x
+		v0 = pfx + pfn; v1 = perf + prx + prn
+		printf "ftrace: kvm_exit %d ns, kvm_entry %d ns, per exit %d ns\n", fx, fn, f
+		printf "vmscope without exit reasons: kvm_exit %d ns, kvm_entry %d ns, per exit %d ns (%.2f of ftrace)\n",
+			pfx, pfn, v0, (f > 0 ? v0 / f : 0)
+		printf "vmscope with exit reasons: perf path %d + kvm_exit %d + kvm_entry %d = %d ns per exit (%.2f of ftrace)\n",
+			perf, prx, prn, v1, (f > 0 ? v1 / f : 0)
 	}' | tee -a /vmtest/cost.txt
 	awk -v off="$rate_off" -v p="$rate_probes" -v r="$rate_reasons" -v f="$rate_ftrace" 'BEGIN {
-		printf "cpuid exits/s: off %d, probes %d, probes+exit reasons %d, probes+ftrace kvm_exit %d\n", off, p, r, f
+		printf "cpuid exits/s: off %d, probes %d, probes+exit reasons %d, probes+ftrace %d\n", off, p, r, f
 		printf "slowdown vs off: probes %.3f, probes+exit reasons %.3f\n", off / p, off / r
 		printf "added time per exit (TCG-inflated): probes %.2f us, exit reasons %.2f us more\n",
 			(1 / p - 1 / off) * 1e6, (1 / r - 1 / p) * 1e6

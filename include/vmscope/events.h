@@ -74,7 +74,7 @@ struct vmscope_event_desc_req {
 #define VMSCOPE_CTL_RESET	(1u << 1)
 /* kvm_exit without reason/info (no perf counters): to measure their cost */
 #define VMSCOPE_CTL_NO_EXIT_REASON (1u << 2)
-/* time kvm_exit's probes (exit_timing_* in the stats) */
+/* time kvm_exit's and kvm_entry's probes (*_timing_* in the stats) */
 #define VMSCOPE_CTL_MEASURE	(1u << 3)
 /* only the events whose bit (1 << id) is set in vmscope_probe_ctl.events */
 #define VMSCOPE_CTL_EVENTS	(1u << 4)
@@ -144,6 +144,10 @@ struct vmscope_probe_stats {
 	__u64 exit_timing_n;
 	__u64 exit_timing_gap_ns;
 	__u64 exit_timing_probe_ns;
+	/* out, with VMSCOPE_CTL_MEASURE: the same for kvm_entry (ABI 1.0) */
+	__u64 entry_timing_n;
+	__u64 entry_timing_gap_ns;
+	__u64 entry_timing_probe_ns;
 	__u64 seen[VMSCOPE_MAX_EVENTS];
 	__u64 matched[VMSCOPE_MAX_EVENTS];
 };

@@ -21,37 +21,53 @@
 #include "protos.h"
 
 /*
- * Registered at a higher priority than the kernel's probes: with
- * VMSCOPE_CTL_MEASURE, stamps the time before perf's kvm_exit probe runs,
- * so that vmscope_probe_kvm_exit() can time what ran in between.
+ * VMSCOPE_CTL_MEASURE: the stamp probes are registered at a higher
+ * priority than the kernel's probes (perf's, ftrace's), our payload
+ * probes below them, so that the payload probe can time what ran in
+ * between (the gap) and itself (struct vmscope_timing).
  */
+static __always_inline void vmscope_timing_stamp(struct vmscope_timing __percpu *t)
+{
+	if (READ_ONCE(vmscope_measure))
+		this_cpu_write(t->stamp, local_clock());
+}
+
+/* At the payload probe's start: its entry time, or 0 when not timing. */
+static __always_inline u64 vmscope_timing_begin(struct vmscope_timing __percpu *t)
+{
+	u64 t_in, stamp;
+
+	if (!READ_ONCE(vmscope_measure))
+		return 0;
+	t_in = local_clock();
+	stamp = this_cpu_read(t->stamp);
+	this_cpu_write(t->stamp, 0);
+	if (!stamp || stamp > t_in)
+		return 0;
+	this_cpu_add(t->gap_ns, t_in - stamp);
+	this_cpu_inc(t->n);
+	return t_in;
+}
+
+static __always_inline void vmscope_timing_end(struct vmscope_timing __percpu *t, u64 t_in)
+{
+	if (t_in)
+		this_cpu_add(t->probe_ns, local_clock() - t_in);
+}
+
 static void vmscope_probe_kvm_exit_stamp(void *data, struct kvm_vcpu *vcpu,
 					 u32 isa)
 {
-	if (READ_ONCE(vmscope_measure))
-		this_cpu_write(vmscope_cpu.exit_stamp, local_clock());
+	vmscope_timing_stamp(&vmscope_cpu.exit_timing);
 }
 
 static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
 	struct vmscope_exit_scratch *x = this_cpu_ptr(&vmscope_cpu.exit);
-	bool measure = READ_ONCE(vmscope_measure);
+	u64 t_in = vmscope_timing_begin(&vmscope_cpu.exit_timing);
 	struct vmscope_ev_kvm_exit e;
-	u64 t_in = 0, stamp;
 	vmscope_slots_t to;
 	bool have;
-
-	if (measure) {
-		t_in = local_clock();
-		stamp = this_cpu_read(vmscope_cpu.exit_stamp);
-		if (stamp && stamp <= t_in) {
-			this_cpu_add(vmscope_cpu.exit_timing_gap_ns, t_in - stamp);
-			this_cpu_inc(vmscope_cpu.exit_timing_n);
-		} else {
-			measure = false;
-		}
-		this_cpu_write(vmscope_cpu.exit_stamp, 0);
-	}
 
 	/*
 	 * The perf overflow handler (exit_reason.c) ran just before us in this
@@ -63,12 +79,8 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid);
-	if (!to) {
-		if (measure)
-			this_cpu_add(vmscope_cpu.exit_timing_probe_ns,
-				     local_clock() - t_in);
-		return;
-	}
+	if (!to)
+		goto out;
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.isa = isa;
@@ -87,27 +99,36 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 		if (vmscope_exit_reason_active())
 			this_cpu_inc(vmscope_cpu.exit_reason_missed);
 	}
-	VMSCOPE_EMIT(to, kvm_exit, e, trace_clock_local());
-	if (measure)
-		this_cpu_add(vmscope_cpu.exit_timing_probe_ns, local_clock() - t_in);
+	VMSCOPE_EMIT(to, kvm_exit, e);
+out:
+	vmscope_timing_end(&vmscope_cpu.exit_timing, t_in);
+}
+
+static void vmscope_probe_kvm_entry_stamp(void *data, struct kvm_vcpu *vcpu,
+					  bool immediate_exit)
+{
+	vmscope_timing_stamp(&vmscope_cpu.entry_timing);
 }
 
 static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 				    bool immediate_exit)
 {
+	u64 t_in = vmscope_timing_begin(&vmscope_cpu.entry_timing);
 	struct vmscope_ev_kvm_entry e;
 	vmscope_slots_t to;
 
 	vmscope_sync_maybe_t3(vcpu->vcpu_id);
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid);
 	if (!to)
-		return;
+		goto out;
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.immediate_exit = immediate_exit;
 	if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
 		e.rip = vcpu->arch.regs[VCPU_REGS_RIP];
-	VMSCOPE_EMIT(to, kvm_entry, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_entry, e);
+out:
+	vmscope_timing_end(&vmscope_cpu.entry_timing, t_in);
 }
 
 static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
@@ -123,7 +144,7 @@ static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
 	e.val = val;
 	e.cr = cr;
 	e.write = rw;
-	VMSCOPE_EMIT(to, kvm_cr, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_cr, e);
 }
 
 static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
@@ -139,7 +160,7 @@ static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
 	e.address = address;
 	e.error_code = error_code;
 	e.vcpu_id = vcpu->vcpu_id;
-	VMSCOPE_EMIT(to, kvm_page_fault, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_page_fault, e);
 }
 
 static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
@@ -148,8 +169,8 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 {
 	struct vmscope_ev_kvm_hypercall e;
 	u64 tsc_a = 0, tsc_b = 0;
-	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b)
-					  : trace_clock_local();
+	/* a sync exchange's t2 (and the slot's time); else the record's own */
+	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b) : 0;
 	u32 vcpu_id = U32_MAX;
 	vmscope_slots_t to = 0;
 
@@ -170,7 +191,7 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	e.a1 = a1;
 	e.a2 = a2;
 	e.a3 = a3;
-	VMSCOPE_EMIT(to, kvm_hypercall, e, ts);
+	VMSCOPE_EMIT_AT(to, kvm_hypercall, e, ts);
 }
 
 static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
@@ -195,7 +216,7 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 		e.val = *(const u16 *)val;
 	else if (val)
 		e.val = *(const u32 *)val;
-	VMSCOPE_EMIT(to, kvm_pio, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_pio, e);
 }
 
 static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
@@ -214,7 +235,7 @@ static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 	/* NULL for reads not yet satisfied by userspace. */
 	if (val && len > 0)
 		memcpy(&e.val, val, min_t(u32, sizeof(e.val), len));
-	VMSCOPE_EMIT(to, kvm_mmio, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_mmio, e);
 }
 
 static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
@@ -231,7 +252,7 @@ static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
 	e.ecx = ecx;
 	e.write = write;
 	e.exception = exception;
-	VMSCOPE_EMIT(to, kvm_msr, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_msr, e);
 }
 
 static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
@@ -247,7 +268,7 @@ static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
 	e.vector = vector;
 	e.soft = soft;
 	e.reinjected = reinjected;
-	VMSCOPE_EMIT(to, kvm_inj_virq, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_inj_virq, e);
 }
 
 static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
@@ -263,7 +284,7 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 	e.previous_tsc_offset = previous;
 	e.next_tsc_offset = next;
 	e.vcpu_id = vcpu_id;
-	VMSCOPE_EMIT(to, kvm_write_tsc_offset, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_write_tsc_offset, e);
 }
 
 static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
@@ -277,7 +298,7 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 	memset(&e, 0, sizeof(e));
 	e.reason = reason;
 	e.errno_val = err;
-	VMSCOPE_EMIT(to, kvm_userspace_exit, e, trace_clock_local());
+	VMSCOPE_EMIT(to, kvm_userspace_exit, e);
 }
 
 /*
@@ -317,7 +338,7 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 		return;
 	this_cpu_inc(vmscope_cpu.matched[VMSCOPE_EV_sched_switch]);
 	vmscope_fill_sched_switch(&e, preempt, prev, next, prev_state);
-	VMSCOPE_EMIT(to, sched_switch, e, trace_clock_local());
+	VMSCOPE_EMIT(to, sched_switch, e);
 }
 
 #define VMSCOPE_WAKE_PROBE(ev) \
@@ -329,7 +350,7 @@ static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 	if (!to) \
 		return; \
 	vmscope_fill_sched_wake((struct vmscope_ev_sched_waking *)&e, p); \
-	VMSCOPE_EMIT(to, ev, e, trace_clock_local()); \
+	VMSCOPE_EMIT(to, ev, e); \
 }
 VMSCOPE_WAKE_PROBE(sched_waking)
 VMSCOPE_WAKE_PROBE(sched_wakeup)
@@ -351,11 +372,12 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 	if (!to)
 		return;
 	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);
-	VMSCOPE_EMIT(to, sched_migrate_task, e, trace_clock_local());
+	VMSCOPE_EMIT(to, sched_migrate_task, e);
 }
 
 VMSCOPE_CHECK_PROBE(kvm_exit);
 static_assert(__same_type(&vmscope_probe_kvm_exit_stamp, &vmscope_probe_kvm_exit));
+static_assert(__same_type(&vmscope_probe_kvm_entry_stamp, &vmscope_probe_kvm_entry));
 VMSCOPE_CHECK_PROBE(kvm_entry);
 VMSCOPE_CHECK_PROBE(kvm_cr);
 VMSCOPE_CHECK_PROBE(kvm_page_fault);
@@ -393,6 +415,8 @@ struct vmscope_tp_probe vmscope_tp_probes[] = {
 	{ .name = "kvm_exit", .in_kvm = true, .probe = vmscope_probe_kvm_exit_stamp,
 	  .prio = TRACEPOINT_DEFAULT_PRIO + 1 },
 	VMSCOPE_TP(kvm_entry, true, EVB(kvm_entry) | EVB(sync_t3)),
+	{ .name = "kvm_entry", .in_kvm = true, .probe = vmscope_probe_kvm_entry_stamp,
+	  .prio = TRACEPOINT_DEFAULT_PRIO + 1 },
 	VMSCOPE_TP(kvm_cr, true, EVB(kvm_cr)),
 	VMSCOPE_TP(kvm_page_fault, true, EVB(kvm_page_fault)),
 	VMSCOPE_TP(kvm_hypercall, true, EVB(kvm_hypercall) | EVB(sync_t2)),

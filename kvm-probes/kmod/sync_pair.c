@@ -67,7 +67,7 @@ void vmscope_sync_t2(vmscope_slots_t to, u64 t2, u64 tsc_a, u64 tsc_b,
 	e.tsc_b = tsc_b;
 	e.tid = current->pid;
 	e.vcpu_id = vcpu_id;
-	VMSCOPE_EMIT(to, sync_t2, e, t2);
+	VMSCOPE_EMIT_AT(to, sync_t2, e, t2);
 }
 
 void vmscope_sync_maybe_t3(u32 vcpu_id)
@@ -95,7 +95,7 @@ void vmscope_sync_maybe_t3(u32 vcpu_id)
 	atomic_dec(&sync_pending);
 	to = vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid);
 	if (to)
-		VMSCOPE_EMIT(to, sync_t3, e, t3);
+		VMSCOPE_EMIT_AT(to, sync_t3, e, t3);
 }
 
 /* Only with probing stopped and probes quiesced (attach.c). */

@@ -76,6 +76,10 @@ host_main() {
 	qpid=$(cat "$gdir/qemu.pid")
 	wait_file "$gdir/ready"
 
+	# the idle process of sessions 3..8, started long before them: its
+	# own start-up (exec, first sleep) makes sched events they would see
+	sleep 3600 &
+	idle=$!
 	kill -STOP "$qpid"
 	sleep 1
 	e0=$(kvm_exits "$qpid")
@@ -89,8 +93,7 @@ host_main() {
 	mixed=$BG_PID
 	log "$(cat /vmtest/capture2.err)"
 	# sessions 3..8 beside them, for a process that makes no KVM event
-	sleep 3600 &
-	idle=$!
+	# (nor any other while it sleeps)
 	others=
 	for i in 3 4 5 6 7 8; do
 		bg_start capture /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
