@@ -48,6 +48,8 @@ struct vmscope_exit_scratch {
 #define VMSCOPE_SHARED_SLOT	VMSCOPE_HOST_SESSIONS
 #define VMSCOPE_NR_SLOTS	(VMSCOPE_HOST_SESSIONS + 1)
 static_assert(VMSCOPE_NR_SLOTS <= BITS_PER_LONG);
+/* every event id has an entry in a session's route (ringbuf.h) */
+static_assert(VMSCOPE_NR_EVENTS <= VMSCOPE_RB_ROUTE_IDS);
 
 /*
  * VMSCOPE_CTL_MEASURE's timing of one tracepoint: a stamp probe above the
