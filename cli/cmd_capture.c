@@ -199,7 +199,7 @@ static void report(const struct capture *c)
 		if (c->h.cfg.nr_chans > 1)
 			printf("channel %u %s records %llu lost %llu (full %llu too_big %llu "
 			       "overwritten %llu)\n", k,
-			       c->h.cfg.chan[k].mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard",
+			       hb_mode_name(c->h.cfg.chan[k].mode),
 			       c->chan_records[k], (unsigned long long)(ch[k].full +
 			       ch[k].too_big + ch[k].overwritten), (unsigned long long)ch[k].full,
 			       (unsigned long long)ch[k].too_big,
@@ -355,7 +355,7 @@ int cmd_capture(int argc, char **argv)
 	for (unsigned int k = 0; k < c.h.cfg.nr_chans; k++)
 		fprintf(stderr, ", channel %u: %u x %u-byte sub-buffers, %s", k,
 			1u << c.h.cfg.chan[k].nr_subbuf_shift, 1u << c.h.cfg.chan[k].subbuf_shift,
-			c.h.cfg.chan[k].mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
+			hb_mode_name(c.h.cfg.chan[k].mode));
 	fprintf(stderr, "\n");
 
 	double end = now_s() + duration;

@@ -73,6 +73,16 @@ int hb_start(struct hb *h)
 	return 0;
 }
 
+unsigned int hb_event_names(const struct hb *h, uint64_t mask, const char **names)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < h->nev; i++)
+		if (h->descs[i].id < 64 && (mask >> h->descs[i].id & 1))
+			names[n++] = h->descs[i].name;
+	return n;
+}
+
 /* The module's number of buffer @buf. */
 static uint32_t module_buf(const struct hb *h, unsigned int buf)
 {

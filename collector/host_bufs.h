@@ -57,6 +57,16 @@ static inline unsigned int hb_cpu(const struct hb *h, unsigned int buf)
 	return buf % h->ncpu;
 }
 
+/* A channel's mode as the command line spells it. */
+static inline const char *hb_mode_name(uint32_t mode)
+{
+	return mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard";
+}
+
+/* The names of the module's events in @mask (bit per id) into @names
+ * (VMSCOPE_MAX_EVENTS of them), in descriptor order; returns how many. */
+unsigned int hb_event_names(const struct hb *h, uint64_t mask, const char **names);
+
 /* Sub-buffer size of buffer @buf's channel. */
 static inline size_t hb_subbuf_size(const struct hb *h, unsigned int buf)
 {

@@ -507,13 +507,10 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	}
 	/* the selected events by name (Options.events: empty = all) */
 	const char *sel[VMSCOPE_MAX_EVENTS];
-	size_t nsel = 0;
 
-	for (unsigned int i = 0; (o->ctl.flags & VMSCOPE_CTL_EVENTS) && i < r->h->nev; i++)
-		if (r->h->descs[i].id < 64 && (o->ctl.events >> r->h->descs[i].id & 1))
-			sel[nsel++] = r->h->descs[i].name;
 	opt.events = (char **)sel;
-	opt.n_events = nsel;
+	opt.n_events = o->ctl.flags & VMSCOPE_CTL_EVENTS ?
+		       hb_event_names(r->h, o->ctl.events, sel) : 0;
 	/* the channels: channel 0's geometry is also in the fields above */
 	Vmscope__Trace__ChannelOptions chan[VMSCOPE_SESSION_CHANNELS], *chanp[VMSCOPE_SESSION_CHANNELS];
 	const char *csel[VMSCOPE_SESSION_CHANNELS][VMSCOPE_MAX_EVENTS];
@@ -526,9 +523,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 		chan[k].subbuf_size = 1ull << c->subbuf_shift;
 		chan[k].nr_subbufs = 1u << c->nr_subbuf_shift;
 		chan[k].events = (char **)csel[k];
-		for (unsigned int i = 0; k && i < r->h->nev; i++)
-			if (r->h->descs[i].id < 64 && (c->events >> r->h->descs[i].id & 1))
-				csel[k][chan[k].n_events++] = r->h->descs[i].name;
+		chan[k].n_events = k ? hb_event_names(r->h, c->events, csel[k]) : 0;
 		chanp[k] = &chan[k];
 	}
 	opt.channels = chanp;
@@ -995,13 +990,14 @@ out_oom:
 		h->cfg.nr_cpu_ids);
 	for (unsigned int k = 0; k < h->cfg.nr_chans; k++) {
 		const struct vmscope_chan_cfg *c = &h->cfg.chan[k];
+		const char *names[VMSCOPE_MAX_EVENTS];
+		unsigned int n = k ? hb_event_names(h, c->events, names) : 0;
 
 		fprintf(stderr, "%s%u x %u KiB sub-buffers, %s", k ? "; kept apart: " : "",
 			1u << c->nr_subbuf_shift, (1u << c->subbuf_shift) / 1024,
-			c->mode == VMSCOPE_RB_MODE_FLIGHT ? "flight" : "discard");
-		for (unsigned int i = 0, n = 0; k && i < h->nev; i++)
-			if (h->descs[i].id < 64 && (c->events >> h->descs[i].id & 1))
-				fprintf(stderr, "%s%s", n++ ? "," : ", for ", h->descs[i].name);
+			hb_mode_name(c->mode));
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(stderr, "%s%s", i ? "," : ", for ", names[i]);
 	}
 	fprintf(stderr, "%s\n", o->status ? "; Ctrl-C stops" : "");
 	t0 = prev_t = last_rescan = mono_s();
