@@ -2,18 +2,19 @@
  * hog MS [NAME [FILE [CPU]]]: a task busy for a known time: busy-loops for
  * MS milliseconds of CLOCK_MONOTONIC, named NAME (default "vmscope-hog",
  * with prctl), creates FILE once it spins (so that a test knows it runs;
- * "-": none), and prints its pid and how long it ran in ns. With CPU it
- * first makes itself SCHED_FIFO 50 and moves to that CPU, so that, once
- * loaded, it takes a vCPU thread's CPU for that long in one piece
- * (`chrt`/`taskset` in front would take it in pieces while the next
- * program is exec'ed from the test host's 9p root), and when done it gives
- * that CPU back (SCHED_OTHER, the CPUs it had before, less that one)
- * before it prints, so the time it prints (from its arrival on that CPU to
- * the end of its loop) is the time it held that CPU, but for the system
- * calls that move it. A CI run failed when the vCPU was kept off 347 ms
- * by a hog whose loop ran 300 ms: it went on holding the CPU while it
- * printed to the 9p export and exited. In a guest it is
- * the busy guest thread (report-sched-hog).
+ * "-": none), and prints its pid and how long it ran in ns.
+ *
+ * With CPU it first makes itself SCHED_FIFO 50 and moves to that CPU, so
+ * that it takes a vCPU thread's CPU in one piece (`chrt`/`taskset` in front
+ * would take it in pieces while the next program is exec'ed), and when done
+ * it gives that CPU back (SCHED_OTHER, the CPUs it had before, less that
+ * one) before it prints. It then also prints the CPU time it used from
+ * just before the move to just after leaving (CLOCK_THREAD_CPUTIME_ID, the
+ * scheduler's own sum_exec_runtime): the time it held that CPU, syscalls
+ * included, which the loop time alone leaves out. That equals everything
+ * it took from that CPU only when it never ran there otherwise, so a test
+ * starts it with that CPU outside its affinity (e.g. from a shell pinned
+ * away from it): its fork, exec and start-up then run elsewhere.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -24,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ns(void)
+static long long clock_ns(clockid_t id)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(id, &t);
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
@@ -48,7 +49,7 @@ static int give_back(int cpu, const cpu_set_t *home)
 
 int main(int argc, char **argv)
 {
-	long long start, end, ms;
+	long long start, end, ms, cpu_start = 0, cpu_end = 0;
 	int cpu = -1;
 	cpu_set_t home;
 
@@ -66,13 +67,17 @@ int main(int argc, char **argv)
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
 		if (sched_getaffinity(0, sizeof(home), &home) ||
-		    sched_setscheduler(0, SCHED_FIFO, &sp) ||
-		    sched_setaffinity(0, sizeof(set), &set)) {
-			perror("SCHED_FIFO on the CPU");
+		    sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			perror("SCHED_FIFO");
+			return 1;
+		}
+		cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("moving to the CPU");
 			return 1;
 		}
 	}
-	start = now_ns();
+	start = clock_ns(CLOCK_MONOTONIC);
 	if (argc >= 4 && strcmp(argv[3], "-")) {
 		int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -83,12 +88,17 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	do
-		end = now_ns();
+		end = clock_ns(CLOCK_MONOTONIC);
 	while (end - start < ms * 1000000);
-	if (cpu >= 0 && give_back(cpu, &home)) {
-		perror("giving the CPU back");
-		return 1;
+	if (cpu >= 0) {
+		if (give_back(cpu, &home)) {
+			perror("giving the CPU back");
+			return 1;
+		}
+		cpu_end = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	}
 	printf("hog pid %d ran %lld ns\n", (int)getpid(), end - start);
+	if (cpu >= 0)
+		printf("hog held cpu %d for %lld ns of CPU time\n", cpu, cpu_end - cpu_start);
 	return 0;
 }
