@@ -267,7 +267,8 @@ static void slot_quiesce(unsigned int slot)
 	WRITE_ONCE(vmscope_slots_on, vmscope_slots_on & ~BIT(slot));
 	tracepoint_synchronize_unregister();
 	for_each_possible_cpu(cpu)
-		per_cpu_ptr(&vmscope_cpu, cpu)->waiting_pid[slot] = 0;
+		memset(&per_cpu_ptr(&vmscope_cpu, cpu)->waiting[slot], 0,
+		       sizeof(struct vmscope_waiters));
 }
 
 /* Under vmscope_ctl_lock; ctl already checked. */

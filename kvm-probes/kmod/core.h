@@ -64,6 +64,28 @@ struct vmscope_timing {
 	u64 probe_ns;
 };
 
+/*
+ * Per slot and CPU: the threads the slot traces that were switched out
+ * runnable on this CPU (preempted) and have neither run here nor migrated
+ * away since. While any waits, every switch on this CPU goes to that
+ * slot, so that the whole wait is attributed to the tasks that really ran,
+ * not just to the first one. A set, not one thread: a vCPU thread waits
+ * here, another traced thread (a QEMU worker) is preempted here after it
+ * and moved away; the vCPU thread still waits.
+ *
+ * Only this CPU's sched_switch probe fills an entry (0 -> pid) and it
+ * empties the entry of a thread that runs here again; sched_migrate_task,
+ * on whichever CPU moves a thread off this one, empties that thread's
+ * entry with cmpxchg, so it never clears an entry refilled meanwhile.
+ * When a thread finds no free entry, @overflow makes every switch here go
+ * to the slot until the slot ends: more records, never a wait unseen.
+ */
+#define VMSCOPE_WAITERS 8
+struct vmscope_waiters {
+	pid_t pid[VMSCOPE_WAITERS];	/* 0: free */
+	bool overflow;
+};
+
 struct vmscope_cpu {
 	/* hits while some slot selected the event, and that some slot took */
 	u64 seen[VMSCOPE_NR_EVENTS];
@@ -76,14 +98,7 @@ struct vmscope_cpu {
 	/* Who exited last on this CPU: the vCPU id for kvm_hypercall. */
 	pid_t last_exit_tid;
 	u32 last_exit_vcpu;
-	/*
-	 * Per slot: a thread it traces that was switched out runnable here
-	 * (preempted) and has neither run here nor migrated away since, or
-	 * 0. While it waits, every switch on this CPU goes to that slot, so
-	 * that the whole wait is attributed to the tasks that really ran,
-	 * not just to the first one.
-	 */
-	pid_t waiting_pid[VMSCOPE_NR_SLOTS];
+	struct vmscope_waiters waiting[VMSCOPE_NR_SLOTS];
 	struct vmscope_last last[VMSCOPE_NR_EVENTS];
 };
 

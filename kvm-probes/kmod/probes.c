@@ -302,9 +302,45 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 }
 
 /*
+ * One switch on this CPU for one slot's waiters (struct vmscope_waiters):
+ * @next runs here again, so it no longer waits; @prev waits now when
+ * @prev_waits. Returns whether any thread waited here before the switch.
+ */
+static __always_inline bool vmscope_waiters_switch(struct vmscope_waiters *w,
+						   pid_t prev, bool prev_waits,
+						   pid_t next, bool next_traced)
+{
+	bool any = READ_ONCE(w->overflow);
+	int i, free = -1;
+
+	for (i = 0; i < VMSCOPE_WAITERS; i++) {
+		pid_t p = READ_ONCE(w->pid[i]);
+
+		if (p && next_traced && p == next) {
+			WRITE_ONCE(w->pid[i], 0);
+			any = true;
+			p = 0;
+		} else if (p) {
+			any = true;
+			if (p == prev)
+				prev_waits = false;	/* already there */
+		}
+		if (!p && free < 0)
+			free = i;
+	}
+	if (prev_waits) {
+		if (free >= 0)
+			WRITE_ONCE(w->pid[free], prev);
+		else
+			WRITE_ONCE(w->overflow, true);
+	}
+	return any;
+}
+
+/*
  * Both sides of a switch: who preempted a vCPU thread, and whom it
  * preempted; and, while a traced thread waits preempted on this CPU, every
- * switch here (see vmscope_cpu.waiting_pid): a preempted vCPU often
+ * switch here (see struct vmscope_waiters): a preempted vCPU often
  * yields to a short kernel thread first and to the real culprit after.
  */
 static void vmscope_probe_sched_switch(void *data, bool preempt,
@@ -317,21 +353,17 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 	bool runnable = preempt || prev_state == TASK_RUNNING;
 	struct vmscope_ev_sched_switch e;
 	const struct vmscope_filter *f;
-	pid_t *waiting, was_waiting;
-	bool prev_traced;
+	bool prev_traced, next_traced, waited;
 	unsigned int s;
 
 	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS) {
 		f = &vmscope_filters[s];
-		waiting = this_cpu_ptr(&vmscope_cpu.waiting_pid[s]);
 		prev_traced = vmscope_filter_wants(f, prev->tgid);
-		was_waiting = READ_ONCE(*waiting);
-		if (next->pid == was_waiting)
-			WRITE_ONCE(*waiting, 0);
-		if (prev_traced && runnable)
-			WRITE_ONCE(*waiting, prev->pid);
-		if (prev_traced || was_waiting ||
-		    vmscope_filter_wants(f, next->tgid))
+		next_traced = vmscope_filter_wants(f, next->tgid);
+		waited = vmscope_waiters_switch(this_cpu_ptr(&vmscope_cpu.waiting[s]),
+						prev->pid, prev_traced && runnable,
+						next->pid, next_traced);
+		if (prev_traced || next_traced || waited)
 			to |= BIT(s);
 	}
 	if (!to)
@@ -361,13 +393,18 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 	vmscope_slots_t on = READ_ONCE(vmscope_slots_on), to;
 	struct vmscope_ev_sched_migrate_task e;
 	int orig_cpu = task_cpu(p);
-	unsigned int s;
+	unsigned int s, i;
 
 	/* a waiting thread that leaves its CPU no longer waits there */
 	if (orig_cpu != dest_cpu)
-		for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS)
-			cmpxchg(per_cpu_ptr(&vmscope_cpu.waiting_pid[s], orig_cpu),
-				p->pid, 0);
+		for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS) {
+			struct vmscope_waiters *w =
+				&per_cpu_ptr(&vmscope_cpu, orig_cpu)->waiting[s];
+
+			for (i = 0; i < VMSCOPE_WAITERS; i++)
+				if (READ_ONCE(w->pid[i]) == p->pid)
+					cmpxchg(&w->pid[i], p->pid, 0);
+		}
 	to = vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid);
 	if (!to)
 		return;

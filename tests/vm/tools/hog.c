@@ -8,13 +8,18 @@
  * that it takes a vCPU thread's CPU in one piece (`chrt`/`taskset` in front
  * would take it in pieces while the next program is exec'ed), and when done
  * it gives that CPU back (SCHED_OTHER, the CPUs it had before, less that
- * one) before it prints. It then also prints the CPU time it used from
- * just before the move to just after leaving (CLOCK_THREAD_CPUTIME_ID, the
- * scheduler's own sum_exec_runtime): the time it held that CPU, syscalls
- * included, which the loop time alone leaves out. That equals everything
- * it took from that CPU only when it never ran there otherwise, so a test
- * starts it with that CPU outside its affinity (e.g. from a shell pinned
- * away from it): its fork, exec and start-up then run elsewhere.
+ * one) before it prints. It then also prints two readings of the CPU time
+ * it used (CLOCK_THREAD_CPUTIME_ID, the scheduler's own sum_exec_runtime)
+ * that bound the time it held that CPU: from just after it arrived there
+ * to just before it leaves (all of it on that CPU, less the ends of the
+ * two moves), and from just before the move there to just after it left
+ * (all of its time there, plus the starts and ends of the moves spent on
+ * the CPU it came from). On an idle machine the two are microseconds
+ * apart; where the test host's own vCPUs are starved they are not. These
+ * bound everything it took from that CPU only if it never ran there
+ * otherwise, so a test starts it with that CPU outside its affinity (e.g.
+ * from a shell pinned away from it): its fork, exec and start-up then run
+ * elsewhere.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -49,7 +54,7 @@ static int give_back(int cpu, const cpu_set_t *home)
 
 int main(int argc, char **argv)
 {
-	long long start, end, ms, cpu_start = 0, cpu_end = 0;
+	long long start, end, ms, cpu_start = 0, cpu_in = 0, cpu_out = 0, cpu_end = 0;
 	int cpu = -1;
 	cpu_set_t home;
 
@@ -76,6 +81,7 @@ int main(int argc, char **argv)
 			perror("moving to the CPU");
 			return 1;
 		}
+		cpu_in = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	}
 	start = clock_ns(CLOCK_MONOTONIC);
 	if (argc >= 4 && strcmp(argv[3], "-")) {
@@ -91,6 +97,7 @@ int main(int argc, char **argv)
 		end = clock_ns(CLOCK_MONOTONIC);
 	while (end - start < ms * 1000000);
 	if (cpu >= 0) {
+		cpu_out = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (give_back(cpu, &home)) {
 			perror("giving the CPU back");
 			return 1;
@@ -99,6 +106,7 @@ int main(int argc, char **argv)
 	}
 	printf("hog pid %d ran %lld ns\n", (int)getpid(), end - start);
 	if (cpu >= 0)
-		printf("hog held cpu %d for %lld ns of CPU time\n", cpu, cpu_end - cpu_start);
+		printf("hog held cpu %d for %lld to %lld ns of CPU time\n", cpu,
+		       cpu_out - cpu_in, cpu_end - cpu_start);
 	return 0;
 }
