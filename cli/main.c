@@ -1,4 +1,5 @@
 /* vmscope: entry point and subcommand dispatch. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,28 @@ static void usage(FILE *out)
 	fprintf(out, "\n`vmscope COMMAND --help` describes each command.\n");
 }
 
+/*
+ * Every command's exit comes through here: a report cut short by a full
+ * disk (`vmscope report ... > file`) must not exit 0. Output still in
+ * stdout's buffer is written now; a write that failed earlier left the
+ * error indicator set; close() can fail too (NFS).
+ */
+static int finish(const char *name, int status)
+{
+	/* the reason of a write that failed earlier is gone with its errno */
+	const char *why = ferror(stdout) ? "a write failed" : NULL;
+
+	if (fflush(stdout))
+		why = strerror(errno);
+	if (fclose(stdout) && !why)
+		why = strerror(errno);
+	if (!why)
+		return status;
+	fprintf(stderr, "vmscope%s%s: writing the standard output: %s\n", name ? " " : "",
+		name ? name : "", why);
+	return EXIT_FAILURE_RUNTIME;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -42,15 +65,15 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		usage(stdout);
-		return EXIT_OK;
+		return finish(NULL, EXIT_OK);
 	}
 	if (!strcmp(name, "--version")) {
 		printf("vmscope %s\n", VMSCOPE_VERSION_STRING);
-		return EXIT_OK;
+		return finish(NULL, EXIT_OK);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return finish(name, commands[i].run(argc - 1, argv + 1));
 
 	fprintf(stderr, "vmscope: unknown command '%s'\n\n", name);
 	usage(stderr);

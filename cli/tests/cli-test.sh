@@ -1,26 +1,14 @@
 #!/bin/sh
 # Command-line behaviour of `vmscope` that needs no kernel module: help,
-# usage errors, and the errors a user sees when the module is absent.
+# usage errors, the errors a user sees when the module is absent, and a
+# standard output that cannot be written (/dev/full) failing the command.
 # Usage: cli-test.sh PATH-TO-vmscope
 set -u
 exe=$1
 fails=0
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 
-# expect STATUS PATTERN -- ARGS...: run vmscope ARGS, check exit status and
-# that combined output matches the extended regex PATTERN.
-expect() {
-	want=$1 pattern=$2; shift 3
-	"$exe" "$@" >"$out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
-		echo "FAIL: vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out"
-		echo "  (wanted /$pattern/)"
-		fails=$((fails + 1))
-	else
-		echo "ok: vmscope $*"
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 
 expect 0 '^  version ' -- --help
 expect 0 '^  sync-once ' -- --help
@@ -50,6 +38,10 @@ expect 0 'usage: vmscope session list' -- session --help
 expect 2 'usage: vmscope session list' -- session frob
 expect 0 'usage: vmscope daemon status' -- daemon --help
 expect 0 'usage: vmscope hook DOMAIN OPERATION' -- hook --help
+# stdout on a full disk: exit 1 with a message, never 0
+expect_full 1 'vmscope: writing the standard output' -- --help
+expect_full 1 'vmscope list: writing the standard output' -- list
+expect_full 1 'vmscope record: writing the standard output' -- record --help
 # No module is loaded on the build machine itself.
 if [ ! -e /dev/vmscope-host ]; then
 	expect 0 'host   module: not loaded' -- version

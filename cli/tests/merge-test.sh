@@ -3,7 +3,8 @@
 # --write (two VMs, a clock step, forged exchanges): the sync report, the
 # merged trace, its report file, and `vmscope dump` reading the merged
 # trace (guest events under "vmN:" names, in host time, ending clean);
-# refusing to overwrite; usage errors.
+# refusing to overwrite; usage errors; stdout on a full disk (/dev/full)
+# failing the command.
 # Usage: merge-test.sh PATH-TO-vmscope PATH-TO-test_merge
 set -u
 exe=$1 writer=$2
@@ -35,6 +36,9 @@ expect 0 '^[0-9]+\.[0-9]{9} synth1 cpu1 tid 10[0-3] tick: n [0-9]+ \(at [0-9]+\)
 expect 0 '^[0-9]+\.[0-9]{9} host cpu0 tid 100[12] sync_t2: t2 ' -- merge --show "$dir/t.merged"
 expect 0 '^[0-9]+ events; merged stream: clean end' -- merge --show "$dir/t.merged"
 expect 1 'not a merged trace' -- merge --show "$dir/t"
+expect_full 1 'vmscope merge: writing the standard output' -- merge --show "$dir/t.merged"
+expect_full 1 'vmscope merge: writing the standard output' -- merge --sync-report "$dir/t"
+expect_full 1 'vmscope dump: writing the standard output' -- dump "$dir/t.merged"
 expect 0 'causality kept' -- merge -o "$dir/m2" --max-segment 0.05 "$dir/t"
 expect 0 'span [1-9]' -- merge --sync-report --max-segment 0.05 "$dir/t"
 

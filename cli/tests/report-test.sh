@@ -4,7 +4,8 @@
 # on AMD for VM 0 and their Intel codes for VM 1): text tables, --by,
 # --sort, --top, --json (parsed: group counts add up to the exits, every
 # task group lists its reasons); --svg (xmllint; a panel per JSON group
-# with its count; an existing file refused); a truncated merged stream (report of
+# with its count; an existing file refused); stdout on a full disk (/dev/full:
+# exit 1, said); a truncated merged stream (report of
 # what was read, exit 1); a trace that is not merged; usage errors. Then
 # `report sched` on a trace where a host task preempts the vCPU thread
 # (--write-sched): stalls per thread and vCPU add up to the hog's time.
@@ -31,6 +32,9 @@ expect 2 '--top: a number' -- report exits --top -1 "$m"
 expect 1 'not a merged trace' -- report exits "$dir/in"
 expect 1 'nothere' -- report exits "$dir/nothere"
 expect 0 '^0 +io +[0-9]+ ' -- report exits "$m"
+expect_full 1 'vmscope report: writing the standard output' -- report exits --json "$m"
+expect_full 1 'vmscope report: writing the standard output' -- report exits "$m"
+expect_full 1 'vmscope report: writing the standard output' -- report sched "$m"
 expect 0 '^1 +IO_INSTRUCTION +[0-9]+ ' -- report exits "$m"
 expect 0 '^VM 1 synth1: 3 vCPUs seen' -- report exits "$m"
 expect 0 'the 10 longest exits' -- report exits "$m"
