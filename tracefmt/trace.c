@@ -9,8 +9,7 @@
 
 #include "trace.h"
 
-/* fsync the directory holding path, so a new entry in it is durable. */
-static int sync_parent(const char *path)
+int tf_trace_sync_parent(const char *path)
 {
 	char parent[PATH_MAX];
 	const char *slash;
@@ -50,7 +49,7 @@ int tf_trace_create(const char *path, int *dirfd)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = sync_parent(path);
+	r = tf_trace_sync_parent(path);
 	if (r) {
 		close(fd);
 		return r;

@@ -26,6 +26,10 @@
  */
 int tf_trace_create(const char *path, int *dirfd);
 
+/* fsync the folder holding @path, so that a new or renamed entry in it is
+ * durable. 0 or a negative errno. */
+int tf_trace_sync_parent(const char *path);
+
 /* Open an existing trace folder for reading. 0 or a negative errno. */
 int tf_trace_open(const char *path, int *dirfd);
 

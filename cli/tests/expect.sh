@@ -25,3 +25,24 @@ check_run() {
 		echo "ok: vmscope $* =~ /$pattern/"
 	fi
 }
+
+# interrupt SIGNAL GLOB -- ARGS...: runs "$exe" ARGS in the background with
+# SIGINT, SIGTERM and SIGHUP at their defaults (a background job of a script
+# ignores SIGINT), waits until a path matches GLOB (its temporary output),
+# then sends SIGNAL. $st: its exit status; $partial: what matched. Returns 1
+# (the test cannot tell) when the command ended before GLOB appeared.
+interrupt() {
+	sig=$1 glob=$2; shift 3
+	env --default-signal=INT,TERM,HUP "$exe" "$@" >"$out" 2>&1 &
+	pid=$! partial=
+	for _ in $(seq 4000); do
+		for f in $glob; do [ -e "$f" ] && partial=$f; done
+		[ -n "$partial" ] && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.005
+	done
+	[ -n "$partial" ] && kill -s "$sig" $pid
+	wait $pid
+	st=$?
+	[ -n "$partial" ]
+}

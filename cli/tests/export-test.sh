@@ -22,7 +22,8 @@
 #
 # Both: usage errors, a non-merged input, a torn merged stream (nothing
 # written, no temporary left), refusing to overwrite, --force; an export
-# killed while writing leaves nothing under the asked name.
+# killed while writing leaves nothing under the asked name; one interrupted
+# (SIGINT, SIGTERM) removes its temporary output and ends by the signal.
 # Usage: export-test.sh PATH-TO-vmscope PATH-TO-test_merge PATH-TO-perfetto_subset.proto
 set -u
 exe=$1 writer=$2 proto=$3
@@ -33,17 +34,7 @@ out=$dir/out
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
-expect() {	# expect STATUS PATTERN -- ARGS...
-	want=$1 pattern=$2; shift 3
-	"$exe" "$@" >"$out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ] || ! grep -Eq -- "$pattern" "$out"; then
-		fail "vmscope $*: exit $got (want $want), output:"; sed 's/^/  | /' "$out" | head -20
-		echo "  (wanted /$pattern/)"
-	else
-		ok "vmscope $* =~ /$pattern/"
-	fi
-}
+. "$(dirname "$0")/expect.sh"
 
 same() {	# same WHAT GOT WANT
 	if [ "$2" = "$3" ] && [ -n "$2" ]; then ok "$1: $2"; else fail "$1: got '$2', want '$3'"; fi
@@ -203,6 +194,26 @@ else
 	wait $pid
 	echo "skip: the export ended before it could be killed"
 fi
+
+# ---- interrupted: the temporary output removed, exit by the signal ----
+env --default-signal=INT true 2>/dev/null || { echo "FAIL: env --default-signal (coreutils 8.31)"; exit 1; }
+"$writer" --write "$dir/long" 5 && "$exe" merge "$dir/long" >/dev/null ||
+	{ echo "FAIL: writing the long trace"; exit 1; }
+for sig in INT TERM; do
+	for fmt in perfetto ctf; do
+		if interrupt $sig "$dir/kill/.i.$fmt.partial-*" -- export --$fmt "$dir/long.merged" \
+			-o "$dir/kill/i.$fmt"; then
+			left=$(find "$dir/kill" -name ".i.$fmt.partial-*")
+			[ "$st" -gt 128 ] && ok "export --$fmt: SIG$sig: exit $st (killed by it)" ||
+				fail "export --$fmt: SIG$sig: exit $st, not by the signal"
+			[ -z "$left" ] && ok "export --$fmt: SIG$sig: temporary output removed" ||
+				fail "export --$fmt: SIG$sig left $left"
+			[ -e "$dir/kill/i.$fmt" ] && fail "export --$fmt: SIG$sig: output under the asked name"
+		else
+			fail "export --$fmt ended (exit $st) before its temporary output appeared"
+		fi
+	done
+done
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -22,8 +22,8 @@
  *   checked and its TSC-derived t1 lies inside the hull bound; with the
  *   guests' readings 10 000 ticks (4 us) off the offset, none does.
  *
- * `test_merge --write DIR` writes the default synthetic trace (used by
- * cli/tests/merge-test.sh).
+ * `test_merge --write DIR [SECONDS]` writes the default synthetic trace
+ * (used by cli/tests/merge-test.sh), SECONDS long instead of 0.4 s.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -261,8 +261,10 @@ int main(int argc, char **argv)
 	struct synth s;
 	char dir[256];
 
-	if (argc == 3 && !strcmp(argv[1], "--write")) {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--write")) {
 		synth_defaults(&s, 1);
+		if (argc == 4)	/* a longer recording: for tests that interrupt a merge */
+			s.duration_ns = strtoull(argv[3], NULL, 10) * 1000000000ull;
 		return synth_write(&s, argv[2]) ? 1 : 0;
 	}
 	int fd = tf_test_mkdir(dir, sizeof(dir));
