@@ -5,32 +5,50 @@
  * VM's bound and the causality check over every sync exchange.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
 #include "decode.h"
+#include "ex_out.h"
 #include "merge.h"
 #include "out.h"
 
+#define REPORT_FILE "report.txt"
+
+/* What a merged trace folder holds (ex_out removes them from an
+ * unfinished one). */
+static const char *const merged_files[] = { TF_TRACE_METADATA, MO_STREAM, REPORT_FILE, NULL };
+
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope merge [--sync-report] [-o MERGED] [--ppm N]\n"
-		"                     [--max-segment SECONDS] [--tsc-breaks MODE] TRACE\n"
+	fprintf(out, "usage: vmscope merge [-o MERGED] [--ppm N] [--max-segment SECONDS]\n"
+		"                     [--tsc-breaks MODE] TRACE\n"
+		"       vmscope merge --sync-report [options] TRACE\n"
 		"       vmscope merge --show MERGED\n\n"
 		"Align every guest clock to the host clock from the trace's clock-sync\n"
 		"exchanges (convex hull: a guaranteed error bound; forged or wrong samples\n"
 		"are identified and dropped) and merge all host and guest streams into one\n"
 		"stream ordered by host time, written as the trace folder MERGED (default\n"
-		"TRACE.merged; must not exist), readable by `vmscope dump`. Each record keeps\n"
-		"its origin (host or VM), CPU, thread and original timestamp. Prints, per VM,\n"
-		"the transform's segments with their bound, the samples used and dropped, and\n"
-		"the causality check over all exchanges (also saved as MERGED/report.txt).\n\n"
-		"  --sync-report         only the clock alignment report; nothing written\n"
+		"TRACE.merged; must not exist, nor lie inside TRACE), readable by `vmscope\n"
+		"dump`. Each record keeps its origin (host or VM), CPU, thread and original\n"
+		"timestamp. Prints, per VM, the transform's segments with their bound, the\n"
+		"samples used and dropped, and the causality check over all exchanges (also\n"
+		"saved as MERGED/report.txt).\n\n"
+		"MERGED is written as .MERGED.partial-XXXXXX beside it and renamed when\n"
+		"complete and synced: a failed merge removes it; SIGINT, SIGTERM and SIGHUP\n"
+		"remove it and end the merge by the signal; after SIGKILL or a crash it\n"
+		"stays under that name (delete it). Accepted exchanges go from the first\n"
+		"pass to the second through temporary files in $TMPDIR (default /tmp),\n"
+		"deleted as they are made.\n\n"
+		"  --sync-report         only the clock alignment report, on stdout; nothing\n"
+		"                        written (so no -o)\n"
 		"  --show MERGED         print a merged trace: host time, origin (host or VM\n"
 		"                        name), CPU, thread, event, fields, original time\n"
 		"  -o, --output MERGED   the merged trace folder\n"
@@ -40,8 +58,35 @@ static void usage(FILE *out)
 		"                        (default: one 1 s or more after the previous one of\n"
 		"                        its VM; an unstable host TSC rewrites offsets at\n"
 		"                        every vCPU load), all, none (change detection only)\n\n"
-		"Exit status: 0; 1 when something failed or a causality check was\n"
-		"violated; 2 on a usage error.\n");
+		"Exit status: 0; 1 when something failed (also writing stdout) or a\n"
+		"causality check was violated; 2 on a usage error.\n");
+}
+
+/* MERGED/report.txt, synced: part of the merged trace, so written before
+ * the folder gets its name. */
+static int write_report(const char *dir, const struct vr_trace *t, const struct mg_result *r,
+			char *err, size_t errlen)
+{
+	char path[4096];
+	FILE *f = NULL;
+	int fd, e = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, REPORT_FILE);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		e = errno;
+	if (f) {
+		mg_report(f, t, r);
+		if (fflush(f) || ferror(f) || fsync(fd))
+			e = errno ? errno : EIO;
+		if (fclose(f) && !e)
+			e = errno;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	if (e)
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+	return e ? -e : 0;
 }
 
 /* `--show MERGED`: the merged timeline with each record's origin. */
@@ -107,11 +152,12 @@ int cmd_merge(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct mg_opts o = { 0 };
+	struct mg_opts o = { .spill_dir = getenv("TMPDIR") };
+	struct ex_out dst;
 	struct mg_result r;
 	struct vr_trace *t;
 	bool sync_only = false;
-	char *out = NULL, *def = NULL, err[512] = "", *end;
+	char *out = NULL, *def = NULL, err[4608] = "", *end;
 	int c, e, status = EXIT_OK;
 	double sec;
 
@@ -159,6 +205,13 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return args_usage_error(usage);
+	if (sync_only && out) {
+		fprintf(stderr, "vmscope merge: --sync-report writes nothing: no -o with it "
+			"(redirect its output to keep the report)\n");
+		return EXIT_USAGE;
+	}
+	if (o.spill_dir && !*o.spill_dir)
+		o.spill_dir = NULL;
 	if (!out && !sync_only) {
 		size_t n = strlen(argv[optind]);
 
@@ -170,9 +223,23 @@ int cmd_merge(int argc, char **argv)
 		snprintf(def, n + 8, "%.*s.merged", (int)n, argv[optind]);
 		out = def;
 	}
+	if (out && ex_out_inside(out, argv[optind], err, sizeof(err))) {
+		fprintf(stderr, "vmscope merge: %s: give -o a path outside it\n", err);
+		free(def);
+		return EXIT_USAGE;
+	}
+	/* the merged trace is written as .MERGED.partial-XXXXXX and renamed
+	 * when complete; an existing MERGED is refused before any work */
+	if (out && ex_out_reserve(&dst, out, merged_files, err, sizeof(err))) {
+		fprintf(stderr, "vmscope merge: %s\n", err);
+		free(def);
+		return EXIT_FAILURE_RUNTIME;
+	}
 	e = vr_trace_open(&t, argv[optind], err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "vmscope merge: %s\n", err);
+		if (out)
+			ex_out_abort(&dst);
 		free(def);
 		return EXIT_FAILURE_RUNTIME;
 	}
@@ -180,26 +247,19 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "vmscope merge: warning: %s\n", vr_trace_problem(t));
 	e = mg_sync(t, &o, &r, err, sizeof(err));
 	if (!e && !sync_only)
-		e = mg_merge(t, out, &r, err, sizeof(err));
+		e = mg_merge(t, dst.tmp, &r, err, sizeof(err));
+	if (!e && r.merged)
+		e = write_report(dst.tmp, t, &r, err, sizeof(err));
+	if (!e && r.merged)
+		e = ex_out_commit(&dst, err, sizeof(err));
+	else if (out)
+		ex_out_abort(&dst);
 	if (e) {
 		fprintf(stderr, "vmscope merge: %s\n", err);
 		status = EXIT_FAILURE_RUNTIME;
 	}
 	mg_report(stdout, t, &r);
-	if (r.merged) {
-		char path[4096];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/report.txt", out);
-		f = fopen(path, "wx");
-		if (f) {
-			mg_report(f, t, &r);
-			if (fclose(f))
-				status = EXIT_FAILURE_RUNTIME;
-		} else {
-			fprintf(stderr, "vmscope merge: %s: %s\n", path, strerror(errno));
-			status = EXIT_FAILURE_RUNTIME;
-		}
+	if (!e && r.merged) {
 		printf("merged trace: %s\n", out);
 		if (mg_violations(&r))
 			status = EXIT_FAILURE_RUNTIME;

@@ -34,7 +34,7 @@ struct src {
 	bool seg_from_sync;
 	/* accepted exchanges of this CPU from pass 1, ordered by seq */
 	FILE *acc;
-	bool acc_init, acc_eof;
+	bool acc_init, acc_eof, acc_err;
 	struct mg_acc buf[MG_ACC_BUF];
 	unsigned int nbuf;
 	bool has_x;			/* the peeked sync record's exchange */
@@ -82,6 +82,7 @@ static void acc_fill(struct src *s)
 
 		if (fread(&a, sizeof(a), 1, s->acc) != 1) {
 			s->acc_eof = true;
+			s->acc_err = ferror(s->acc);
 			break;
 		}
 		for (i = s->nbuf; i > 0 && s->buf[i - 1].seq > a.seq; i--)
@@ -342,13 +343,19 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e = run(&c);
+	for (size_t i = 0; !e && i < c.n; i++)
+		if (c.src[i].acc_err) {
+			snprintf(err, errlen, "reading back a temporary file in %s: %s",
+				 r->spill_dir, strerror(EIO));
+			e = -EIO;
+		}
 	e2 = mo_close(c.out, &r->n.chunks);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->time.merge = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (!e)
 		e = e2;
 	if (e && !err[0])
-		snprintf(err, errlen, "%s: %s", out, strerror(-e));
+		snprintf(err, errlen, "%s/%s: %s", out, MO_STREAM, strerror(-e));
 	r->merged = !e;
 out:
 	for (size_t i = 0; c.src && i < c.n; i++)

@@ -16,7 +16,8 @@
  * Memory: one frame and one decoded chunk per stream, the heaps, the
  * pairing's fixed tables, one output chunk and the segments: independent
  * of the length of the trace. Accepted exchanges go from pass 1 to pass 2
- * through temporary files.
+ * through temporary files in mg_opts.spill_dir, unlinked as soon as they
+ * are created (nothing is left behind, also after SIGKILL).
  */
 #ifndef VMSCOPE_MERGE_H
 #define VMSCOPE_MERGE_H
@@ -45,6 +46,7 @@ enum mg_tsc_breaks {
 struct mg_opts {
 	struct mt_opts sync;
 	enum mg_tsc_breaks tsc_breaks;
+	const char *spill_dir;	/* the temporary files' folder; NULL: /tmp */
 };
 
 /* Causality over the sync exchanges (see README.md, "Causality"). */
@@ -121,6 +123,7 @@ struct mg_result {
 	struct mg_tsc_rate host_rate;
 	struct mg_tsc_vm *tsc;	/* [n_vms] */
 	struct mg_counts n;
+	const char *spill_dir;	/* mg_opts.spill_dir: for messages */
 	bool merged;
 	int err;
 };

@@ -60,7 +60,8 @@ static void header(struct tf_writer *w, const Vmscope__Trace__SessionMetadata *s
 }
 
 /* The metadata file: the session with the union event table. */
-static int write_meta(struct mo *m, const struct vr_trace *t, char *err, size_t errlen)
+static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
+		      char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
 	Vmscope__Trace__SessionMetadata copy = VMSCOPE__TRACE__SESSION_METADATA__INIT;
@@ -139,7 +140,7 @@ out:
 	free(evp);
 	free(names);
 	if (e && !err[0])
-		snprintf(err, errlen, "%s: %s", TF_TRACE_METADATA, strerror(-e));
+		snprintf(err, errlen, "%s/%s: %s", path, TF_TRACE_METADATA, strerror(-e));
 	return e;
 }
 
@@ -179,12 +180,12 @@ int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 		snprintf(err, errlen, "%s: %s", path, strerror(-e));
 		goto fail;
 	}
-	e = write_meta(m, t, err, errlen);
+	e = write_meta(m, path, t, err, errlen);
 	if (e)
 		goto fail;
 	e = tf_writer_create(&m->w, m->dirfd, MO_STREAM, NULL);
 	if (e) {
-		snprintf(err, errlen, "%s: %s", MO_STREAM, strerror(-e));
+		snprintf(err, errlen, "%s/%s: %s", path, MO_STREAM, strerror(-e));
 		goto fail;
 	}
 	vmscope__trace__origin__init(&m->origin);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "heap.h"
 #include "merge.h"
@@ -41,7 +42,42 @@ struct scan {
 	uint64_t *tsc_last;	/* [n_vms + 1]: last write per VM, [n_vms]: unknown VM */
 	bool *tsc_seen;
 	struct mp_tsc_off **offs;	/* [n_vms][MP_MAX_CPUS]: by vCPU id */
+	const char *spill_dir;
+	int spill_errno;	/* the first failure of a temporary file */
 };
+
+/* A temporary file for accepted exchanges, its name gone at once. */
+static FILE *spill_open(struct scan *c)
+{
+	char path[4096];
+	FILE *f = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/vmscope-merge-XXXXXX", c->spill_dir);
+	fd = mkstemp(path);
+	if (fd >= 0) {
+		unlink(path);
+		f = fdopen(fd, "w+");
+		if (!f)
+			close(fd);
+	}
+	if (!f && !c->spill_errno)
+		c->spill_errno = errno;
+	return f;
+}
+
+/* Write out what stdio still holds of each temporary file (rewind() in
+ * pass 2 would flush it and forget a failure). */
+static void spill_flush(struct scan *c)
+{
+	struct mg_result *r = c->r;
+
+	for (uint32_t v = 0; r->acc && v < r->n_vms; v++)
+		for (uint32_t k = 0; r->acc[v] && k < MP_MAX_CPUS; k++)
+			if (r->acc[v][k] && (fflush(r->acc[v][k]) || ferror(r->acc[v][k])) &&
+			    !c->spill_errno)
+				c->spill_errno = errno ? errno : EIO;
+}
 
 /* Both TSC readings of a record, when its layout has them. */
 static struct mp_tsc tsc_of(bool has, const struct mg_field f[2], const uint8_t *p)
@@ -152,7 +188,8 @@ static void emit(void *user, uint32_t vm, const struct mp_exchange *x)
 
 static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t seg)
 {
-	struct mg_result *r = ((struct scan *)user)->r;
+	struct scan *c = user;
+	struct mg_result *r = c->r;
 	struct mg_acc a = { .seq = x->x.seq, .token = x->x.token, .t1 = x->x.t1,
 			    .t2 = x->x.t2, .t3 = x->x.t3, .seg = seg,
 			    .h_tsc = x->h_tsc, .g_tsc = x->g_tsc, .off = x->off };
@@ -168,12 +205,15 @@ static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t
 		}
 	}
 	f = &r->acc[vm][x->guest_cpu];
-	if (!*f && !(*f = tmpfile())) {
-		r->err = -errno;
+	if (!*f && !(*f = spill_open(c))) {
+		r->err = -c->spill_errno;
 		return;
 	}
-	if (fwrite(&a, sizeof(a), 1, *f) != 1)
-		r->err = -EIO;
+	if (fwrite(&a, sizeof(a), 1, *f) != 1) {
+		if (!c->spill_errno)
+			c->spill_errno = errno ? errno : EIO;
+		r->err = -c->spill_errno;
+	}
 	r->n.acc_records++;
 }
 
@@ -324,7 +364,7 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	    char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
-	struct scan c = { .t = t, .r = r };
+	struct scan c = { .t = t, .r = r, .spill_dir = o->spill_dir ? o->spill_dir : "/tmp" };
 	double t0 = now();
 	int e;
 
@@ -332,6 +372,7 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		err[0] = 0;
 	memset(r, 0, sizeof(*r));
 	r->n_vms = s ? (uint32_t)s->n_vms : 0;
+	r->spill_dir = c.spill_dir;
 	r->pair = malloc(sizeof(*r->pair));
 	r->acc = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->acc));
 	r->vm_exchanges = calloc(r->n_vms ? r->n_vms : 1, sizeof(*r->vm_exchanges));
@@ -374,8 +415,14 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		}
 		mp_finish(r->pair);
 		e = mt_finish(&r->mt);
+		spill_flush(&c);
 		if (!e)
 			e = r->err ? r->err : r->pair->err;
+		if (c.spill_errno) {
+			snprintf(err, errlen, "a temporary file in %s (TMPDIR): %s", c.spill_dir,
+				 strerror(c.spill_errno));
+			e = e ? e : -c.spill_errno;
+		}
 		if (!e)
 			mg_tsc_check(r);
 	}

@@ -4,10 +4,12 @@
 # merged trace, its report file, and `vmscope dump` reading the merged
 # trace (guest events under "vmN:" names, in host time, ending clean);
 # refusing to overwrite; usage errors; stdout on a full disk (/dev/full)
-# failing the command.
+# failing the command; the output refused inside the input; the
+# temporary files in TMPDIR; a full disk (RLIMIT_FSIZE) and signals while
+# the merged trace is written (nothing complete-looking under its name).
 # Usage: merge-test.sh PATH-TO-vmscope PATH-TO-test_merge
 set -u
-exe=$1 writer=$2
+exe=$(readlink -f "$1") writer=$2
 fails=0
 dir=$(mktemp -d /var/tmp/merge-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
 out=$dir/out
@@ -41,6 +43,59 @@ expect_full 1 'vmscope merge: writing the standard output' -- merge --sync-repor
 expect_full 1 'vmscope dump: writing the standard output' -- dump "$dir/t.merged"
 expect 0 'causality kept' -- merge -o "$dir/m2" --max-segment 0.05 "$dir/t"
 expect 0 'span [1-9]' -- merge --sync-report --max-segment 0.05 "$dir/t"
+
+# the destination never inside the input
+ls -A "$dir/t" >"$dir/t.ls"
+(cd "$dir/t" && "$exe" merge . >"$out" 2>&1; echo "exit $?" >>"$out")
+grep -q 'the output \.\.merged would be inside the input \. (.*/t)' "$out" && grep -q 'exit 2' "$out" &&
+	echo "ok: merge . inside the trace refused" || { echo "FAIL: merge . in the trace:"; cat "$out"; fails=$((fails + 1)); }
+expect 2 'output .*/t/sub would be inside the input .*/t' -- merge -o "$dir/t/sub" "$dir/t"
+expect 2 'inside the input' -- merge -o "$dir/t/" "$dir/t/"
+ls -A "$dir/t" | cmp -s - "$dir/t.ls" && echo "ok: nothing written into the input" ||
+	{ echo "FAIL: the input changed: $(ls -A "$dir/t")"; fails=$((fails + 1)); }
+expect 2 '--sync-report writes nothing: no -o' -- merge --sync-report -o "$dir/sr" "$dir/t"
+[ -e "$dir/sr" ] && { echo "FAIL: --sync-report -o wrote $dir/sr"; fails=$((fails + 1)); }
+
+# accepted exchanges spill into TMPDIR: its failures name it, nothing stays
+(fails=0; export TMPDIR="$dir/nothere"
+ expect 1 "a temporary file in $dir/nothere \(TMPDIR\): No such file" -- merge -o "$dir/sp" "$dir/t"
+ mkdir "$dir/spill"; export TMPDIR="$dir/spill"; trap '' XFSZ; ulimit -f 4
+ expect 1 "a temporary file in $dir/spill \(TMPDIR\): File too large" -- merge -o "$dir/sp" "$dir/t"
+ exit $fails) || fails=$((fails + 1))
+[ -e "$dir/sp" ] && { echo "FAIL: a failed merge left $dir/sp"; fails=$((fails + 1)); }
+[ -z "$(ls -A "$dir/spill")" ] && echo "ok: no temporary file left in TMPDIR" ||
+	{ echo "FAIL: left in TMPDIR: $(ls -A "$dir/spill")"; fails=$((fails + 1)); }
+
+# a full disk (RLIMIT_FSIZE) while writing: the file named, nothing under MERGED
+(fails=0; trap '' XFSZ; ulimit -f 1000
+ expect 1 "$dir/\.fz\.partial-[^/]+/merged\.vtf: File too large" -- merge -o "$dir/fz" "$dir/t"
+ exit $fails) || fails=$((fails + 1))
+[ -e "$dir/fz" ] && { echo "FAIL: a merge that failed left $dir/fz"; fails=$((fails + 1)); }
+
+# killed while writing: the merged trace only under its temporary name;
+# interrupted: not even that, and the merge ends by the signal
+"$writer" --write "$dir/long" 5 || { echo "FAIL: writing the long trace"; exit 1; }
+for sig in KILL INT TERM; do
+	if interrupt $sig "$dir/.long.merged.partial-*" -- merge "$dir/long"; then
+		left=$(find "$dir" -maxdepth 1 -name '.long.merged.partial-*')
+		if [ -e "$dir/long.merged" ]; then
+			echo "FAIL: SIG$sig: a merged trace under the asked name"; fails=$((fails + 1))
+		elif [ "$st" -le 128 ]; then
+			echo "FAIL: SIG$sig: exit $st, not by the signal"; fails=$((fails + 1))
+		elif [ $sig = KILL ] && [ "$left" = "$partial" ]; then
+			echo "ok: SIGKILL: only $(basename "$left") left, $st"
+			expect 1 'long.merged: No such file' -- dump "$dir/long.merged"
+		elif [ $sig != KILL ] && [ -z "$left" ]; then
+			echo "ok: SIG$sig: exit $st, temporary folder removed"
+		else
+			echo "FAIL: SIG$sig: left '$left'"; fails=$((fails + 1))
+		fi
+		rm -rf "$dir"/.long.merged.partial-*
+	else
+		echo "FAIL: SIG$sig: the merge ended (exit $st) before its temporary folder appeared"
+		fails=$((fails + 1)); rm -rf "$dir/long.merged"
+	fi
+done
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
