@@ -10,6 +10,7 @@
 #include "args.h"
 #include "commands.h"
 #include "ctf.h"
+#include "ex_out.h"
 #include "perfetto.h"
 
 static void usage(FILE *out)
@@ -29,12 +30,16 @@ static void usage(FILE *out)
 		"                  event's context says its origin (0 host, n VM n-1), CPU,\n"
 		"                  thread, vCPU and original timestamp; losses as discarded\n"
 		"                  events\n"
-		"  -o, --output    the file (Perfetto) or folder (CTF) to write; written\n"
-		"                  under a temporary name and renamed when complete\n"
+		"  -o, --output    the file (Perfetto) or folder (CTF) to write, not inside\n"
+		"                  MERGED; written as .OUTPUT.partial-XXXXXX beside it and\n"
+		"                  renamed when complete and synced\n"
 		"  -f, --force     replace an existing output (a folder only when it holds\n"
 		"                  nothing but an export's files)\n\n"
+		"A failed export removes its temporary output; SIGINT, SIGTERM and SIGHUP\n"
+		"remove it and end the export by the signal; after SIGKILL it stays.\n\n"
 		"Exit status: 0; 1 when the input is not a readable merged trace (then\n"
-		"nothing is written) or writing failed; 2 on a usage error.\n");
+		"nothing is written) or writing failed (also writing stdout); 2 on a\n"
+		"usage error.\n");
 }
 
 static void warn_bad(uint64_t bad)
@@ -85,6 +90,10 @@ int cmd_export(int argc, char **argv)
 		else if (!out)
 			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
 		return args_usage_error(usage);
+	}
+	if (ex_out_inside(out, argv[optind], err, sizeof(err))) {
+		fprintf(stderr, "vmscope export: %s: give -o a path outside it\n", err);
+		return EXIT_USAGE;
 	}
 	if (fmt == 'p') {
 		struct ex_pf_stats st;

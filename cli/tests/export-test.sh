@@ -56,6 +56,9 @@ expect 2 '-o OUTPUT' -- export --ctf "$m"
 expect 1 'not a merged trace' -- export --perfetto "$dir/t" -o "$dir/x"
 expect 1 'not a merged trace' -- export --ctf "$dir/t" -o "$dir/x"
 [ -e "$dir/x" ] && fail "output written for a non-merged input"
+expect 2 'the output .*/p.pf would be inside the input .*t.merged' -- export --perfetto "$m" -o "$m/p.pf"
+expect 2 'would be inside the input' -- export --ctf "$m" -o "$m/"
+[ -e "$m/p.pf" ] && fail "an export was written into its input"
 
 # ---- Perfetto ----
 expect 0 'perfetto: .* 3 machines, [0-9]+ events read' -- export --perfetto "$m" -o "$dir/p.pftrace"
