@@ -1,6 +1,40 @@
 /* The shared ends of the commands' option parsing (args.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "args.h"
 #include "commands.h"
+
+const char *args_opt_name(const struct option *opts, int val)
+{
+	static char buf[64];
+
+	for (; opts->name; opts++)
+		if (opts->val == val && !opts->flag) {
+			snprintf(buf, sizeof(buf), "--%s", opts->name);
+			return buf;
+		}
+	return "an option";
+}
+
+int args_number(const char *cmd, const char *opt, const char *arg, unsigned long long min,
+		unsigned long long max, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	/* strtoull alone takes blanks, a sign (negating: "-1" is ULLONG_MAX)
+	 * and wraps nothing only when errno is looked at */
+	if (arg[0] >= '0' && arg[0] <= '9') {
+		*v = strtoull(arg, &end, 10);
+		if (!errno && !*end && *v >= min && *v <= max)
+			return 0;
+	}
+	fprintf(stderr, "vmscope %s: %s: a number from %llu to %llu, not '%s'\n", cmd, opt, min,
+		max, arg);
+	return -1;
+}
 
 int args_usage_error(args_usage_fn *usage)
 {

@@ -1,11 +1,16 @@
 /*
  * The ends of a command's option parsing that the commands share: --help,
- * an option getopt refused, and a wrong number of operands.
+ * an option getopt refused, a wrong number of operands, and the one
+ * parser of numeric options.
  */
 #ifndef VMSCOPE_CLI_ARGS_H
 #define VMSCOPE_CLI_ARGS_H
 
+#include <getopt.h>
 #include <stdio.h>
+
+/* The largest thread id (FUTEX_TID_MASK): what --pid options take. */
+#define ARGS_PID_MAX 0x3fffffffull
 
 /* A command's own usage text, printed to @out. */
 typedef void args_usage_fn(FILE *out);
@@ -20,5 +25,16 @@ int args_usage_error(args_usage_fn *usage);
  * stderr, EXIT_USAGE.
  */
 int args_help_or_usage(int c, args_usage_fn *usage);
+
+/* "--NAME" of the option whose getopt_long value is @val in @opts. */
+const char *args_opt_name(const struct option *opts, int val);
+
+/*
+ * @arg, the value of option @opt of `vmscope @cmd`, as a decimal number
+ * from @min to @max (digits only: no sign, blank or base prefix) in *@v.
+ * 0, or -1 after saying what was wrong (for a usage error).
+ */
+int args_number(const char *cmd, const char *opt, const char *arg, unsigned long long min,
+		unsigned long long max, unsigned long long *v);
 
 #endif

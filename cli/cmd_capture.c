@@ -19,10 +19,12 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
 #include "event_select.h"
+#include "ex_out.h"
 #include "host_bufs.h"
 #include "rb_decode.h"
 #include "rec_args.h"
@@ -39,7 +41,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope capture [--pid PID]... [--duration S] [-o FILE]\n"
+	fprintf(out, "usage: vmscope capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
 		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
@@ -51,9 +53,12 @@ static void usage(FILE *out)
 		"'capture: recording' on stderr once the session is live.\n\n"
 		"  --pid PID          record events of this process (QEMU); repeatable\n"
 		"  --duration S       stop after S seconds\n"
-		"  -o FILE            append each sub-buffer raw (not a trace format:\n"
+		"  -o FILE            write each sub-buffer raw (not a trace format:\n"
 		"                     'VSCP', channel << 16 | cpu, size, then the\n"
-		"                     sub-buffer bytes)\n"
+		"                     sub-buffer bytes) into the new FILE, as\n"
+		"                     .FILE.partial-XXXXXX beside it until the capture\n"
+		"                     ends well (then renamed; else removed)\n"
+		"  -f, --force        replace an existing FILE (default: refused)\n"
 		"  --subbuf-shift K   sub-buffers of 2^K bytes (default %d)\n"
 		"  --subbufs-shift K  2^K sub-buffers per CPU (default %d)\n"
 		"  --flight           overwrite the oldest sub-buffers (default discard)\n"
@@ -72,6 +77,7 @@ static void usage(FILE *out)
 struct capture {
 	struct hb h;
 	FILE *out;
+	const char *out_name;	/* its temporary name */
 	unsigned long long next_seq[MAX_BUFS];
 	unsigned long long last_lost[MAX_BUFS];
 	unsigned long long counts[VMSCOPE_MAX_EVENTS];
@@ -154,7 +160,8 @@ static int drain_buf(struct capture *c, unsigned int buf)
 
 			if (fwrite(h, sizeof(h), 1, c->out) != 1 ||
 			    fwrite(sb, sb_size, 1, c->out) != 1) {
-				perror("vmscope capture: write");
+				fprintf(stderr, "vmscope capture: writing %s: %s\n", c->out_name,
+					strerror(errno));
 				return -1;
 			}
 		}
@@ -220,17 +227,38 @@ static void report(const struct capture *c)
 	       full + big + over, full, big, over, c->seq_gaps, c->lost_seen);
 }
 
-static int parse_u32(const char *s, unsigned int *v)
+/*
+ * -o FILE: in place when the capture ran to its end (@ended; whatever its
+ * checks found: the raw sub-buffers show it) and every write went
+ * through, else removed. Returns @rc, or EXIT_FAILURE_RUNTIME when the
+ * file could not be finished.
+ */
+static int finish_out(struct capture *c, struct ex_out *o, bool ended, int rc)
 {
-	char *end;
-	unsigned long x;
+	char err[4200] = "";
+	bool ok;
 
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno || end == s || *end || x > 0xffffffffUL || s[0] == '-')
-		return -1;
-	*v = (unsigned int)x;
-	return 0;
+	if (!c->out)
+		return rc;
+	ok = !fflush(c->out) && !ferror(c->out);
+	if (!ok)
+		snprintf(err, sizeof(err), "writing %s: %s", o->tmp, strerror(errno));
+	o->fd = dup(fileno(c->out));	/* ex_out syncs and closes its own */
+	if (fclose(c->out) && ok) {
+		snprintf(err, sizeof(err), "closing %s: %s", o->tmp, strerror(errno));
+		ok = false;
+	}
+	c->out = NULL;
+	if (ok && o->fd < 0) {
+		snprintf(err, sizeof(err), "%s: %s", o->tmp, strerror(errno));
+		ok = false;
+	}
+	if (ok && ended && !ex_out_commit(o, err, sizeof(err)))
+		return rc;
+	ex_out_abort(o);
+	if (err[0])
+		fprintf(stderr, "vmscope capture: -o: %s\n", err);
+	return err[0] ? EXIT_FAILURE_RUNTIME : rc;
 }
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH, OPT_KEEP,
@@ -247,6 +275,7 @@ int cmd_capture(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, OPT_FLUSH },
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "read-every", required_argument, NULL, OPT_READ_EVERY },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -259,16 +288,18 @@ int cmd_capture(int argc, char **argv)
 	struct vmscope_version v;
 	int fd;
 	const char *outpath = NULL, *keep = NULL;
-	unsigned int duration = 0, read_every_ms = 0, val;
+	struct ex_out dst = { .fd = -1 };
+	char err[4200];
+	bool force = false, ended = false;
+	unsigned int duration = 0, read_every_ms = 0;
+	unsigned long long val;
 	int opt, rc = EXIT_FAILURE_RUNTIME;
 
-	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PID:
-			if (parse_u32(optarg, &val) || !val) {
-				fprintf(stderr, "vmscope capture: bad pid '%s'\n", optarg);
+			if (args_number("capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
 				return EXIT_USAGE;
-			}
 			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 				fprintf(stderr, "vmscope capture: at most %d --pid\n",
 					VMSCOPE_MAX_PIDS);
@@ -281,21 +312,18 @@ int cmd_capture(int argc, char **argv)
 		case OPT_NSB:
 		case OPT_FLUSH:
 		case OPT_READ_EVERY:
-			if (parse_u32(optarg, &val)) {
-				fprintf(stderr, "vmscope capture: '%s' is not an unsigned number\n",
-					optarg);
+			if (args_number("capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
 				return EXIT_USAGE;
-			}
 			if (opt == OPT_DURATION)
-				duration = val;
+				duration = (unsigned int)val;
 			else if (opt == OPT_SB)
-				cfg.chan[0].subbuf_shift = val;
+				cfg.chan[0].subbuf_shift = (uint32_t)val;
 			else if (opt == OPT_NSB)
-				cfg.chan[0].nr_subbuf_shift = val;
+				cfg.chan[0].nr_subbuf_shift = (uint32_t)val;
 			else if (opt == OPT_READ_EVERY)
-				read_every_ms = val;
+				read_every_ms = (unsigned int)val;
 			else
-				cfg.flush_ms = val;
+				cfg.flush_ms = (uint32_t)val;
 			break;
 		case OPT_FLIGHT:
 			cfg.chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
@@ -305,6 +333,9 @@ int cmd_capture(int argc, char **argv)
 			break;
 		case 'o':
 			outpath = optarg;
+			break;
+		case 'f':
+			force = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -319,14 +350,24 @@ int cmd_capture(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	/* refused before the session, not after it */
+	if (outpath && (ex_out_file(&dst, outpath, force, err, sizeof(err)) ||
+			!(c.out = fdopen(dst.fd, "w")))) {
+		fprintf(stderr, "vmscope capture: -o: %s\n", c.out || !dst.tmp ? err :
+			strerror(errno));
+		if (dst.tmp)
+			ex_out_abort(&dst);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	c.out_name = dst.tmp;
 	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
-	if (fd < 0)
-		return EXIT_FAILURE_RUNTIME;
-	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
+	if (fd < 0 || vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
 	    hb_init(&c.h, fd, "vmscope capture")) {
-		fprintf(stderr, "vmscope capture: cannot read the module's descriptors\n");
-		close(fd);
-		return EXIT_FAILURE_RUNTIME;
+		if (fd >= 0) {
+			fprintf(stderr, "vmscope capture: cannot read the module's descriptors\n");
+			close(fd);
+		}
+		return finish_out(&c, &dst, false, EXIT_FAILURE_RUNTIME);
 	}
 	c.h.cfg = cfg;
 	if (keep) {
@@ -336,14 +377,9 @@ int cmd_capture(int argc, char **argv)
 		if (vmscope_events_select(keep, c.h.descs, c.h.nev, &mask, why, sizeof(why))) {
 			fprintf(stderr, "vmscope capture: --keep: %s\n", why);
 			hb_close(&c.h);
-			return EXIT_USAGE;
+			return finish_out(&c, &dst, false, EXIT_USAGE);
 		}
 		rec_keep_channel(&c.h.cfg, mask);
-	}
-	if (outpath && !(c.out = fopen(outpath, "wb"))) {
-		perror(outpath);
-		hb_close(&c.h);
-		return EXIT_FAILURE_RUNTIME;
 	}
 	if (hb_start(&c.h))
 		goto out;
@@ -380,12 +416,9 @@ int cmd_capture(int argc, char **argv)
 	if (drain_all(&c))
 		goto out;
 	report(&c);
+	ended = true;
 	rc = c.undecodable || c.bad_subbufs ? EXIT_FAILURE_RUNTIME : EXIT_OK;
 out:
-	if (c.out && fclose(c.out)) {
-		perror(outpath);
-		rc = EXIT_FAILURE_RUNTIME;
-	}
 	hb_close(&c.h);
-	return rc;
+	return finish_out(&c, &dst, ended, rc);
 }

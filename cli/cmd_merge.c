@@ -19,6 +19,7 @@
 #include "ex_out.h"
 #include "merge.h"
 #include "out.h"
+#include "rec_args.h"
 
 #define REPORT_FILE "report.txt"
 
@@ -28,7 +29,7 @@ static const char *const merged_files[] = { TF_TRACE_METADATA, MO_STREAM, REPORT
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope merge [-o MERGED] [--ppm N] [--max-segment SECONDS]\n"
+	fprintf(out, "usage: vmscope merge [-o MERGED] [--ppm N] [--max-segment T]\n"
 		"                     [--tsc-breaks MODE] TRACE\n"
 		"       vmscope merge --sync-report [options] TRACE\n"
 		"       vmscope merge --show MERGED\n\n"
@@ -53,7 +54,8 @@ static void usage(FILE *out)
 		"                        name), CPU, thread, event, fields, original time\n"
 		"  -o, --output MERGED   the merged trace folder\n"
 		"  --ppm N               drift prior, parts per million (default 1000)\n"
-		"  --max-segment SECONDS start a new segment after this much host time\n"
+		"  --max-segment T       start a new segment after this much host time\n"
+		"                        (seconds; suffix s, m or h)\n"
 		"  --tsc-breaks MODE     which kvm_write_tsc_offset end a VM's segment: auto\n"
 		"                        (default: one 1 s or more after the previous one of\n"
 		"                        its VM; an unstable host TSC rewrites offsets at\n"
@@ -157,7 +159,8 @@ int cmd_merge(int argc, char **argv)
 	struct mg_result r;
 	struct vr_trace *t;
 	bool sync_only = false;
-	char *out = NULL, *def = NULL, err[4608] = "", *end;
+	char *out = NULL, *def = NULL, err[4608] = "";
+	unsigned long long n;
 	int c, e, status = EXIT_OK;
 	double sec;
 
@@ -170,17 +173,14 @@ int cmd_merge(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'p':
-			errno = 0;
-			o.sync.ppm = (uint32_t)strtoul(optarg, &end, 10);
-			if (errno || *end || !o.sync.ppm || o.sync.ppm > VMSCOPE_SYNC_MAX_PPM) {
-				fprintf(stderr, "vmscope merge: --ppm: 1..%u\n", VMSCOPE_SYNC_MAX_PPM);
+			if (args_number("merge", "--ppm", optarg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
 				return EXIT_USAGE;
-			}
+			o.sync.ppm = (uint32_t)n;
 			break;
 		case 'm':
-			sec = strtod(optarg, &end);
-			if (*end || !(sec > 0) || sec > 1e9) {
-				fprintf(stderr, "vmscope merge: --max-segment: seconds > 0\n");
+			if (rec_parse_duration(optarg, &sec) || !(sec > 0)) {
+				fprintf(stderr, "vmscope merge: --max-segment: '%s' is not a duration "
+					"above 0 and at most %.0f s\n", optarg, REC_DURATION_MAX_S);
 				return EXIT_USAGE;
 			}
 			o.sync.max_segment_ns = (uint64_t)(sec * 1e9);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "device.h"
 #include "domrun.h"
@@ -53,7 +54,8 @@ static void usage(FILE *out)
 		"                     from libvirt's files in %s (NAME.pid, NAME.xml);\n"
 		"                     no libvirt connection (repeatable, with --pid too)\n"
 		"  --all              every process (no filter)\n"
-		"  --duration T       stop after T (seconds; suffix s, m or h)\n"
+		"  --duration T       stop after T (seconds; suffix s, m or h; at most a\n"
+		"                     year)\n"
 		"  --events LIST      only these events: comma-separated names, systems\n"
 		"                     (kvm, sched, vmscope) or all (default; `vmscope\n"
 		"                     list` shows them); the module drops the others\n"
@@ -175,27 +177,22 @@ int cmd_record(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_PID: {
-			char *end;
-			long pid = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || pid <= 0 || pid > 0x3fffffff) {
-				fprintf(stderr, "vmscope record: bad pid '%s'\n", optarg);
+		case OPT_PID:
+			if (args_number("record", "--pid", optarg, 1, ARGS_PID_MAX, &ull))
 				return EXIT_USAGE;
-			}
 			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 				fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
 				return EXIT_USAGE;
 			}
-			o.ctl.pids[o.ctl.nr_pids++] = (int)pid;
+			o.ctl.pids[o.ctl.nr_pids++] = (int)ull;
 			break;
-		}
 		case OPT_ALL:
 			all = 1;
 			break;
 		case OPT_DURATION:
 			if (rec_parse_duration(optarg, &o.duration_s) || o.duration_s == 0) {
-				fprintf(stderr, "vmscope record: '%s' is not a duration\n", optarg);
+				fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
+					"above 0 and at most %.0f s\n", optarg, REC_DURATION_MAX_S);
 				return EXIT_USAGE;
 			}
 			break;
@@ -234,14 +231,12 @@ int cmd_record(int argc, char **argv)
 			o.ctl.nr_pids++;
 			break;
 		case OPT_HANDOFF: {
-			char *end;
 			int type;
 			socklen_t tl = sizeof(type);
 
-			errno = 0;
-			ull = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg || optarg[0] == '-' || ull > 65535 ||
-			    getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
+			if (args_number("record", "--guest-handoff", optarg, 0, 65535, &ull))
+				return EXIT_USAGE;
+			if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
 				fprintf(stderr, "vmscope record: --guest-handoff '%s': not an "
 					"open socket\n", optarg);
 				return EXIT_USAGE;
@@ -251,17 +246,10 @@ int cmd_record(int argc, char **argv)
 		}
 		case OPT_CID:
 		case OPT_GPORT: {
-			char *end;
-
-			errno = 0;
-			ull = strtoull(optarg, &end, 10);
 			/* CIDs 0-2 are the hypervisor's, the local and the host */
-			if (errno || *end || end == optarg || optarg[0] == '-' ||
-			    ull > 0xfffffffeull || (opt == OPT_CID && ull < 3)) {
-				fprintf(stderr, "vmscope record: bad %s '%s'\n",
-					opt == OPT_CID ? "--cid" : "--guest-port", optarg);
+			if (args_number("record", args_opt_name(opts, opt), optarg,
+					opt == OPT_CID ? 3 : 0, 0xfffffffeull, &ull))
 				return EXIT_USAGE;
-			}
 			if (opt == OPT_GPORT) {
 				o.guest_port = (uint32_t)ull;
 			} else if (ncids == VMSCOPE_MAX_PIDS) {

@@ -96,19 +96,6 @@ uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu
 	return sum;
 }
 
-int report_number(const char *cmd, const char *opt, const char *arg, size_t *out)
-{
-	char *end;
-
-	*out = strtoul(arg, &end, 10);
-	if (!*arg || *end || arg[0] == '-' || *out > 100000) {
-		fprintf(stderr, "vmscope report %s: %s: a number up to 100000, not '%s'\n", cmd, opt,
-			arg);
-		return -1;
-	}
-	return 0;
-}
-
 void report_print_json(void *j)
 {
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |

@@ -25,9 +25,8 @@ int report_walk_setup(const char *cmd, const char *path, struct an_walk **w,
 		      struct an_hooks *h,
 		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg);
 
-/* A count option's value (0..100000) into *out; prints the error of
- * "vmscope report CMD: OPT: ..." and returns -1 when @arg is none. */
-int report_number(const char *cmd, const char *opt, const char *arg, size_t *out);
+/* The most --top and --tasks take. */
+#define REPORT_COUNT_MAX 100000
 
 /* Print @j (a json_object *) pretty, and release it. */
 void report_print_json(void *j);

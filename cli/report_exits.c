@@ -366,6 +366,7 @@ int report_exits(int argc, char **argv)
 	char err[4200];
 	int c, k, status;
 	size_t ntop;
+	unsigned long long n;
 
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
@@ -389,8 +390,9 @@ int report_exits(int argc, char **argv)
 			o.sort = (enum an_sort)k;
 			break;
 		case 't':
-			if (report_number("exits", "--top", optarg, &o.top))
+			if (args_number("report exits", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
 				return EXIT_USAGE;
+			o.top = (size_t)n;
 			break;
 		case 'g':
 			o.svg = optarg;

@@ -353,6 +353,7 @@ int report_sched(int argc, char **argv)
 	struct an_hooks h = { 0 };
 	struct an_walk *w;
 	size_t top = 10, max_tasks = 20, ntop;
+	unsigned long long n;
 	bool as_json = false;
 	int32_t *idx;
 	int ch, status;
@@ -363,12 +364,14 @@ int report_sched(int argc, char **argv)
 			as_json = true;
 			break;
 		case 't':
-			if (report_number("sched", "--top", optarg, &top))
+			if (args_number("report sched", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
 				return EXIT_USAGE;
+			top = (size_t)n;
 			break;
 		case 'n':
-			if (report_number("sched", "--tasks", optarg, &max_tasks))
+			if (args_number("report sched", "--tasks", optarg, 0, REPORT_COUNT_MAX, &n))
 				return EXIT_USAGE;
+			max_tasks = (size_t)n;
 			break;
 		default:	/* 'h' and what getopt refused */
 			return args_help_or_usage(ch, usage);

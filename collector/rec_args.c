@@ -45,7 +45,7 @@ int rec_parse_duration(const char *s, double *v)
 		*v *= 60, end++;
 	else if (*end == 'h')
 		*v *= 3600, end++;
-	return *end ? -1 : 0;
+	return *end || *v > REC_DURATION_MAX_S ? -1 : 0;
 }
 
 static unsigned int log2_floor(unsigned long long v)

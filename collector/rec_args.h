@@ -15,7 +15,12 @@
 /* "2M", "512K", "1G", "65536": 0, or -1 when @s is not a size. */
 int rec_parse_size(const char *s, unsigned long long *v);
 
-/* "30", "30s", "10m", "1.5h" (seconds): 0, or -1. */
+/* The longest duration: a year, which also keeps its nanoseconds far
+ * inside 64 bits. */
+#define REC_DURATION_MAX_S (366.0 * 86400)
+
+/* "30", "30s", "10m", "1.5h" (seconds, at most REC_DURATION_MAX_S): 0,
+ * or -1. */
 int rec_parse_duration(const char *s, double *v);
 
 /*

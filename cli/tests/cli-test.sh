@@ -1,7 +1,8 @@
 #!/bin/sh
 # Command-line behaviour of `vmscope` that needs no kernel module: help,
 # usage errors, the errors a user sees when the module is absent, and a
-# standard output that cannot be written (/dev/full) failing the command.
+# standard output that cannot be written (/dev/full) failing the command,
+# numbers out of range, capture -o refusing an existing file.
 # Usage: cli-test.sh PATH-TO-vmscope
 set -u
 exe=$1
@@ -38,6 +39,25 @@ expect 0 'usage: vmscope session list' -- session --help
 expect 2 'usage: vmscope session list' -- session frob
 expect 0 'usage: vmscope daemon status' -- daemon --help
 expect 0 'usage: vmscope hook DOMAIN OPERATION' -- hook --help
+# numbers out of range are usage errors, before anything else is looked at
+expect 2 "record: --duration: '99999999999999999999999' is not a duration above 0 and at most" -- record --duration 99999999999999999999999 --all -o /nonexistent/t
+expect 2 "record: --duration: '9000h' is not a duration" -- record --duration 9000h --all -o /nonexistent/t
+expect 2 "record: --pid: a number from 1 to 1073741823, not '4294967296'" -- record --pid 4294967296 -o /nonexistent/t
+expect 2 "record: --pid: a number from 1 to 1073741823, not ' 5'" -- record --pid ' 5' -o /nonexistent/t
+expect 2 "record: --cid: a number from 3 to 4294967294, not '-1'" -- record --all --cid -1 -o /nonexistent/t
+expect 2 "record: --guest-port: a number from 0 to 4294967294, not '4294967295'" -- record --all --guest-port 4294967295 -o /nonexistent/t
+expect 2 "capture: --pid: a number from 1 to 1073741823, not '4294967295'" -- capture --pid 4294967295
+expect 2 "capture: --duration: a number from 0 to 4294967295, not '4294967296'" -- capture --duration 4294967296
+expect 2 "capture: --flush-ms: a number from 0 to 4294967295, not '\+5'" -- capture --flush-ms +5
+# capture -o: an existing file refused before the session, kept
+tmpd=$(mktemp -d); trap 'rm -f "$out"; rm -rf "$tmpd"' EXIT
+echo keep >"$tmpd/raw"
+expect 1 "capture: -o: output $tmpd/raw: File exists" -- capture -o "$tmpd/raw" --duration 1
+[ "$(cat "$tmpd/raw")" = keep ] && echo "ok: capture -o kept the existing file" ||
+	{ echo "FAIL: capture -o changed an existing file"; fails=$((fails + 1)); }
+expect 1 'is vmscope_host.ko loaded' -- capture -o "$tmpd/raw2" --duration 1
+[ -z "$(ls -A "$tmpd" | grep -v '^raw$')" ] && echo "ok: a capture that failed left no file" ||
+	{ echo "FAIL: left: $(ls -A "$tmpd")"; fails=$((fails + 1)); }
 # stdout on a full disk: exit 1 with a message, never 0
 expect_full 1 'vmscope: writing the standard output' -- --help
 expect_full 1 'vmscope list: writing the standard output' -- list

@@ -21,6 +21,8 @@ expect 0 'usage: vmscope merge' -- merge --help
 expect 2 'usage: vmscope merge' -- merge
 expect 2 'ppm' -- merge --ppm 0 "$dir/t"
 expect 2 'tsc-breaks' -- merge --tsc-breaks sometimes "$dir/t"
+expect 2 "--ppm: a number from 1 to [0-9]+, not '-18446744073709550616'" -- merge --sync-report --ppm -18446744073709550616 "$dir/t"
+expect 2 "--max-segment: '1e400' is not a duration" -- merge --max-segment 1e400 "$dir/t"
 expect 0 'tsc offset writes: 1 .* 1 ended segments' -- merge --sync-report --tsc-breaks all "$dir/t"
 expect 0 'tsc offset writes: 1 .* 0 ended segments' -- merge --sync-report --tsc-breaks none "$dir/t"
 expect 1 'nothere' -- merge "$dir/nothere"

@@ -6,7 +6,8 @@
  * (the same ranges as kmod-session's check) that fits the size, with at
  * least 8 sub-buffers whenever 8 one-page ones fit, and 64 KiB ones
  * when that still leaves 8. Then the keep channel: its geometry and
- * mode, and "none" as one channel. Sizes parse with their suffixes.
+ * mode, and "none" as one channel. Sizes parse with their suffixes;
+ * durations up to a year and no further.
  */
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,15 @@ int main(void)
 		if (shift)
 			geometry((1ull << shift) - 1);
 	}
+	/* durations: up to a year; beyond it (or beyond what a double's
+	 * nanoseconds hold in 64 bits) refused */
+	double d;
+
+	CHECK(rec_parse_duration("1.5h", &d) == 0 && d == 5400);
+	CHECK(rec_parse_duration("8784h", &d) == 0 && d == REC_DURATION_MAX_S);
+	CHECK(rec_parse_duration("8785h", &d) != 0);
+	CHECK(rec_parse_duration("31622401", &d) != 0);
+	CHECK(rec_parse_duration("99999999999999999999999", &d) != 0);
 	/* the sizes the --help names */
 	CHECK(rec_parse_size("8K", &v) == 0 && v == 8192 && rec_geometry(v, &cfg) == 0);
 	CHECK(cfg.chan[0].subbuf_shift == 12 && cfg.chan[0].nr_subbuf_shift == 1);
