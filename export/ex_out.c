@@ -135,6 +135,14 @@ static char *tmp_name(const char *path)
 	return t;
 }
 
+/* Done with @o's names (the output is in place or removed). */
+static void forget(struct ex_out *o)
+{
+	free(o->final);
+	free(o->tmp);
+	o->final = o->tmp = NULL;
+}
+
 static int start(struct ex_out *o, const char *path, bool force, char *err, size_t errlen)
 {
 	struct stat st;
@@ -147,8 +155,7 @@ static int start(struct ex_out *o, const char *path, bool force, char *err, size
 	o->final = strdup(path);
 	o->tmp = tmp_name(path);
 	if (!o->final || !o->tmp) {
-		free(o->final);
-		free(o->tmp);
+		forget(o);
 		return fail(ENOMEM, err, errlen, "output", path);
 	}
 	return 0;
@@ -170,8 +177,7 @@ int ex_out_file(struct ex_out *o, const char *path, bool force, char *err, size_
 		e = fail(errno, err, errlen, "creating a file beside", path);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		free(o->final);
-		free(o->tmp);
+		forget(o);
 		return e;
 	}
 	fchmod(o->fd, 0666 & ~current_umask());	/* as open(O_CREAT) would */
@@ -198,8 +204,7 @@ int ex_out_dir(struct ex_out *o, const char *path, const char *const *names, boo
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		free(o->final);
-		free(o->tmp);
+		forget(o);
 		return e;
 	}
 	fchmod(o->fd, 0777 & ~current_umask());	/* mkdtemp made it 0700 */
@@ -225,8 +230,7 @@ int ex_out_reserve(struct ex_out *o, const char *path, const char *const *names,
 		track(o, true);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		free(o->final);
-		free(o->tmp);
+		forget(o);
 	}
 	return e;
 }
@@ -300,9 +304,7 @@ int ex_out_commit(struct ex_out *o, char *err, size_t errlen)
 	e = tf_trace_sync_parent(o->final);
 	if (e)
 		e = fail(-e, err, errlen, "syncing the folder of", o->final);
-	free(o->final);
-	free(o->tmp);
-	o->final = o->tmp = NULL;
+	forget(o);
 	return e;
 }
 
@@ -319,9 +321,7 @@ void ex_out_abort(struct ex_out *o)
 	remove_tmp(o);
 	track(o, false);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	free(o->final);
-	free(o->tmp);
-	o->final = o->tmp = NULL;
+	forget(o);
 }
 
 int ex_out_inside(const char *out, const char *in, char *err, size_t errlen)
