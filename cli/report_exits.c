@@ -46,11 +46,13 @@ static void usage(FILE *out)
 		"                        (linear) over latency bins of a quarter of a power of\n"
 		"                        two (log scale, in ns..s), p50 and p99 marked; the\n"
 		"                        title says count, p50, p99 and max as the table does.\n"
-		"                        An existing FILE is refused; written under a\n"
-		"                        temporary name beside it and renamed when complete\n\n"
+		"                        An existing FILE is refused; written as\n"
+		"                        .FILE.partial-XXXXXX beside it and renamed when\n"
+		"                        complete (removed on failure, SIGINT, SIGTERM)\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
 		"stream did not end cleanly (what was read is still reported), or the\n"
-		"SVG FILE exists or could not be written; 2 on a usage error.\n",
+		"SVG FILE exists or could not be written, or stdout could not be written\n"
+		"(a full disk); 2 on a usage error.\n",
 		AN_SVG_MAX_PANELS);
 }
 

@@ -53,8 +53,8 @@ static void usage(FILE *out)
 		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
 		"              over the span), steal_span_ns, steal_readings)\n\n"
 		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
-		"stream did not end cleanly (what was read is still reported); 2 on a\n"
-		"usage error.\n");
+		"stream did not end cleanly (what was read is still reported), or stdout\n"
+		"could not be written (a full disk); 2 on a usage error.\n");
 }
 
 struct ctx {
