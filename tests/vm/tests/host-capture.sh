@@ -83,6 +83,7 @@ host_main() {
 	kill -STOP "$qpid"
 	sleep 1
 	e0=$(kvm_exits "$qpid")
+	rm -f /tmp/raw.bin	# capture -o refuses an existing file
 	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
 	cap=$CAP_PID
 	log "$(cat /vmtest/capture.err)"
