@@ -47,7 +47,7 @@ host_main() {
 	wait_file "$gdir/spinning"
 	sleep 0.5
 	"$HOG" 200 vmscope-hog - 1 >/run/hog.txt || fail "hog"
-	echo "   a SCHED_FIFO task on the CPU of vCPU 0's thread: $(cat /run/hog.txt)"
+	echo "   a SCHED_FIFO task on the CPU of vCPU 0's thread: $(head -n 1 /run/hog.txt)"
 	host_record_finish demo "$qpid"
 	cat /vmtest/record.err
 	echo
