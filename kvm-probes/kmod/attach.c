@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Finding tracepoints by name and attaching the probes (DESIGN.md,
- * "Attaching to KVM tracepoints from an out-of-tree module"):
+ * Finding tracepoints by name and attaching the probes from an out-of-tree
+ * module:
  * - vmlinux tracepoints (sched_*) through for_each_kernel_tracepoint(), once
  *   at load;
  * - kvm.ko's through the tracepoint module notifier, which replays modules

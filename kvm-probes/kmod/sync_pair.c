@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Clock-sync pairing: t2 at the kvm_hypercall carrying VMSCOPE_SYNC_HC_NR,
- * t3 at the next kvm_entry of the same thread (DESIGN.md, "Clock
- * synchronisation").
+ * t3 at the next kvm_entry of the same thread (docs/design.md, "Clock
+ * alignment").
  *
  * The state between the two lives in a fixed table of slots hashed by
  * thread id, allocated with the module: probe context never allocates. A
