@@ -88,10 +88,27 @@ static int intact_header_after(struct tf_reader *r, uint64_t from, uint64_t *at)
 	static const uint8_t magic[4] = { 0x56, 0x4d, 0x53, 0x46 };
 
 	while (from + TF_FRAME_HDR_SIZE <= r->size) {
-		uint64_t left = r->size - from;
-		size_t n = left > SCAN_WINDOW ? SCAN_WINDOW : (size_t)left;
+		uint64_t left;
+		size_t n;
 		const uint8_t *p;
-		int e = read_at(r, from, n, &p);
+		int e;
+
+		/* A hole reads as zeros, which hold no header: skip to the
+		 * next data, so a huge sparse file is scanned by what it
+		 * really stores. */
+		if (!r->mem) {
+			off_t d = lseek(r->fd, (off_t)from, SEEK_DATA);
+
+			if (d < 0 && errno == ENXIO)
+				return 0;
+			if (d > (off_t)from)
+				from = (uint64_t)d;
+			if (from + TF_FRAME_HDR_SIZE > r->size)
+				return 0;
+		}
+		left = r->size - from;
+		n = left > SCAN_WINDOW ? SCAN_WINDOW : (size_t)left;
+		e = read_at(r, from, n, &p);
 
 		if (e)
 			return e;
@@ -214,9 +231,11 @@ int tf_reader_open_fd(struct tf_reader **out, int fd)
 	return 0;
 }
 
+/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer;
+ * tf_reader_open_fd() then refuses anything but a regular file. */
 int tf_reader_open(struct tf_reader **out, int dirfd, const char *name)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	int e;
 
 	*out = NULL;

@@ -52,7 +52,8 @@ struct tf_end_info {
 	char reason[128];
 };
 
-/* Read name in dirfd (size as at open). 0 or negative errno. */
+/* Read name in dirfd (size as at open). 0 or negative errno; -EINVAL
+ * when it is not a regular file (a FIFO is opened without waiting). */
 int tf_reader_open(struct tf_reader **out, int dirfd, const char *name);
 /* Read an already open fd (not closed by the reader). */
 int tf_reader_open_fd(struct tf_reader **out, int fd);
