@@ -18,18 +18,24 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope dump [--summary] [--stream NAME] TRACE\n\n"
+	fprintf(out, "usage: vmscope dump [--summary] [--stream NAME] [--accept-damage] TRACE\n\n"
 		"Print every event of the trace folder TRACE, one stream file after\n"
 		"the other, each line: time (s, trace clock), origin, event, fields as\n"
 		"the event's stored format string says. Also printed, as '--' lines:\n"
 		"events lost (ring buffer counters, loss records), skipped sub-buffer\n"
-		"sequence numbers, records that cannot be decoded, and how each file\n"
-		"ends (clean, torn tail after a crash, corrupt). Ends with totals.\n\n"
-		"  --summary      no event lines: per-stream and per-event counts only\n"
-		"  --stream NAME  only the stream file NAME (e.g. host-cpu0.vtf)\n\n"
-		"Exit status: 0 when every file reads to a clean end or a torn tail\n"
-		"(what a killed recorder leaves), 1 when something is corrupt or\n"
-		"undecodable, 2 on a usage error.\n");
+		"sequence numbers, records that cannot be decoded, how each file\n"
+		"ends (clean, torn tail after a crash, corrupt), and whether the files\n"
+		"are those the trace's summary lists (frames, bytes). Ends with totals.\n\n"
+		"  --summary        no event lines: per-stream and per-event counts only\n"
+		"  --stream NAME    only the stream file NAME (e.g. host-cpu0.vtf)\n"
+		"  --accept-damage  print a damaged trace (also a merged trace made from\n"
+		"                   damaged input) and exit 0; the output says it is damaged\n\n"
+		"Exit status: 0 when every file reads to a clean end, or to a torn tail in\n"
+		"a trace without a summary (what a killed recorder leaves); 1 when\n"
+		"anything is damaged (corrupt, torn where the summary says it was closed,\n"
+		"undecodable, missing, unlisted, not as the summary lists it, metadata\n"
+		"unreadable, made from damaged input), TRACE is not a trace, or another\n"
+		"failure; 2 on a usage error.\n");
 }
 
 #define MAX_TOTALS 256
@@ -248,7 +254,7 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	int e = vr_stream_open(&s, t, i);
 
 	if (e) {
-		printf("stream %s: cannot open: %s\n", name, strerror(-e));
+		printf("stream %s: cannot open: %s\n", name, vr_strerror(e));
 		tot->io++;
 		return -1;
 	}
@@ -315,24 +321,29 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 		}
 	}
 	const struct tf_end_info *end = &st->end;
+	/* a file without a single frame (not even its header) is torn */
+	bool empty = end->kind == TF_END_CLEAN && !end->frames;
 
 	printf("end of %s: %s after %" PRIu64 " frames, %" PRIu64 " chunks, %" PRIu64
 	       " events, %" PRIu64 " undecodable, %" PRIu64 " lost, %" PRIu64
-	       " sub-buffers missing%s", name, tf_end_str(end->kind), end->frames,
+	       " sub-buffers missing%s", name, empty ? "empty" : tf_end_str(end->kind),
+	       end->frames,
 	       st->chunks, st->events, st->undecodable, st->lost_events, st->gap_subbufs,
 	       st->has_index ? ", indexed" : "");
 	if (end->kind != TF_END_CLEAN)
 		printf(": at offset %" PRIu64 " of %" PRIu64 ": %s", end->offset, end->size,
 		       end->reason);
 	printf("\n");
+	if (vr_damage_count(vr_stream_damage(s)))
+		printf("-- damaged: %s\n", vr_stream_damage(s)->first);
 	tot->streams++;
 	tot->events += st->events;
 	tot->undecodable += st->undecodable;
 	tot->bad += st->bad;
 	tot->lost += st->lost_events;
 	tot->gaps += st->gap_subbufs;
-	tot->clean += end->kind == TF_END_CLEAN;
-	tot->torn += end->kind == TF_END_TORN;
+	tot->clean += end->kind == TF_END_CLEAN && !empty;
+	tot->torn += end->kind == TF_END_TORN || empty;
 	tot->corrupt += end->kind == TF_END_CORRUPT;
 	tot->io += end->kind == TF_END_IO;
 	vr_stream_close(s);
@@ -344,6 +355,7 @@ int cmd_dump(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "summary", no_argument, NULL, 's' },
 		{ "stream", required_argument, NULL, 'S' },
+		{ "accept-damage", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -351,8 +363,8 @@ int cmd_dump(int argc, char **argv)
 	const char *only = NULL;
 	static struct totals tot;
 	struct vr_trace *t;
-	char err[512];
-	int opt, summary = 0, found = 0;
+	char err[512], dmg[1024];
+	int opt, summary = 0, found = 0, accept = 0, damaged;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
@@ -361,6 +373,9 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'S':
 			only = optarg;
+			break;
+		case 'A':
+			accept = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -376,6 +391,13 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope dump: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	/* made from damaged input: refused before anything is printed */
+	if (!accept && vr_trace_damage(t)->marked) {
+		vr_damage_describe(t, argv[optind], dmg, sizeof(dmg));
+		fprintf(stderr, "vmscope dump: %s (--accept-damage to print it)\n", dmg);
+		vr_trace_close(t);
 		return EXIT_FAILURE_RUNTIME;
 	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -394,11 +416,17 @@ int cmd_dump(int argc, char **argv)
 	       " undecodable, %" PRIu64 " bad, %" PRIu64 " lost, %" PRIu64
 	       " sub-buffers missing\n", tot.streams, tot.clean, tot.torn, tot.corrupt,
 	       tot.io, tot.events, tot.undecodable, tot.bad, tot.lost, tot.gaps);
+	damaged = vr_damage_describe(t, argv[optind], dmg, sizeof(dmg));
+	if (damaged)
+		printf("-- damaged: %s\n", dmg);
 	vr_trace_close(t);	/* a failed write to stdout: main.c */
 	if (only && !found) {
 		fprintf(stderr, "vmscope dump: no stream %s in the trace\n", only);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	return tot.corrupt || tot.io || tot.undecodable || tot.bad ?
-		EXIT_FAILURE_RUNTIME : EXIT_OK;
+	if (damaged && !accept) {
+		fprintf(stderr, "vmscope dump: %s\n", dmg);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	return EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rb_decode.h"
@@ -17,6 +18,7 @@
 
 struct vr_trace {
 	int dirfd;			/* -1: memory trace */
+	char *path;
 	ProtobufCMessage *session, *summary, *stats;
 	struct tf_end_info meta_end;
 	char problem[256];
@@ -24,6 +26,15 @@ struct vr_trace {
 	size_t n_names;
 	struct vr_events *host_events;
 	struct vr_events **vm_events;	/* [session->n_vms] */
+	/* damage: of the metadata and the folder (dmg); per stream file,
+	 * what opening found (inv) and, once read to its end, all of it
+	 * (sd, read); the sum (total) */
+	struct vr_damage dmg, total;
+	struct vr_damage *inv, *sd;
+	bool *read;
+	int64_t *listed_frames;		/* -1: not in the Summary */
+	Vmscope__Trace__Origin *orig;	/* from each file's header */
+	bool *has_orig;
 };
 
 /* Items produced ahead of the records of a chunk (gap, loss, note). */
@@ -31,8 +42,11 @@ struct vr_trace {
 
 struct vr_stream {
 	struct vr_trace *t;
+	size_t idx;			/* SIZE_MAX: memory image */
+	const char *name;
 	struct tf_reader *r;
 	struct vr_stream_stats st;
+	struct vr_damage dmg;
 	bool ended, seen_first, have_seq;
 	uint64_t next_seq, lost_before;
 	/* the chunk whose records are being returned */
@@ -55,6 +69,69 @@ static void problem(struct vr_trace *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->problem, sizeof(t->problem), fmt, ap);
 	va_end(ap);
+}
+
+/* Count one problem in @n of @d; the first one's text is kept. */
+static void note(struct vr_damage *d, uint64_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (n)
+		(*n)++;
+	if (d->first[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(d->first, sizeof(d->first), fmt, ap);
+	va_end(ap);
+}
+
+static void damage_add(struct vr_damage *to, const struct vr_damage *d)
+{
+	to->torn += d->torn;
+	to->corrupt += d->corrupt;
+	to->unreadable += d->unreadable;
+	to->bad += d->bad;
+	to->undecodable += d->undecodable;
+	to->inventory += d->inventory;
+	to->metadata += d->metadata;
+	to->marked |= d->marked;
+	if (!to->first[0] && vr_damage_count(d))
+		memcpy(to->first, d->first, sizeof(to->first));
+}
+
+uint64_t vr_damage_count(const struct vr_damage *d)
+{
+	return (d->no_summary ? 0 : d->torn) + d->corrupt + d->unreadable + d->bad +
+	       d->undecodable + d->inventory + d->metadata + d->marked;
+}
+
+const struct vr_damage *vr_trace_damage(struct vr_trace *t)
+{
+	t->total = t->dmg;
+	for (size_t i = 0; t->inv && i < t->n_names; i++)
+		damage_add(&t->total, t->read[i] ? &t->sd[i] : &t->inv[i]);
+	return &t->total;
+}
+
+int vr_damage_describe(struct vr_trace *t, const char *path, char *buf, size_t len)
+{
+	const struct vr_damage *d = vr_trace_damage(t);
+
+	if (!vr_damage_count(d))
+		return 0;
+	snprintf(buf, len, "%s is damaged (%llu torn%s, %llu corrupt, %llu unreadable, "
+		 "%llu bad, %llu undecodable, %llu inventory, %llu metadata%s): %s", path,
+		 (unsigned long long)d->torn, d->no_summary ? " without a summary" : "",
+		 (unsigned long long)d->corrupt, (unsigned long long)d->unreadable,
+		 (unsigned long long)d->bad, (unsigned long long)d->undecodable,
+		 (unsigned long long)d->inventory, (unsigned long long)d->metadata,
+		 d->marked ? ", made from damaged input" : "", d->first);
+	return 1;
+}
+
+const char *vr_strerror(int e)
+{
+	return e == -EINVAL ? "not a regular file" : strerror(-e);
 }
 
 uint64_t vr_clock_ns(const Vmscope__Trace__ClockDesc *c, uint64_t ticks)
@@ -93,8 +170,11 @@ static int read_meta(struct vr_trace *t, struct tf_reader *r)
 		ProtobufCMessage *m, **keep = NULL;
 		int e;
 
-		if (first && f.type != TF_FRAME_FILE_HEADER)
+		if (first && f.type != TF_FRAME_FILE_HEADER) {
 			problem(t, "metadata file does not start with a file header");
+			note(&t->dmg, &t->dmg.metadata, "%s: does not start with a file header",
+			     TF_TRACE_METADATA);
+		}
 		first = false;
 		if (f.type == TF_FRAME_SESSION)
 			keep = &t->session;
@@ -110,18 +190,32 @@ static int read_meta(struct vr_trace *t, struct tf_reader *r)
 		if (e) {
 			problem(t, "metadata frame at offset %llu: %s",
 				(unsigned long long)f.offset, why);
+			note(&t->dmg, &t->dmg.metadata, "%s: frame at offset %llu: %s",
+			     TF_TRACE_METADATA, (unsigned long long)f.offset, why);
 			continue;
 		}
 		tf_msg_free(*keep);
 		*keep = m;
 	}
 	t->meta_end = *tf_reader_end(r);
-	if (t->meta_end.kind != TF_END_CLEAN)
-		problem(t, "metadata file: %s at offset %llu: %s",
-			tf_end_str(t->meta_end.kind),
-			(unsigned long long)t->meta_end.offset, t->meta_end.reason);
-	if (!t->session)
+	if (t->meta_end.kind != TF_END_CLEAN) {
+		const struct tf_end_info *me = &t->meta_end;
+
+		problem(t, "metadata file: %s at offset %llu: %s", tf_end_str(me->kind),
+			(unsigned long long)me->offset, me->reason);
+		if (me->kind == TF_END_TORN && !t->summary)
+			t->dmg.torn++;	/* killed writer: no summary frame */
+		else
+			note(&t->dmg, me->kind == TF_END_TORN ? &t->dmg.torn :
+			     me->kind == TF_END_IO ? &t->dmg.unreadable : &t->dmg.metadata,
+			     "%s: %s at offset %llu of %llu: %s", TF_TRACE_METADATA,
+			     tf_end_str(me->kind), (unsigned long long)me->offset,
+			     (unsigned long long)me->size, me->reason);
+	}
+	if (!t->session) {
 		problem(t, "no session metadata: records cannot be decoded");
+		note(&t->dmg, &t->dmg.metadata, "%s: no session metadata", TF_TRACE_METADATA);
+	}
 	return load_tables(t);
 }
 
@@ -178,6 +272,90 @@ static int list_streams(struct vr_trace *t)
 	return 0;
 }
 
+static int find_name(const struct vr_trace *t, const char *name)
+{
+	char *const *p;
+
+	if (!t->n_names)
+		return -1;
+	p = bsearch(&name, t->names, t->n_names, sizeof(*t->names), name_cmp);
+	return p ? (int)(p - t->names) : -1;
+}
+
+/* The input's damage a derived trace carries in its Summary. */
+static void take_marked(struct vr_trace *t)
+{
+	const Vmscope__Trace__Summary *sum = (const void *)t->summary;
+
+	if (sum && sum->input && sum->input->damaged) {
+		t->dmg.marked = true;
+		note(&t->dmg, NULL, "made from damaged input %s: %s",
+		     sum->input->path ? sum->input->path : "?",
+		     sum->input->first_problem ? sum->input->first_problem : "?");
+	}
+}
+
+/*
+ * The Summary's list of files against the folder: each stream file
+ * listed is there with the bytes listed (its frames are compared when it
+ * has been read), and no other stream file is. A Summary that lists no
+ * file at all has no inventory to check (test and older writers).
+ */
+static int check_inventory(struct vr_trace *t)
+{
+	const Vmscope__Trace__Summary *sum = (const void *)t->summary;
+	size_t n = t->n_names ? t->n_names : 1;
+	bool have = sum && sum->n_files;
+
+	t->inv = calloc(n, sizeof(*t->inv));
+	t->sd = calloc(n, sizeof(*t->sd));
+	t->read = calloc(n, sizeof(*t->read));
+	t->listed_frames = malloc(n * sizeof(*t->listed_frames));
+	t->orig = calloc(n, sizeof(*t->orig));
+	t->has_orig = calloc(n, sizeof(*t->has_orig));
+	if (!t->inv || !t->sd || !t->read || !t->listed_frames || !t->orig || !t->has_orig)
+		return -ENOMEM;
+	t->dmg.no_summary = !sum;
+	for (size_t i = 0; i < t->n_names; i++) {
+		t->listed_frames[i] = -1;
+		t->inv[i].no_summary = !sum;
+	}
+	for (size_t k = 0; have && k < sum->n_files; k++) {
+		const Vmscope__Trace__FileSummary *fs = sum->files[k];
+		int i = fs->name ? find_name(t, fs->name) : -1;
+		struct stat st;
+
+		if (fs->role == VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA)
+			continue;
+		if (i < 0) {
+			note(&t->dmg, &t->dmg.inventory,
+			     "%s: listed in the summary (%llu frames, %llu bytes), missing",
+			     fs->name ? fs->name : "(no name)", (unsigned long long)fs->frames,
+			     (unsigned long long)fs->bytes);
+			continue;
+		}
+		if (t->listed_frames[i] >= 0) {
+			note(&t->inv[i], &t->inv[i].inventory, "%s: listed twice in the summary",
+			     fs->name);
+			continue;
+		}
+		t->listed_frames[i] = (int64_t)(fs->frames & INT64_MAX);
+		if (fstatat(t->dirfd, fs->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			note(&t->inv[i], &t->inv[i].unreadable, "%s: %s", fs->name,
+			     strerror(errno));
+		else if ((uint64_t)st.st_size != fs->bytes)
+			note(&t->inv[i], &t->inv[i].inventory,
+			     "%s: %llu bytes, the summary lists %llu", fs->name,
+			     (unsigned long long)st.st_size, (unsigned long long)fs->bytes);
+	}
+	for (size_t i = 0; have && i < t->n_names; i++)
+		if (t->listed_frames[i] < 0)
+			note(&t->inv[i], &t->inv[i].inventory,
+			     "%s: not in the summary's list of files", t->names[i]);
+	take_marked(t);
+	return 0;
+}
+
 static struct vr_trace *trace_new(void)
 {
 	struct vr_trace *t = calloc(1, sizeof(*t));
@@ -196,6 +374,11 @@ int vr_trace_open(struct vr_trace **out, const char *path, char *err, size_t err
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
+	t->path = strdup(path);
+	if (!t->path) {
+		vr_trace_close(t);
+		return -ENOMEM;
+	}
 	e = tf_trace_open(path, &t->dirfd);
 	if (e) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-e));
@@ -207,16 +390,25 @@ int vr_trace_open(struct vr_trace **out, const char *path, char *err, size_t err
 		goto fail;
 	}
 	e = tf_reader_open(&r, t->dirfd, TF_TRACE_METADATA);
-	if (e == -ENOENT) {
+	if (e == -ENOENT && !t->n_names) {
+		snprintf(err, errlen, "%s: not a trace: no %s and no stream files", path,
+			 TF_TRACE_METADATA);
+		e = -ENOENT;
+		goto fail;
+	} else if (e == -ENOENT) {
 		problem(t, "no %s: records cannot be decoded", TF_TRACE_METADATA);
+		note(&t->dmg, &t->dmg.metadata, "%s: missing", TF_TRACE_METADATA);
 		e = load_tables(t);
 	} else if (e) {
-		snprintf(err, errlen, "%s/%s: %s", path, TF_TRACE_METADATA, strerror(-e));
+		snprintf(err, errlen, "%s/%s: %s", path, TF_TRACE_METADATA,
+			 vr_strerror(e));
 		goto fail;
 	} else {
 		e = read_meta(t, r);
 		tf_reader_close(r);
 	}
+	if (!e)
+		e = check_inventory(t);
 	if (e) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-e));
 		goto fail;
@@ -239,6 +431,7 @@ int vr_trace_open_mem(struct vr_trace **out, const void *meta, size_t len)
 		return -ENOMEM;
 	if (!meta) {
 		problem(t, "no metadata");
+		note(&t->dmg, &t->dmg.metadata, "%s: missing", TF_TRACE_METADATA);
 		e = load_tables(t);
 	} else {
 		e = tf_reader_open_mem(&r, meta, len);
@@ -247,6 +440,8 @@ int vr_trace_open_mem(struct vr_trace **out, const void *meta, size_t len)
 			tf_reader_close(r);
 		}
 	}
+	if (!e)
+		e = check_inventory(t);
 	if (e) {
 		vr_trace_close(t);
 		return e;
@@ -273,9 +468,21 @@ void vr_trace_close(struct vr_trace *t)
 	for (size_t i = 0; i < t->n_names; i++)
 		free(t->names[i]);
 	free(t->names);
+	free(t->path);
+	free(t->inv);
+	free(t->sd);
+	free(t->read);
+	free(t->listed_frames);
+	free(t->orig);
+	free(t->has_orig);
 	if (t->dirfd >= 0)
 		close(t->dirfd);
 	free(t);
+}
+
+const char *vr_trace_path(const struct vr_trace *t)
+{
+	return t->path ? t->path : "(memory)";
 }
 
 const Vmscope__Trace__SessionMetadata *vr_trace_session(const struct vr_trace *t)
@@ -334,10 +541,14 @@ static int stream_new(struct vr_stream **out, struct vr_trace *t)
 	if (!s)
 		return -ENOMEM;
 	s->t = t;
+	s->idx = SIZE_MAX;
+	s->name = "stream";
+	s->dmg.no_summary = t->dmg.no_summary;
 	vmscope__trace__origin__init(&s->st.origin);
 	return 0;
 }
 
+/* A stream file that cannot be read at all is damage of the trace. */
 int vr_stream_open(struct vr_stream **out, struct vr_trace *t, size_t i)
 {
 	int e;
@@ -347,12 +558,24 @@ int vr_stream_open(struct vr_stream **out, struct vr_trace *t, size_t i)
 	e = stream_new(out, t);
 	if (e)
 		return e;
+	(*out)->idx = i;
+	(*out)->name = t->names[i];
+	(*out)->dmg = t->inv[i];
 	e = tf_reader_open(&(*out)->r, t->dirfd, t->names[i]);
 	if (e) {
+		t->sd[i] = t->inv[i];
+		note(&t->sd[i], &t->sd[i].unreadable, "%s: %s", t->names[i],
+		     vr_strerror(e));
+		t->read[i] = true;
 		free(*out);
 		*out = NULL;
 	}
 	return e;
+}
+
+const struct vr_damage *vr_stream_damage(const struct vr_stream *s)
+{
+	return &s->dmg;
 }
 
 int vr_stream_open_mem(struct vr_stream **out, struct vr_trace *t,
@@ -415,6 +638,56 @@ static void push_bad(struct vr_stream *s, uint64_t ts, uint64_t offset,
 	va_start(ap, fmt);
 	vsnprintf((char *)it->text, sizeof(s->pending_text[0]), fmt, ap);
 	va_end(ap);
+	note(&s->dmg, NULL, "%s: offset %llu: %s", s->name, (unsigned long long)offset,
+	     it->text);
+}
+
+static bool same_origin(const Vmscope__Trace__Origin *a, const Vmscope__Trace__Origin *b);
+
+/* Two files of one origin: a copied or duplicated stream. */
+static void check_duplicate(struct vr_stream *s)
+{
+	struct vr_trace *t = s->t;
+
+	if (s->idx == SIZE_MAX)
+		return;
+	for (size_t j = 0; j < t->n_names; j++)
+		if (j != s->idx && t->has_orig[j] && same_origin(&t->orig[j], &s->st.origin)) {
+			note(&s->dmg, &s->dmg.inventory,
+			     "%s: same origin as %s (a duplicated stream)", s->name,
+			     t->names[j]);
+			break;
+		}
+	t->orig[s->idx] = s->st.origin;
+	t->has_orig[s->idx] = true;
+}
+
+/* The stream ended: how, and against the inventory. */
+static void stream_ended(struct vr_stream *s)
+{
+	const struct tf_end_info *end = &s->st.end;
+	struct vr_trace *t = s->t;
+
+	s->dmg.bad = s->st.bad;
+	s->dmg.undecodable = s->st.undecodable;
+	if (end->kind == TF_END_TORN && s->dmg.no_summary)
+		s->dmg.torn++;	/* expected: dump says so, it is not damage */
+	else if (end->kind != TF_END_CLEAN)
+		note(&s->dmg, end->kind == TF_END_TORN ? &s->dmg.torn :
+		     end->kind == TF_END_CORRUPT ? &s->dmg.corrupt : &s->dmg.unreadable,
+		     "%s: %s at offset %llu of %llu: %s", s->name, tf_end_str(end->kind),
+		     (unsigned long long)end->offset, (unsigned long long)end->size,
+		     end->reason);
+	else if (!end->frames)
+		note(&s->dmg, &s->dmg.torn, "%s: empty (no frames)", s->name);
+	if (s->idx == SIZE_MAX)
+		return;
+	if (t->listed_frames[s->idx] >= 0 && (uint64_t)t->listed_frames[s->idx] != end->frames)
+		note(&s->dmg, &s->dmg.inventory, "%s: %llu frames read, the summary lists %lld",
+		     s->name, (unsigned long long)end->frames,
+		     (long long)t->listed_frames[s->idx]);
+	t->sd[s->idx] = s->dmg;
+	t->read[s->idx] = true;
 }
 
 /* The file's origin decides which event table decodes its records. */
@@ -452,6 +725,7 @@ static void on_header(struct vr_stream *s, const struct tf_frame *f,
 	}
 	s->st.has_header = true;
 	set_origin(s, h->origin);
+	check_duplicate(s);
 }
 
 static void on_chunk(struct vr_stream *s, const struct tf_frame *f,
@@ -546,6 +820,7 @@ static int next_frame(struct vr_stream *s)
 	if (tf_reader_next(s->r, &f) != 1) {
 		s->ended = true;
 		s->st.end = *tf_reader_end(s->r);
+		stream_ended(s);
 		return 0;
 	}
 	s->st.frames++;
@@ -606,6 +881,8 @@ static int next_record(struct vr_stream *s, struct vr_item *it)
 				 (unsigned long long)s->chunk->seq, s->it.off, -e);
 			it->text = s->text;
 			s->st.bad++;
+			note(&s->dmg, NULL, "%s: offset %llu: %s", s->name,
+			     (unsigned long long)s->chunk_offset, s->text);
 		}
 		tf_msg_free(&s->chunk->base);
 		s->chunk = NULL;
@@ -630,6 +907,8 @@ static int next_record(struct vr_stream *s, struct vr_item *it)
 			snprintf(s->text, sizeof(s->text), "event %u: no descriptor", rec.id);
 		it->text = s->text;
 		s->st.undecodable++;
+		note(&s->dmg, NULL, "%s: offset %llu: undecodable record: %s", s->name,
+		     (unsigned long long)s->chunk_offset, s->text);
 		return 1;
 	}
 	it->kind = VR_EVENT;

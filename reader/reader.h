@@ -46,6 +46,9 @@ int vr_trace_open_mem(struct vr_trace **out, const void *meta, size_t len);
 
 void vr_trace_close(struct vr_trace *t);
 
+/* The path the trace was opened with ("(memory)" for vr_trace_open_mem). */
+const char *vr_trace_path(const struct vr_trace *t);
+
 /* The session (last complete SessionMetadata), or NULL when none. */
 const Vmscope__Trace__SessionMetadata *vr_trace_session(const struct vr_trace *t);
 /* The Summary frame (written when recording stopped cleanly), or NULL. */
@@ -56,6 +59,44 @@ const Vmscope__Trace__Statistics *vr_trace_stats(const struct vr_trace *t);
 const struct tf_end_info *vr_trace_meta_end(const struct vr_trace *t);
 /* What is wrong with the metadata, or NULL when nothing is. */
 const char *vr_trace_problem(const struct vr_trace *t);
+
+/*
+ * What was wrong with what was read: one stream's (vr_stream_damage) or
+ * the whole trace's (vr_trace_damage: its metadata, the Summary's list
+ * of files against the folder, and the sum over every stream read to
+ * its end). The Summary lists each stream file with its frames and
+ * bytes; a file it does not list, lists but is missing or differs, two
+ * files of one origin, an empty file: inventory. A trace without a
+ * Summary (its writer was killed) has torn tails where it was stopped:
+ * counted, but not damage.
+ */
+struct vr_damage {
+	uint64_t torn;		/* files ending in a torn tail */
+	uint64_t corrupt;	/* files corrupt mid-file */
+	uint64_t unreadable;	/* read errors; files that cannot be opened
+				 * or are not regular files */
+	uint64_t bad;		/* frames, chunks, records that cannot be used */
+	uint64_t undecodable;	/* records without a usable descriptor */
+	uint64_t inventory;	/* disagreements with the Summary's files */
+	uint64_t metadata;	/* metadata.vtf missing, corrupt, undecodable */
+	bool no_summary;	/* no Summary: torn tails are expected */
+	bool marked;		/* the trace says it was made from damaged
+				 * input (`vmscope merge --accept-damage`) */
+	char first[320];	/* the first problem, naming its file */
+};
+
+/* Problems counted in @d; 0: nothing is wrong. */
+uint64_t vr_damage_count(const struct vr_damage *d);
+
+/* The trace's damage so far (streams not yet read to their end count
+ * with what opening the trace found about their files). */
+const struct vr_damage *vr_trace_damage(struct vr_trace *t);
+
+/*
+ * 0 when nothing is wrong with @t so far; else 1 and @buf holds a line
+ * naming the trace @path, the counts, and the first problem.
+ */
+int vr_damage_describe(struct vr_trace *t, const char *path, char *buf, size_t len);
 
 /* Stream files, in name order with numbers compared as numbers. */
 size_t vr_trace_nr_streams(const struct vr_trace *t);
@@ -114,7 +155,15 @@ int vr_stream_next(struct vr_stream *s, struct vr_item *it);
 
 const struct vr_stream_stats *vr_stream_stats(const struct vr_stream *s);
 
+/* The stream's damage: its file in the inventory, then, as it is read,
+ * its unusable frames and records and (at its end) how it ended. */
+const struct vr_damage *vr_stream_damage(const struct vr_stream *s);
+
 void vr_stream_close(struct vr_stream *s);
+
+/* A negative errno of opening a trace's file, as text: tracefmt's reader
+ * refuses what is not a regular file with -EINVAL. */
+const char *vr_strerror(int e);
 
 /* ns of trace clock ticks, through the side's ClockDesc (NULL: ns). */
 uint64_t vr_clock_ns(const Vmscope__Trace__ClockDesc *c, uint64_t ticks);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <vmscope/ringbuf_abi.h>
@@ -122,8 +123,35 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__EventDesc
 	t->events = evp;
 }
 
-static void write_meta(int dfd)
+/* How a trace's metadata ends: no Summary (a killed recorder), or one
+ * listing the stream files as they are. */
+enum meta_end { META_KILLED, META_SUMMARY };
+
+static const char *const stream_names[] = { "guest0-cpu1.vtf", "host-cpu0.vtf" };
+
+/* The frames and bytes of stream file @name, as the collector lists them. */
+static void list_file(int dfd, const char *name, Vmscope__Trace__FileSummary *fs,
+		      Vmscope__Trace__Origin *o)
 {
+	struct tf_reader *r;
+	struct tf_frame f;
+
+	vmscope__trace__file_summary__init(fs);
+	fs->name = (char *)name;
+	fs->role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+	fs->origin = o;
+	fs->closed_cleanly = true;
+	CHECK_EQ(tf_reader_open(&r, dfd, name), 0);
+	while (tf_reader_next(r, &f) == 1)
+		fs->frames++;
+	fs->bytes = tf_reader_end(r)->size;
+	tf_reader_close(r);
+}
+
+static void write_meta(int dfd, enum meta_end how)
+{
+	Vmscope__Trace__FileSummary fs[2], *fsp[2] = { &fs[0], &fs[1] };
+	Vmscope__Trace__Origin fo[2];
 	static struct vr_pb_events hostev;
 	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
@@ -157,7 +185,14 @@ static void write_meta(int dfd)
 	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
 	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SESSION, &s.base), 0);
 	sum.stop_realtime_ns = 1;
-	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base), 0);
+	origin(&fo[0], VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 1);
+	origin(&fo[1], VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+	for (int i = 0; i < 2; i++)
+		list_file(dfd, stream_names[i], &fs[i], &fo[i]);
+	sum.n_files = 2;
+	sum.files = fsp;
+	if (how == META_SUMMARY)
+		CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base), 0);
 	CHECK_EQ(tf_writer_close(w), 0);
 }
 
@@ -218,11 +253,12 @@ static void write_guest(int dfd)
 	CHECK_EQ(tf_writer_close(w), 0);
 }
 
-static void write_trace(int dfd)
+/* The streams, then the metadata that lists them. */
+static void write_trace(int dfd, enum meta_end how)
 {
-	write_meta(dfd);
 	write_host(dfd);
 	write_guest(dfd);
+	write_meta(dfd, how);
 }
 
 struct item_rec {
@@ -411,6 +447,193 @@ static void test_no_meta(const uint8_t *img, size_t len)
 	vr_trace_close(t);
 }
 
+/* ---- damage accounting: each way a trace can be damaged is counted ---- */
+
+static int fresh(const char *base, const char *name, enum meta_end how, char *path,
+		 size_t len)
+{
+	int dfd = -1;
+
+	snprintf(path, len, "%s/%s", base, name);
+	CHECK_EQ(tf_trace_create(path, &dfd), 0);
+	write_trace(dfd, how);
+	return dfd;
+}
+
+/* Read every stream of @path to its end: the trace's damage; *rc is
+ * vr_trace_open()'s result, @err its reason. */
+static struct vr_damage read_all(const char *path, int *rc, char *err, size_t errlen)
+{
+	struct vr_damage d;
+	struct vr_trace *t;
+
+	memset(&d, 0, sizeof(d));
+	*rc = vr_trace_open(&t, path, err, errlen);
+	if (*rc)
+		return d;
+	for (size_t i = 0; i < vr_trace_nr_streams(t); i++) {
+		struct vr_stream *s;
+		struct vr_item it;
+
+		if (vr_stream_open(&s, t, i))
+			continue;
+		while (vr_stream_next(s, &it) == 1)
+			;
+		vr_stream_close(s);
+	}
+	d = *vr_trace_damage(t);
+	vr_trace_close(t);
+	return d;
+}
+
+/* Flip one byte inside the payload of frame @n of file @name. */
+static void flip_frame(int dfd, const char *name, unsigned int n)
+{
+	struct tf_reader *r;
+	struct tf_frame f;
+	uint64_t at = 0;
+	uint8_t b;
+	int fd;
+
+	CHECK_EQ(tf_reader_open(&r, dfd, name), 0);
+	for (unsigned int i = 0; i <= n && tf_reader_next(r, &f) == 1; i++)
+		at = f.offset + 24 + f.length / 2;
+	tf_reader_close(r);
+	fd = openat(dfd, name, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, &b, 1, (off_t)at), 1);
+	b ^= 0x40;
+	CHECK_EQ(pwrite(fd, &b, 1, (off_t)at), 1);
+	close(fd);
+}
+
+static void test_damage(const char *base)
+{
+	char path[160], err[256];
+	struct vr_damage d;
+	struct timespec t0, t1;
+	int dfd, rc, fd;
+
+	/* as written: only the records and the chunk the test trace holds
+	 * on purpose (an unknown id, a descriptor failing the checks, a
+	 * chunk of another origin) */
+	dfd = fresh(base, "d-clean", META_SUMMARY, path, sizeof(path));
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(d.undecodable, 2);
+	CHECK_EQ(d.bad, 1);
+	CHECK_EQ(vr_damage_count(&d), 3);
+	CHECK(!d.no_summary);
+	close(dfd);
+
+	/* a flipped byte mid-stream: corrupt, and fewer frames than listed */
+	dfd = fresh(base, "d-flip", META_SUMMARY, path, sizeof(path));
+	flip_frame(dfd, "host-cpu0.vtf", 2);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.corrupt, 1);
+	CHECK_EQ(d.inventory, 1);
+	close(dfd);
+
+	/* a listed stream deleted */
+	dfd = fresh(base, "d-deleted", META_SUMMARY, path, sizeof(path));
+	CHECK_EQ(unlinkat(dfd, "guest0-cpu1.vtf", 0), 0);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(d.inventory, 1);
+	CHECK(strstr(d.first, "guest0-cpu1.vtf: listed in the summary") != NULL);
+	close(dfd);
+
+	/* truncated: torn where the summary says it was closed */
+	dfd = fresh(base, "d-truncated", META_SUMMARY, path, sizeof(path));
+	fd = openat(dfd, "host-cpu0.vtf", O_RDWR);
+	CHECK(fd >= 0 && ftruncate(fd, 100) == 0);
+	close(fd);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.torn, 1);
+	CHECK(d.inventory >= 1);
+	CHECK(vr_damage_count(&d) >= 2);
+	close(dfd);
+
+	/* duplicated: a copy of a stream is unlisted and of the same origin */
+	dfd = fresh(base, "d-dup", META_SUMMARY, path, sizeof(path));
+	{
+		size_t len;
+		uint8_t *img = tf_test_slurp(dfd, "host-cpu0.vtf", &len);
+
+		fd = openat(dfd, "host-cpu0-copy.vtf", O_WRONLY | O_CREAT | O_EXCL, 0644);
+		CHECK(fd >= 0 && write(fd, img, len) == (ssize_t)len);
+		close(fd);
+		free(img);
+	}
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.inventory, 2);	/* not listed; same origin as host-cpu0 */
+	close(dfd);
+
+	/* a 0-byte stream: not clean, with or without a summary */
+	dfd = fresh(base, "d-empty", META_SUMMARY, path, sizeof(path));
+	fd = openat(dfd, "host-cpu7.vtf", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	close(fd);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.torn, 1);
+	CHECK_EQ(d.inventory, 1);
+	close(dfd);
+
+	/* killed recorder (no summary): torn tails and empty files counted,
+	 * said, and not damage */
+	dfd = fresh(base, "d-killed", META_KILLED, path, sizeof(path));
+	fd = openat(dfd, "host-cpu0.vtf", O_RDWR);
+	CHECK(fd >= 0 && ftruncate(fd, 100) == 0);
+	close(fd);
+	fd = openat(dfd, "host-cpu7.vtf", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	close(fd);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK(d.no_summary);
+	CHECK_EQ(d.torn, 2);
+	CHECK_EQ(vr_damage_count(&d), d.undecodable + d.bad);
+
+	/* a FIFO among the streams: refused at once, not waited on; then as
+	 * the metadata file */
+	CHECK_EQ(mkfifoat(dfd, "host-cpu9.vtf", 0600), 0);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.unreadable, 1);
+	CHECK_EQ(unlinkat(dfd, "host-cpu9.vtf", 0), 0);
+	CHECK_EQ(unlinkat(dfd, "metadata.vtf", 0), 0);
+	CHECK_EQ(mkfifoat(dfd, "metadata.vtf", 0600), 0);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK(rc != 0);
+	CHECK(strstr(err, "metadata.vtf: not a regular file") != NULL);
+	close(dfd);
+
+	/* a 1 TiB sparse stream holding a few hundred bytes: read by its data,
+	 * the hole found at once */
+	dfd = fresh(base, "d-sparse", META_KILLED, path, sizeof(path));
+	fd = openat(dfd, "host-cpu0.vtf", O_RDWR);
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)1 << 40) == 0);
+	close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	d = read_all(path, &rc, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_EQ(d.torn, 1);
+	CHECK(t1.tv_sec - t0.tv_sec < 10);
+	close(dfd);
+
+	/* metadata corrupt mid-file: the session frame's payload */
+	dfd = fresh(base, "d-meta", META_SUMMARY, path, sizeof(path));
+	flip_frame(dfd, "metadata.vtf", 1);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	CHECK(d.metadata >= 1);
+	CHECK(strstr(d.first, "metadata.vtf") != NULL);
+	close(dfd);
+
+	/* not a trace: no metadata, no stream files */
+	snprintf(path, sizeof(path), "%s/d-none", base);
+	CHECK_EQ(mkdir(path, 0755), 0);
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(rc, -ENOENT);
+	CHECK(strstr(err, "not a trace") != NULL);
+}
+
 int main(int argc, char **argv)
 {
 	char base[64], path[128];
@@ -419,16 +642,17 @@ int main(int argc, char **argv)
 	char err[256];
 	size_t hl, gl;
 
-	if (argc == 3 && !strcmp(argv[1], "--write")) {
+	if (argc == 3 && (!strcmp(argv[1], "--write") || !strcmp(argv[1], "--write-killed"))) {
 		CHECK_EQ(tf_trace_create(argv[2], &dfd), 0);
-		write_trace(dfd);
+		write_trace(dfd, strcmp(argv[1], "--write") ? META_KILLED : META_SUMMARY);
 		close(dfd);
 		return tf_test_failures ? 1 : 0;
 	}
 	bfd = tf_test_mkdir(base, sizeof(base));
 	snprintf(path, sizeof(path), "%s/t", base);
 	CHECK_EQ(tf_trace_create(path, &dfd), 0);
-	write_trace(dfd);
+	write_trace(dfd, META_SUMMARY);
+	test_damage(base);
 
 	CHECK_EQ(vr_trace_open(&t, path, err, sizeof(err)), 0);
 	CHECK(vr_trace_problem(t) == NULL);

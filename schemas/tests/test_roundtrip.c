@@ -241,6 +241,11 @@ int main(void)
 	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
 	sum.stop_realtime_ns = 2; sum.stop_ts = 3; sum.final_stats = &stats;
 	sum.n_files = 1; sum.files = fss;
+	Vmscope__Trace__InputAccount ia = VMSCOPE__TRACE__INPUT_ACCOUNT__INIT;
+	ia.path = "trace"; ia.damaged = 1; ia.torn = 1; ia.corrupt = 2; ia.unreadable = 3;
+	ia.bad = 4; ia.undecodable = 5; ia.inventory = 6; ia.metadata = 7; ia.no_summary = 1;
+	ia.first_problem = "host-cpu0.vtf: corrupt"; ia.lost_events = 8; ia.gap_subbufs = 9;
+	sum.input = &ia;
 	roundtrip(&sum.base);
 
 	/* A default (empty) message must survive too: proto3 encodes nothing. */
