@@ -76,6 +76,8 @@ struct reason {
 
 struct an_walk {
 	struct mr *mr;
+	unsigned int flags;		/* mr_open's */
+	char damage[1024];		/* an_walk_damage() */
 	const struct vr_events *ev;	/* the merged table */
 	const Vmscope__Trace__ClockDesc *clock;
 	struct role_of *roles;		/* [ev->n] */
@@ -351,7 +353,8 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 	return 0;
 }
 
-int an_walk_open(struct an_walk **out, const char *path, char *err, size_t errlen)
+int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
+		 char *err, size_t errlen)
 {
 	struct an_walk *w = calloc(1, sizeof(*w));
 	const Vmscope__Trace__SessionMetadata *s;
@@ -365,7 +368,8 @@ int an_walk_open(struct an_walk **out, const char *path, char *err, size_t errle
 		free(w);
 		return -ENOMEM;
 	}
-	e = mr_open(&w->mr, path, err, errlen);
+	w->flags = flags;
+	e = mr_open(&w->mr, path, flags, err, errlen);
 	if (e)
 		goto fail;
 	s = vr_trace_session(mr_trace(w->mr));
@@ -658,12 +662,22 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 		return r;
 	}
 	st = mr_stats(w->mr);
-	if (st->end.kind != TF_END_CLEAN) {
+	if (!mr_damage(w->mr, w->damage, sizeof(w->damage)) && st->end.kind != TF_END_CLEAN)
+		snprintf(w->damage, sizeof(w->damage), "the merged stream ended %s",
+			 tf_end_str(st->end.kind));
+	if (!w->damage[0] || (w->flags & MR_ACCEPT_DAMAGE))
+		return 0;
+	if (st->end.kind != TF_END_CLEAN)
 		snprintf(err, errlen, "the merged stream ended %s: the report covers what was read",
 			 tf_end_str(st->end.kind));
-		return 1;
-	}
-	return 0;
+	else
+		snprintf(err, errlen, "%s: the report covers what was read", w->damage);
+	return 1;
+}
+
+const char *an_walk_damage(const struct an_walk *w)
+{
+	return w->damage[0] ? w->damage : NULL;
 }
 
 /* ---- results ---- */

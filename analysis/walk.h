@@ -128,9 +128,15 @@ struct an_walk;
 
 /*
  * Open the merged trace @path and find its events. Fails with a reason in
- * @err when it is not a merged trace or has no kvm_exit/kvm_entry events.
+ * @err when it is not a merged trace or has no kvm_exit/kvm_entry events,
+ * or is damaged and @flags has no MR_ACCEPT_DAMAGE (merge/out.h).
  */
-int an_walk_open(struct an_walk **out, const char *path, char *err, size_t errlen);
+int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
+		 char *err, size_t errlen);
+
+/* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
+ * it be read), or NULL. */
+const char *an_walk_damage(const struct an_walk *w);
 
 /* Read the whole trace once, calling @h. 0 when the merged stream ended
  * cleanly; 1 when it ended otherwise (torn, corrupt: @err says how; what

@@ -30,9 +30,9 @@ static const char *const merged_files[] = { TF_TRACE_METADATA, MO_STREAM, REPORT
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope merge [-o MERGED] [--ppm N] [--max-segment T]\n"
-		"                     [--tsc-breaks MODE] TRACE\n"
+		"                     [--tsc-breaks MODE] [--accept-damage] TRACE\n"
 		"       vmscope merge --sync-report [options] TRACE\n"
-		"       vmscope merge --show MERGED\n\n"
+		"       vmscope merge [--accept-damage] --show MERGED\n\n"
 		"Align every guest clock to the host clock from the trace's clock-sync\n"
 		"exchanges (convex hull: a guaranteed error bound; forged or wrong samples\n"
 		"are identified and dropped) and merge all host and guest streams into one\n"
@@ -59,9 +59,20 @@ static void usage(FILE *out)
 		"  --tsc-breaks MODE     which kvm_write_tsc_offset end a VM's segment: auto\n"
 		"                        (default: one 1 s or more after the previous one of\n"
 		"                        its VM; an unstable host TSC rewrites offsets at\n"
-		"                        every vCPU load), all, none (change detection only)\n\n"
-		"Exit status: 0; 1 when something failed (also writing stdout) or a\n"
-		"causality check was violated; 2 on a usage error.\n");
+		"                        every vCPU load), all, none (change detection only)\n"
+		"  --accept-damage       merge a damaged TRACE (a file corrupt, torn where its\n"
+		"                        summary says it was closed, missing, unlisted or not\n"
+		"                        as the summary lists it, metadata unreadable): MERGED\n"
+		"                        is marked damaged, so that dump, report and export\n"
+		"                        refuse it unless given --accept-damage too; with\n"
+		"                        --show, print a damaged MERGED\n\n"
+		"The input's damage, losses and skipped sub-buffers are printed and kept in\n"
+		"MERGED's summary. Without --accept-damage, damage found before anything is\n"
+		"written stops the merge; damage found while merging (a guest stream read\n"
+		"in the second pass) leaves MERGED written but marked damaged.\n\n"
+		"Exit status: 0; 1 when the input is damaged (unless --accept-damage), is not\n"
+		"a trace, something failed (also writing stdout), or a causality check was\n"
+		"violated; 2 on a usage error.\n");
 }
 
 /* MERGED/report.txt, synced: part of the merged trace, so written before
@@ -92,16 +103,16 @@ static int write_report(const char *dir, const struct vr_trace *t, const struct 
 }
 
 /* `--show MERGED`: the merged timeline with each record's origin. */
-static int show(const char *path)
+static int show(const char *path, unsigned int flags)
 {
 	const Vmscope__Trace__SessionMetadata *s;
 	struct mo_origin o;
 	struct vr_item it;
 	struct mr *m;
-	char err[512], text[512];
+	char err[1024], text[512];
 	bool has;
 	uint64_t n = 0;
-	int e = mr_open(&m, path, err, sizeof(err));
+	int e = mr_open(&m, path, flags, err, sizeof(err));
 
 	if (e) {
 		fprintf(stderr, "vmscope merge: %s\n", err);
@@ -138,8 +149,36 @@ static int show(const char *path)
 	}
 	e = mr_stats(m)->end.kind != TF_END_CLEAN;
 	printf("%" PRIu64 " events; merged stream: %s\n", n, tf_end_str(mr_stats(m)->end.kind));
+	if (mr_damage(m, err, sizeof(err))) {
+		printf("damaged: %s\n", err);
+		e = !(flags & MR_ACCEPT_DAMAGE);
+	}
 	mr_close(m);
 	return e ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}
+
+/*
+ * The input's damage, as the merged trace's Summary keeps it (its losses
+ * and gaps are in the report's merge counts). 1 when the input was
+ * damaged and that was not accepted.
+ */
+static int input_account(struct vr_trace *t, const char *path, const char *merged,
+			 bool accept)
+{
+	char dmg[1024];
+	int damaged = vr_damage_describe(t, path, dmg, sizeof(dmg));
+
+	if (!damaged) {
+		printf("input: no damage\n");
+		return 0;
+	}
+	printf("input damaged: %s\n", dmg);
+	if (merged)
+		printf("merged trace %s is marked damaged%s\n", merged,
+		       accept ? " (--accept-damage)" : "");
+	if (!accept)
+		fprintf(stderr, "vmscope merge: %s\n", dmg);
+	return !accept;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -151,6 +190,7 @@ int cmd_merge(int argc, char **argv)
 		{ "max-segment", required_argument, NULL, 'm' },
 		{ "tsc-breaks", required_argument, NULL, 't' },
 		{ "show", required_argument, NULL, 'S' },
+		{ "accept-damage", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -158,8 +198,9 @@ int cmd_merge(int argc, char **argv)
 	struct ex_out dst;
 	struct mg_result r;
 	struct vr_trace *t;
-	bool sync_only = false;
-	char *out = NULL, *def = NULL, err[4608] = "";
+	bool sync_only = false, accept = false;
+	const char *show_path = NULL;
+	char *out = NULL, *def = NULL, err[4608] = "", dmg[1024];
 	unsigned long long n;
 	int c, e, status = EXIT_OK;
 	double sec;
@@ -198,12 +239,18 @@ int cmd_merge(int argc, char **argv)
 			}
 			break;
 		case 'S':
-			return show(optarg);
+			show_path = optarg;
+			break;
+		case 'A':
+			accept = true;
+			break;
 		default:	/* 'h' and what getopt refused */
 			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc - 1)
+	if (show_path && optind == argc)
+		return show(show_path, accept ? MR_ACCEPT_DAMAGE : 0);
+	if (show_path || optind != argc - 1)
 		return args_usage_error(usage);
 	if (sync_only && out) {
 		fprintf(stderr, "vmscope merge: --sync-report writes nothing: no -o with it "
@@ -245,7 +292,20 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (vr_trace_problem(t))
 		fprintf(stderr, "vmscope merge: warning: %s\n", vr_trace_problem(t));
+	/* damage known before anything is written stops the merge there */
+	if (!accept && vr_damage_describe(t, argv[optind], dmg, sizeof(dmg))) {
+		fprintf(stderr, "vmscope merge: %s (--accept-damage to merge it)\n", dmg);
+		if (out)
+			ex_out_abort(&dst);
+		vr_trace_close(t);
+		free(def);
+		return EXIT_FAILURE_RUNTIME;
+	}
 	e = mg_sync(t, &o, &r, err, sizeof(err));
+	if (!e && !accept && vr_damage_describe(t, argv[optind], dmg, sizeof(dmg))) {
+		snprintf(err, sizeof(err), "the first pass found damage: nothing written");
+		e = -EBADMSG;
+	}
 	if (!e && !sync_only)
 		e = mg_merge(t, dst.tmp, &r, err, sizeof(err));
 	if (!e && r.merged)
@@ -264,6 +324,8 @@ int cmd_merge(int argc, char **argv)
 		if (mg_violations(&r))
 			status = EXIT_FAILURE_RUNTIME;
 	}
+	if (input_account(t, argv[optind], !e && r.merged ? out : NULL, accept))
+		status = EXIT_FAILURE_RUNTIME;
 	mg_result_free(&r);
 	vr_trace_close(t);
 	free(def);

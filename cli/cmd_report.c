@@ -53,12 +53,12 @@ const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t
 	return buf;
 }
 
-int report_walk_setup(const char *cmd, const char *path, struct an_walk **w,
-		      struct an_hooks *h,
+int report_walk_setup(const char *cmd, const char *path, unsigned int flags,
+		      struct an_walk **w, struct an_hooks *h,
 		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg)
 {
-	char err[512] = "";
-	int e = an_walk_open(w, path, err, sizeof(err));
+	char err[1400] = "";
+	int e = an_walk_open(w, path, flags, err, sizeof(err));
 
 	if (e) {
 		fprintf(stderr, "vmscope report %s: %s\n", cmd, err);
@@ -96,8 +96,16 @@ uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu
 	return sum;
 }
 
-void report_print_json(void *j)
+void report_damage_line(const struct an_walk *w)
 {
+	if (an_walk_damage(w))
+		printf("damaged: %s\n", an_walk_damage(w));
+}
+
+void report_print_json(void *j, const struct an_walk *w)
+{
+	json_object_object_add(j, "damaged", an_walk_damage(w) ?
+			       json_object_new_string(an_walk_damage(w)) : NULL);
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
 						      JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);

@@ -23,7 +23,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
 		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
-		"                            MERGED\n\n"
+		"                            [--accept-damage] MERGED\n\n"
 		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
 		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
 		"split into exits handled in the host kernel, userspace exits\n"
@@ -48,11 +48,11 @@ static void usage(FILE *out)
 		"                        title says count, p50, p99 and max as the table does.\n"
 		"                        An existing FILE is refused; written as\n"
 		"                        .FILE.partial-XXXXXX beside it and renamed when\n"
-		"                        complete (removed on failure, SIGINT, SIGTERM)\n\n"
-		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
-		"stream did not end cleanly (what was read is still reported), or the\n"
-		"SVG FILE exists or could not be written, or stdout could not be written\n"
-		"(a full disk); 2 on a usage error.\n",
+		"                        complete (removed on failure, SIGINT, SIGTERM)\n"
+		REPORT_ACCEPT_DAMAGE_HELP "\n"
+		REPORT_EXIT_HELP ", or the SVG FILE exists or\n"
+		"could not be written, or stdout could not be written (a full disk); 2 on\n"
+		"a usage error.\n",
 		AN_SVG_MAX_PANELS);
 }
 
@@ -357,6 +357,7 @@ int report_exits(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 't' },
 		{ "svg", required_argument, NULL, 'g' },
+		{ "accept-damage", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -367,6 +368,7 @@ int report_exits(int argc, char **argv)
 	struct ex_out svg;
 	char err[4200];
 	int c, k, status;
+	unsigned int flags = 0;
 	size_t ntop;
 	unsigned long long n;
 
@@ -399,6 +401,9 @@ int report_exits(int argc, char **argv)
 		case 'g':
 			o.svg = optarg;
 			break;
+		case 'A':
+			flags = MR_ACCEPT_DAMAGE;
+			break;
 		default:	/* 'h' and what getopt refused */
 			return args_help_or_usage(c, usage);
 		}
@@ -417,7 +422,7 @@ int report_exits(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	h.ctx = &x;
-	status = report_walk_setup("exits", argv[optind], &w, &h, NULL, NULL);
+	status = report_walk_setup("exits", argv[optind], flags, &w, &h, NULL, NULL);
 	if (status < 0) {
 		an_exits_free(&x);
 		if (o.svg)
@@ -427,8 +432,9 @@ int report_exits(int argc, char **argv)
 	an_exits_sort(&x, o.sort);
 	ntop = an_topn_sort(&x.top);
 	if (o.json) {
-		report_print_json(json_report(argv[optind], w, &x, &o, ntop));
+		report_print_json(json_report(argv[optind], w, &x, &o, ntop), w);
 	} else {
+		report_damage_line(w);
 		text_vms(w);
 		text_groups(w, &x, &o);
 		text_top(w, &x, ntop);

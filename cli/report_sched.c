@@ -17,7 +17,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope report sched [--json] [--top N] [--tasks N] MERGED\n\n"
+	fprintf(out, "usage: vmscope report sched [--json] [--top N] [--tasks N] [--accept-damage]\n"
+		"                            MERGED\n\n"
 		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
 		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
 		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
@@ -51,10 +52,10 @@ static void usage(FILE *out)
 		"              vCPU every host task that kept it off, not only the top,\n"
 		"              and guest_steal_ns and preempted_in_steal_span_ns (null:\n"
 		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
-		"              over the span), steal_span_ns, steal_readings)\n\n"
-		"Exit status: 0; 1 when MERGED is not a readable merged trace, or its\n"
-		"stream did not end cleanly (what was read is still reported), or stdout\n"
-		"could not be written (a full disk); 2 on a usage error.\n");
+		"              over the span), steal_span_ns, steal_readings)\n"
+		REPORT_ACCEPT_DAMAGE_HELP "\n"
+		REPORT_EXIT_HELP ", or stdout could not be\n"
+		"written (a full disk); 2 on a usage error.\n");
 }
 
 struct ctx {
@@ -346,6 +347,7 @@ int report_sched(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 't' },
 		{ "tasks", required_argument, NULL, 'n' },
+		{ "accept-damage", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -357,6 +359,7 @@ int report_sched(int argc, char **argv)
 	bool as_json = false;
 	int32_t *idx;
 	int ch, status;
+	unsigned int flags = 0;
 
 	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (ch) {
@@ -373,6 +376,9 @@ int report_sched(int argc, char **argv)
 				return EXIT_USAGE;
 			max_tasks = (size_t)n;
 			break;
+		case 'A':
+			flags = MR_ACCEPT_DAMAGE;
+			break;
 		default:	/* 'h' and what getopt refused */
 			return args_help_or_usage(ch, usage);
 		}
@@ -380,7 +386,7 @@ int report_sched(int argc, char **argv)
 	if (optind != argc - 1)
 		return args_usage_error(usage);
 	c.top = top;
-	status = report_walk_setup("sched", argv[optind], &w, &h, setup, &c);
+	status = report_walk_setup("sched", argv[optind], flags, &w, &h, setup, &c);
 	if (status < 0)
 		return EXIT_FAILURE_RUNTIME;
 	ntop = an_topn_sort(&c.s.worst);
@@ -389,8 +395,9 @@ int report_sched(int argc, char **argv)
 		fprintf(stderr, "vmscope report sched: out of memory\n");
 		status = 1;
 	} else if (as_json) {
-		report_print_json(json(argv[optind], &c, idx, ntop));
+		report_print_json(json(argv[optind], &c, idx, ntop), w);
 	} else {
+		report_damage_line(w);
 		text(&c, idx, max_tasks, ntop);
 	}
 	if (c.s.oom) {

@@ -8,7 +8,7 @@
 int ex_in_open(struct mr **m, const struct vr_events **ev, const char *in,
 	       char *err, size_t errlen)
 {
-	int e = mr_open(m, in, err, errlen);
+	int e = mr_open(m, in, 0, err, errlen);
 
 	if (e)
 		return e;
@@ -25,9 +25,16 @@ int ex_in_check_end(struct mr *m, const char *in, char *err, size_t errlen)
 {
 	enum tf_end k = mr_stats(m)->end.kind;
 
-	if (k == TF_END_CLEAN)
-		return 0;
-	snprintf(err, errlen, "%s: the merged stream does not end clean (%s): not exported",
-		 in, tf_end_str(k));
-	return -EINVAL;
+	char why[1024];
+
+	if (k != TF_END_CLEAN) {
+		snprintf(err, errlen, "%s: the merged stream does not end clean (%s): not exported",
+			 in, tf_end_str(k));
+		return -EINVAL;
+	}
+	if (mr_damage(m, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: not exported", why);
+		return -EINVAL;
+	}
+	return 0;
 }

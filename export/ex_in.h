@@ -13,8 +13,9 @@
 int ex_in_open(struct mr **m, const struct vr_events **ev, const char *in,
 	       char *err, size_t errlen);
 
-/* After the last item: 0 when the merged stream ended clean, else -EINVAL
- * with @err (an export of a damaged trace is refused, not half written). */
+/* After the last item: 0 when the merged stream ended clean and nothing
+ * else is wrong with the trace (mr_damage()), else -EINVAL with @err (an
+ * export of a damaged trace is refused, not half written). */
 int ex_in_check_end(struct mr *m, const char *in, char *err, size_t errlen);
 
 #endif

@@ -248,8 +248,12 @@ static int emit(struct ctx *c, size_t idx)
 	c->last_out = out;
 	if (it->kind == VR_LOSS) {
 		r->n.losses++;
-		return mo_loss(c->out, &st->origin, it->loss_kind, it->events, 0, out,
-			       it->text ? it->text : "");
+		/* a rise of the ring buffer's own counter has no kind (0),
+		 * which a LossRecord may not carry: readers would refuse the
+		 * frame and the loss with it */
+		return mo_loss(c->out, &st->origin, it->loss_kind ? it->loss_kind :
+			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, it->events, 0,
+			       out, it->text ? it->text : "");
 	}
 	if (it->kind == VR_GAP) {
 		r->n.gaps++;
@@ -305,6 +309,19 @@ static int run(struct ctx *c)
 	return e;
 }
 
+/* Every input stream has ended: its damage, losses and gaps go into the
+ * merged trace's own account. */
+static void account_input(struct ctx *c)
+{
+	uint64_t lost = 0, gaps = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		lost += vr_stream_stats(c->src[i].s)->lost_events;
+		gaps += vr_stream_stats(c->src[i].s)->gap_subbufs;
+	}
+	mo_input(c->out, c->t, lost, gaps);
+}
+
 int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	     char *err, size_t errlen)
 {
@@ -349,6 +366,7 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 				 r->spill_dir, strerror(EIO));
 			e = -EIO;
 		}
+	account_input(&c);
 	e2 = mo_close(c.out, &r->n.chunks);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	r->time.merge = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;

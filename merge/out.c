@@ -29,6 +29,10 @@ struct mo {
 	uint64_t begin_ts, prev_ts, seq;
 	uint64_t chunks;
 	int err;
+	/* for the Summary, written last */
+	uint64_t stop_realtime_ns, stop_ts;
+	Vmscope__Trace__InputAccount in;
+	char in_path[4096], in_first[320];
 };
 
 static const struct vr_events *table(const struct vr_trace *t, uint32_t origin)
@@ -127,13 +131,9 @@ static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
 	e = tf_writer_create(&m->meta, m->dirfd, TF_TRACE_METADATA, NULL);
 	if (!e) {
 		header(m->meta, s, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
-		tf_writer_append_msg(m->meta, TF_FRAME_SESSION, &copy.base);
-		/* the input's stop, so that readers see how it ended */
-		if (vr_trace_summary(t))
-			tf_writer_append_msg(m->meta, TF_FRAME_SUMMARY,
-					     &vr_trace_summary(t)->base);
-		e = tf_writer_close(m->meta);
-		m->meta = NULL;
+		e = tf_writer_append_msg(m->meta, TF_FRAME_SESSION, &copy.base);
+		/* the Summary (the merged trace's own files, the input's
+		 * account) is appended by mo_close() */
 	}
 out:
 	free(ev);
@@ -146,6 +146,8 @@ out:
 
 static void mo_free(struct mo *m)
 {
+	if (m->meta)
+		tf_writer_close(m->meta);
 	if (m->dirfd >= 0)
 		close(m->dirfd);
 	free(m->base);
@@ -188,6 +190,11 @@ int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 		snprintf(err, errlen, "%s/%s: %s", path, MO_STREAM, strerror(-e));
 		goto fail;
 	}
+	if (vr_trace_summary(t)) {	/* the input's stop: how it ended */
+		m->stop_realtime_ns = vr_trace_summary(t)->stop_realtime_ns;
+		m->stop_ts = vr_trace_summary(t)->stop_ts;
+	}
+	vmscope__trace__input_account__init(&m->in);
 	vmscope__trace__origin__init(&m->origin);
 	m->origin.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 	header(m->w, s, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &m->origin);
@@ -345,10 +352,51 @@ int mo_loss(struct mo *m, const Vmscope__Trace__Origin *o, int kind,
 	return m->err;
 }
 
+void mo_input(struct mo *m, struct vr_trace *t, uint64_t lost_events, uint64_t gap_subbufs)
+{
+	const struct vr_damage *d = vr_trace_damage(t);
+
+	snprintf(m->in_path, sizeof(m->in_path), "%s", vr_trace_path(t));
+	snprintf(m->in_first, sizeof(m->in_first), "%s", d->first);
+	m->in.path = m->in_path;
+	m->in.damaged = vr_damage_count(d) != 0;
+	m->in.torn = d->torn;
+	m->in.corrupt = d->corrupt;
+	m->in.unreadable = d->unreadable;
+	m->in.bad = d->bad;
+	m->in.undecodable = d->undecodable;
+	m->in.inventory = d->inventory;
+	m->in.metadata = d->metadata;
+	m->in.no_summary = d->no_summary;
+	m->in.first_problem = m->in_first;
+	m->in.lost_events = lost_events;
+	m->in.gap_subbufs = gap_subbufs;
+}
+
+/* The Summary: the merged stream as written, the input's account. */
+static int write_summary(struct mo *m, const struct tf_writer_stats *st)
+{
+	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
+	Vmscope__Trace__FileSummary fs = VMSCOPE__TRACE__FILE_SUMMARY__INIT, *fsp = &fs;
+
+	fs.name = MO_STREAM;
+	fs.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+	fs.origin = &m->origin;
+	fs.frames = st->frames;
+	fs.bytes = st->offset;
+	fs.closed_cleanly = true;
+	sum.stop_realtime_ns = m->stop_realtime_ns;
+	sum.stop_ts = m->stop_ts;
+	sum.n_files = 1;
+	sum.files = &fsp;
+	sum.input = &m->in;
+	return tf_writer_append_msg(m->meta, TF_FRAME_SUMMARY, &sum.base);
+}
+
 int mo_close(struct mo *m, uint64_t *chunks)
 {
 	Vmscope__Trace__FileIndex fi = VMSCOPE__TRACE__FILE_INDEX__INIT;
-	struct tf_writer_stats st;
+	struct tf_writer_stats st = { 0 };
 	int e = flush(m), e2;
 
 	if (!e) {
@@ -357,7 +405,17 @@ int mo_close(struct mo *m, uint64_t *chunks)
 		fi.bytes = st.offset;
 		e = tf_writer_append_msg(m->w, TF_FRAME_INDEX, &fi.base);
 	}
+	if (!e)
+		tf_writer_get_stats(m->w, &st);
 	e2 = tf_writer_close(m->w);
+	if (!e)
+		e = e2;
+	/* the Summary only for a stream written whole: without it, readers
+	 * see a merge that did not finish */
+	if (!e)
+		e = write_summary(m, &st);
+	e2 = tf_writer_close(m->meta);
+	m->meta = NULL;
 	if (!e)
 		e = e2;
 	if (chunks)
@@ -381,7 +439,30 @@ struct mr {
 	size_t idx;
 };
 
-int mr_open(struct mr **out, const char *path, char *err, size_t errlen)
+/*
+ * @at_open: what makes the trace unusable from the start (metadata that
+ * does not decode, made from damaged input); the rest (its files against
+ * its Summary, how its stream ended) once it has been read, so that what
+ * was read can still be reported. A merged trace has a Summary once merge
+ * finished: without one, it did not, whatever the reader counts of a
+ * killed writer's files.
+ */
+static int merged_damage(struct vr_trace *t, bool at_open, char *buf, size_t len)
+{
+	const struct vr_damage *d = vr_trace_damage(t);
+
+	if (at_open && !d->marked && !d->metadata)
+		return 0;
+	if (vr_damage_describe(t, vr_trace_path(t), buf, len))
+		return 1;
+	if (vr_trace_summary(t))
+		return 0;
+	snprintf(buf, len, "%s is damaged: no summary in %s: the merge that wrote it did not finish",
+		 vr_trace_path(t), TF_TRACE_METADATA);
+	return 1;
+}
+
+int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, size_t errlen)
 {
 	struct mr *m = calloc(1, sizeof(*m));
 	size_t i;
@@ -400,6 +481,10 @@ int mr_open(struct mr **out, const char *path, char *err, size_t errlen)
 	if (i == vr_trace_nr_streams(m->t)) {
 		snprintf(err, errlen, "%s: no %s: not a merged trace", path, MO_STREAM);
 		e = -ENOENT;
+		goto fail;
+	}
+	if (!(flags & MR_ACCEPT_DAMAGE) && merged_damage(m->t, true, err, errlen)) {
+		e = -EBADMSG;
 		goto fail;
 	}
 	e = vr_stream_open(&m->s, m->t, i);
@@ -472,6 +557,11 @@ int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o)
 	}
 	m->idx++;
 	return 1;
+}
+
+int mr_damage(struct mr *m, char *buf, size_t len)
+{
+	return merged_damage(m->t, false, buf, len);
 }
 
 struct vr_trace *mr_trace(struct mr *m)

@@ -58,15 +58,34 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 int mo_loss(struct mo *m, const Vmscope__Trace__Origin *o, int kind,
 	    uint64_t events, uint64_t subbufs, uint64_t ts, const char *detail);
 
-/* Flush, write the index, close both files. 0 or the first error. */
+/*
+ * The input's damage (vr_trace_damage() of @t, counted so far: call it
+ * once every input stream has ended), losses and skipped sub-buffers, for
+ * the merged trace's Summary (InputAccount); damaged input marks it so
+ * readers refuse it unless told to accept damage.
+ */
+void mo_input(struct mo *m, struct vr_trace *t, uint64_t lost_events, uint64_t gap_subbufs);
+
+/* Flush, write the index, close the stream, then the metadata with its
+ * Summary (the merged stream's frames and bytes, the input's account).
+ * 0 or the first error. */
 int mo_close(struct mo *m, uint64_t *chunks);
 
 /* ---- reading a merged trace ---- */
 
 struct mr;
 
-/* Open the merged stream of the merged trace @path. */
-int mr_open(struct mr **out, const char *path, char *err, size_t errlen);
+/* Open the merged stream of the merged trace @path. A trace whose
+ * metadata is damaged, or made from damaged input, is refused with
+ * -EBADMSG and @err naming it and the damage, unless MR_ACCEPT_DAMAGE;
+ * other damage is found by mr_damage() once it has been read. */
+#define MR_ACCEPT_DAMAGE	1u
+int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, size_t errlen);
+
+/* After the last item: 0 when nothing is wrong with the merged trace
+ * (nor with the input it says it was made from); else 1 and @buf names
+ * the trace and its damage. */
+int mr_damage(struct mr *m, char *buf, size_t len);
 
 /* As vr_stream_next(); for VR_EVENT, *o is the record's origin and
  * *has_o says whether the trace had one for it. */

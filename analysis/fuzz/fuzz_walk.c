@@ -246,7 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	ASSERT(an_exits_init(&x, by, 5) == 0);
 	h.ctx = &x;
-	ASSERT(an_walk_open(&w, merged, err, sizeof(err)) == 0);
+	ASSERT(an_walk_open(&w, merged, 0, err, sizeof(err)) == 0);
 	ASSERT(an_walk_run(w, &h, err, sizeof(err)) == 0);
 	ASSERT(!x.oom);
 	for (size_t i = 0; i < x.n; i++) {
@@ -285,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct an_sched sc;
 		uint64_t prev = UINT64_MAX;
 
-		ASSERT(an_walk_open(&w, merged, err, sizeof(err)) == 0);
+		ASSERT(an_walk_open(&w, merged, 0, err, sizeof(err)) == 0);
 		ASSERT(an_sched_init(&sc, w, 5) == 0);
 		an_sched_hooks(&sc, &hs);
 		ASSERT(an_walk_run(w, &hs, err, sizeof(err)) == 0);

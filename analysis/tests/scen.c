@@ -72,8 +72,13 @@ void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64
 
 void scen_out_loss(struct scen_out *o, uint64_t ts)
 {
+	/* a LossRecord readers accept: a kind and a side */
 	Vmscope__Trace__Origin lo = VMSCOPE__TRACE__ORIGIN__INIT;
-	int e = mo_loss(o->m, &lo, 0, 5, 0, ts, "test loss");
+	int e;
+
+	lo.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	e = mo_loss(o->m, &lo, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, 5, 0, ts,
+		    "test loss");
 
 	if (e && !o->err)
 		o->err = e;

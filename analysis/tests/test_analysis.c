@@ -183,7 +183,7 @@ static void run(const char *path, enum an_by by, struct an_walk **w, struct an_e
 
 	CHECK_EQ(an_exits_init(x, by, top), 0);
 	*w = NULL;
-	CHECK_EQ(an_walk_open(w, path, err, sizeof(err)), 0);
+	CHECK_EQ(an_walk_open(w, path, 0, err, sizeof(err)), 0);
 	if (!*w) {
 		fprintf(stderr, "%s\n", err);
 		return;
@@ -390,7 +390,7 @@ static void test_sched(const char *dir)
 	CHECK(s.x.hog_n >= 20);
 	CHECK(s.x.block_n >= 10);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
-	CHECK_EQ(an_walk_open(&w, merged, err, sizeof(err)), 0);
+	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
 	if (!w)
 		return;
 	CHECK_EQ(an_sched_init(&sc, w, 4), 0);

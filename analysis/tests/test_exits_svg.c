@@ -144,7 +144,7 @@ static void test_scenario(void)
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	CHECK_EQ(an_exits_init(&x, AN_BY_REASON, 0), 0);
 	h.ctx = &x;
-	CHECK_EQ(an_walk_open(&w, merged, err, sizeof(err)), 0);
+	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
 	if (!w) {
 		fprintf(stderr, "%s\n", err);
 		return;

@@ -307,7 +307,7 @@ static void check(enum variant var, const char *keep)
 	}
 	CHECK_EQ(write_trace(&st, dir, var), 0);
 	snprintf(path, sizeof(path), "%s/merged", dir);
-	CHECK_EQ(an_walk_open(&w, path, err, sizeof(err)), 0);
+	CHECK_EQ(an_walk_open(&w, path, 0, err, sizeof(err)), 0);
 	if (!w) {
 		fprintf(stderr, "%s: %s\n", vname[var], err);
 		return;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Synthetic traces for the merge's tests and benchmark: see synth.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -334,8 +335,53 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__Origin *o
 	t->events = gevp;
 }
 
+#define SYNTH_MAX_FILES	64
+
+/*
+ * The stream files already in @dfd, with their frames and bytes, as the
+ * collector's Summary lists them. Returns how many (names in @names).
+ */
+static size_t list_streams(int dfd, Vmscope__Trace__FileSummary *fs,
+			   char (*names)[64])
+{
+	struct dirent *de;
+	size_t n = 0;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) && n < SYNTH_MAX_FILES) {
+		size_t len = strlen(de->d_name);
+		struct tf_reader *r;
+		struct tf_frame f;
+
+		if (len < 5 || len >= 64 || strcmp(de->d_name + len - 4, TF_TRACE_SUFFIX) ||
+		    !strcmp(de->d_name, TF_TRACE_METADATA) ||
+		    tf_reader_open(&r, dfd, de->d_name))
+			continue;
+		vmscope__trace__file_summary__init(&fs[n]);
+		snprintf(names[n], sizeof(names[n]), "%s", de->d_name);
+		fs[n].name = names[n];
+		fs[n].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+		fs[n].closed_cleanly = true;
+		while (tf_reader_next(r, &f) == 1)
+			fs[n].frames++;
+		fs[n].bytes = tf_reader_end(r)->size;
+		tf_reader_close(r);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int synth_write_meta(struct synth *s, int dfd)
 {
+	static Vmscope__Trace__FileSummary fs[SYNTH_MAX_FILES], *fsp[SYNTH_MAX_FILES];
+	static char fnames[SYNTH_MAX_FILES][64];
 	static struct vr_pb_events hostev, guestev;
 	static struct vmscope_event_desc abi03[VMSCOPE_NR_EVENTS];
 	Vmscope__Trace__SessionMetadata m = VMSCOPE__TRACE__SESSION_METADATA__INIT;
@@ -409,6 +455,10 @@ int synth_write_meta(struct synth *s, int dfd)
 	tf_writer_append_msg(w, TF_FRAME_SESSION, &m.base);
 	sum.stop_ts = s->H0 + s->duration_ns;
 	sum.stop_realtime_ns = 1;
+	sum.n_files = list_streams(dfd, fs, fnames);
+	for (size_t i = 0; i < sum.n_files; i++)
+		fsp[i] = &fs[i];
+	sum.files = fsp;
 	tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base);
 	return tf_writer_close(w);
 }
@@ -690,12 +740,15 @@ int synth_write(struct synth *s, const char *path)
 	e = tf_trace_create(path, &dfd);
 	if (e)
 		return e;
-	e = synth_write_meta(s, dfd);
+	e = 0;
 	for (unsigned int h = 0; h < s->host_cpus && !e; h++)
 		e = write_host(s, dfd, h);
 	for (unsigned int vm = 0; vm < s->n_vms && !e; vm++)
 		for (unsigned int v = 0; v < s->vcpus && !e; v++)
 			e = write_guest(s, dfd, vm, v);
+	/* last, as the collector does: its Summary lists the streams */
+	if (!e)
+		e = synth_write_meta(s, dfd);
 	close(dfd);
 	return e;
 }

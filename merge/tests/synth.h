@@ -117,7 +117,8 @@ struct synth_gswitch {
 	int32_t prev_pid, next_pid;
 };
 
-/* metadata.vtf for @s (its n_vms, vcpus, no_tid_map; H0 as start). */
+/* metadata.vtf for @s (its n_vms, vcpus, no_tid_map; H0 as start), its
+ * Summary listing the stream files already in @dfd. */
 int synth_write_meta(struct synth *s, int dfd);
 
 /* A stream file written as the collector does: header, then chunks of

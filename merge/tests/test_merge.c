@@ -25,6 +25,8 @@
  * `test_merge --write DIR [SECONDS]` writes the default synthetic trace
  * (used by cli/tests/merge-test.sh), SECONDS long instead of 0.4 s.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -104,7 +106,7 @@ static void check_merged(const struct synth *s, const struct mg_result *r, const
 	uint64_t t2_by_switch = 0;
 	long double worst = 0;
 
-	CHECK_EQ(mr_open(&m, out, err, sizeof(err)), 0);
+	CHECK_EQ(mr_open(&m, out, 0, err, sizeof(err)), 0);
 	if (!m) {
 		fprintf(stderr, "%s\n", err);
 		return;
@@ -256,6 +258,76 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 	vr_trace_close(t);
 }
 
+/*
+ * Damage of the input that only pass 2 reads (a guest stream flipped
+ * after pass 1) goes into the merged trace's Summary: mr_open() refuses
+ * the merged trace unless MR_ACCEPT_DAMAGE, then mr_damage() names it. An
+ * intact input's merged trace says so, and lists merged.vtf as written.
+ */
+static void run_damaged(const char *dir)
+{
+	char in[512], out[512], clean[512], f[600], err[1024];
+	const Vmscope__Trace__Summary *sum;
+	struct mg_opts o = { 0 };
+	struct mg_result r;
+	struct vr_trace *t;
+	struct vr_item it;
+	struct mo_origin mo;
+	struct synth s;
+	struct mr *m;
+	bool has;
+	uint8_t b;
+	int fd;
+
+	synth_defaults(&s, 1);
+	snprintf(in, sizeof(in), "%s/dmg", dir);
+	snprintf(out, sizeof(out), "%s/dmg.merged", dir);
+	snprintf(clean, sizeof(clean), "%s/dmg.clean", dir);
+	CHECK_EQ(synth_write(&s, in), 0);
+
+	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
+	CHECK_EQ(mg_merge(t, clean, &r, err, sizeof(err)), 0);
+	CHECK_EQ(vr_damage_count(vr_trace_damage(t)), 0);
+	mg_result_free(&r);
+	vr_trace_close(t);
+	CHECK_EQ(mr_open(&m, clean, 0, err, sizeof(err)), 0);
+	sum = vr_trace_summary(mr_trace(m));
+	CHECK(sum && sum->input && !sum->input->damaged);
+	CHECK(sum && sum->n_files == 1 && !strcmp(sum->files[0]->name, MO_STREAM));
+	while (mr_next(m, &it, &mo, &has) == 1)
+		;
+	CHECK_EQ(mr_damage(m, err, sizeof(err)), 0);
+	mr_close(m);
+
+	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
+	snprintf(f, sizeof(f), "%s/guest1-cpu1.vtf", in);
+	fd = open(f, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, &b, 1, 5000), 1);
+	b ^= 0x10;
+	CHECK_EQ(pwrite(fd, &b, 1, 5000), 1);
+	close(fd);
+	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
+	CHECK_EQ(vr_trace_damage(t)->corrupt, 1);
+	mg_result_free(&r);
+	vr_trace_close(t);
+
+	CHECK_EQ(mr_open(&m, out, 0, err, sizeof(err)), -EBADMSG);
+	CHECK(strstr(err, "made from damaged input") && strstr(err, "guest1-cpu1.vtf"));
+	CHECK_EQ(mr_open(&m, out, MR_ACCEPT_DAMAGE, err, sizeof(err)), 0);
+	if (!m)
+		return;
+	sum = vr_trace_summary(mr_trace(m));
+	CHECK(sum && sum->input && sum->input->damaged && sum->input->corrupt == 1);
+	CHECK(sum && sum->input && !strcmp(sum->input->path, in));
+	while (mr_next(m, &it, &mo, &has) == 1)
+		;
+	CHECK_EQ(mr_damage(m, err, sizeof(err)), 1);
+	mr_close(m);
+}
+
 int main(int argc, char **argv)
 {
 	struct synth s;
@@ -279,6 +351,7 @@ int main(int argc, char **argv)
 		snprintf(tag, sizeof(tag), "t%" PRIu64, seed);
 		run(&s, dir, tag);
 	}
+	run_damaged(dir);
 	synth_defaults(&s, 9);
 	s.no_tid_map = true;
 	run(&s, dir, "notid");
