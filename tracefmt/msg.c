@@ -135,6 +135,16 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t tf_msg_budget(uint16_t type, size_t len)
+{
+	size_t b = ((size_t)1 << 20) + (type == TF_FRAME_CHUNK ? 2 : 32) * len;
+
+	if ((type == TF_FRAME_SESSION || type == TF_FRAME_STATS || type == TF_FRAME_SUMMARY) &&
+	    b > TF_MSG_META_BUDGET)
+		return TF_MSG_META_BUDGET;
+	return b;
+}
+
 int tf_msg_decode(uint16_t type, const uint8_t *data, size_t len, size_t budget,
 		  ProtobufCMessage **out, char *err, size_t errlen)
 {
@@ -151,7 +161,7 @@ int tf_msg_decode(uint16_t type, const uint8_t *data, size_t len, size_t budget,
 	if (!o)
 		return -ENOMEM;
 	o->b.used = 0;
-	o->b.limit = budget ? budget : TF_MSG_BUDGET(len);
+	o->b.limit = budget ? budget : tf_msg_budget(type, len);
 	o->a.alloc = budget_alloc;
 	o->a.free = budget_free;
 	o->a.allocator_data = &o->b;

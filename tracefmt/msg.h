@@ -21,15 +21,27 @@ const ProtobufCMessageDescriptor *tf_msg_descriptor(uint16_t type);
 int tf_writer_append_msg(struct tf_writer *w, uint16_t type, const ProtobufCMessage *m);
 
 /*
- * Decode the payload of a frame of the given type. The decoder may
- * allocate at most budget bytes in total (0: TF_MSG_BUDGET(len)), so a
- * small hostile payload cannot make it allocate much (protobuf-c would
- * otherwise allocate a whole struct per 2-byte empty sub-message).
- * Then runs tf_msg_check(). Returns 0 and *out, or -ENOENT (not a message
- * type), -EBADMSG (undecodable or over budget), -EINVAL (semantic check
- * failed); err, if not NULL, gets a reason.
+ * What decoding a payload of @len bytes of frame type @type may allocate:
+ * what such a frame can honestly hold, so that a hostile payload cannot
+ * make the decoder allocate much (protobuf-c allocates a whole struct,
+ * ~100 bytes, per 2-byte empty sub-message). 1 MiB plus, per payload
+ * byte: 2 for a chunk (its records are copied once), 32 for the rest (an
+ * honest entry of a few bytes, e.g. an idle stream's StreamStats, decodes
+ * to ~33 times its size); metadata frames (session, statistics, summary)
+ * at most TF_MSG_META_BUDGET, more than an honest one needs (1024 events
+ * per table, 65536 streams): a 64 MiB frame of empty entries no longer
+ * costs a gigabyte.
  */
-#define TF_MSG_BUDGET(len) ((size_t)(1u << 20) + 32 * (size_t)(len))
+#define TF_MSG_META_BUDGET	((size_t)64 << 20)
+size_t tf_msg_budget(uint16_t type, size_t len);
+
+/*
+ * Decode the payload of a frame of the given type. The decoder may
+ * allocate at most budget bytes in total (0: tf_msg_budget()). Then runs
+ * tf_msg_check(). Returns 0 and *out, or -ENOENT (not a message type),
+ * -EBADMSG (undecodable or over budget), -EINVAL (semantic check failed);
+ * err, if not NULL, gets a reason.
+ */
 int tf_msg_decode(uint16_t type, const uint8_t *data, size_t len, size_t budget,
 		  ProtobufCMessage **out, char *err, size_t errlen);
 

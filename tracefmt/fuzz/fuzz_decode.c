@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	type = (uint16_t)(1 + data[0] % TF_FRAME_MSG_LAST);
-	budget = TF_MSG_BUDGET(size - 1);
+	budget = tf_msg_budget(type, size - 1);
 	if (tf_msg_decode(type, data + 1, size - 1, budget, &m, NULL, 0))
 		return 0;
 	n = protobuf_c_message_get_packed_size(m);

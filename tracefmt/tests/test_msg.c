@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <vmscope/ringbuf_abi.h>
@@ -196,6 +197,55 @@ int main(void)
 	CHECK_EQ(tf_msg_decode(TF_FRAME_STATS, bomb, nb, 64u << 20, &m, NULL, 0), 0);
 	tf_msg_free(m);
 	free(bomb);
+
+	/* a 64 MiB metadata frame of empty entries: refused within the
+	 * metadata budget (it cost 1.1 GB under a budget of 2 GiB) */
+	struct rusage ru0, ru1;
+
+	nb = (size_t)64 << 20;
+	bomb = malloc(nb);
+	for (size_t i = 0; i < nb; i += 2) {
+		bomb[i] = 0x12;
+		bomb[i + 1] = 0;
+	}
+	CHECK(tf_msg_budget(TF_FRAME_STATS, nb) == TF_MSG_META_BUDGET);
+	CHECK(tf_msg_budget(TF_FRAME_SESSION, nb) == TF_MSG_META_BUDGET);
+	CHECK(tf_msg_budget(TF_FRAME_CHUNK, nb) <= 3 * nb);
+	getrusage(RUSAGE_SELF, &ru0);
+	CHECK_EQ(tf_msg_decode(TF_FRAME_STATS, bomb, nb, 0, &m, NULL, 0), -EBADMSG);
+	getrusage(RUSAGE_SELF, &ru1);
+	CHECK(ru1.ru_maxrss - ru0.ru_maxrss < 400 * 1024);	/* KiB */
+	free(bomb);
+
+	/* what an honest Statistics holds decodes: 65536 idle streams */
+	{
+		size_t ns = 65536;
+		Vmscope__Trace__StreamStats *ss = calloc(ns, sizeof(*ss)), **ssp = calloc(ns, sizeof(*ssp));
+		Vmscope__Trace__Origin *so = calloc(ns, sizeof(*so));
+		Vmscope__Trace__Statistics big = VMSCOPE__TRACE__STATISTICS__INIT;
+		uint8_t *img;
+		size_t len;
+
+		for (size_t i = 0; i < ns; i++) {
+			vmscope__trace__origin__init(&so[i]);
+			so[i].side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+			so[i].cpu = (uint32_t)i;
+			vmscope__trace__stream_stats__init(&ss[i]);
+			ss[i].origin = &so[i];
+			ssp[i] = &ss[i];
+		}
+		big.n_streams = ns;
+		big.streams = ssp;
+		len = protobuf_c_message_get_packed_size(&big.base);
+		img = malloc(len);
+		protobuf_c_message_pack(&big.base, img);
+		CHECK_EQ(tf_msg_decode(TF_FRAME_STATS, img, len, 0, &m, NULL, 0), 0);
+		tf_msg_free(m);
+		free(img);
+		free(ss);
+		free(ssp);
+		free(so);
+	}
 
 	/* semantic checks, one violation each */
 	CHECK_EQ(try_msg(TF_FRAME_CHUNK, &ch.base), 0);
