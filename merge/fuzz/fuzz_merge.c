@@ -11,16 +11,24 @@
  * kvm_exit on the host; sync_guest (in the 44-byte synthetic layout or, by
  * an input bit, ABI 0.4's with steal_ns and cpu at offset 64), sched_switch,
  * tick in the guests —
- * with fields from small sets near the bases, or raw. Both passes run; the
- * merged trace is read back. Asserts, beyond no crash/leak/UB: every host
- * event and every converted guest event is in the merged trace exactly
- * once, in non-decreasing time, each with its origin; the merged stream
- * ends clean and indexed; the counts of the report add up.
+ * with fields from small sets near the bases, or raw. The metadata comes
+ * last, its Summary listing the streams; then, by the input, one stream
+ * file gets a flipped byte, is cut, or is deleted. Both passes run; the
+ * merged trace is read back. Asserts, beyond no crash/leak/UB: damaged
+ * input is always counted (never a merge that looks whole), the merged
+ * trace's Summary says so and mr_open() refuses it unless told to accept
+ * damage; an intact input's: every host event and every converted guest
+ * event is in the merged trace exactly once, in non-decreasing time, each
+ * with its origin; the merged stream ends clean and indexed; the counts
+ * of the report add up.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz_input.h"
@@ -41,6 +49,38 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 #define HB	1000000000000ull	/* host time base */
 #define GB	5000000000000ull	/* guest time base */
 
+/* Damage stream file @name after the fact: 1 a flipped byte, 2 cut, 3 gone. */
+/* Stream i: the host CPUs, then each VM's two CPUs. */
+static void stream_name(int i, char *name, size_t len)
+{
+	if (i < 2)
+		tf_trace_host_name(name, len, 0, (uint32_t)i);
+	else
+		tf_trace_guest_name(name, len, (uint32_t)(i - 2) / 2, (uint32_t)(i - 2) % 2);
+}
+
+static void harm_stream(int dfd, const char *name, int how, uint16_t at)
+{
+	struct stat st;
+	uint8_t b;
+	int fd;
+
+	if (how == 3) {
+		ASSERT(unlinkat(dfd, name, 0) == 0);
+		return;
+	}
+	fd = openat(dfd, name, O_RDWR);
+	ASSERT(fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0);
+	if (how == 1) {
+		ASSERT(pread(fd, &b, 1, at % st.st_size) == 1);
+		b ^= (uint8_t)(1 + at % 255);
+		ASSERT(pwrite(fd, &b, 1, at % st.st_size) == 1);
+	} else {
+		ASSERT(ftruncate(fd, at % st.st_size) == 0);
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct synth_stream w[6];
@@ -52,8 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mg_opts o = { 0 };
 	struct mg_result r;
 	struct vr_trace *t;
-	int dfd, ns;
-	uint8_t opt;
+	int dfd, ns, damaged;
+	uint8_t opt, harm;
+	uint16_t harm_at;
 
 	synth_defaults(&s, 1);
 	s.n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
@@ -61,21 +102,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.no_tid_map = opt & 1;
 	s.steal = opt >> 1 & 1;	/* sync_guest in ABI 0.4's layout (cpu at 64) */
 	s.H0 = HB;
+	harm = (uint8_t)take(&in, 1);
+	harm_at = (uint16_t)take(&in, 2);
 	ns = 2 + 2 * (int)s.n_vms;
 	if (!mkdtemp(dir))
 		return 0;
 	snprintf(in_path, sizeof(in_path), "%s/in", dir);
 	snprintf(out_path, sizeof(out_path), "%s/out", dir);
 	ASSERT(tf_trace_create(in_path, &dfd) == 0);
-	ASSERT(synth_write_meta(&s, dfd) == 0);
 	for (int i = 0; i < ns; i++) {
 		char name[64];
 
-		if (i < 2)
-			tf_trace_host_name(name, sizeof(name), 0, (uint32_t)i);
-		else
-			tf_trace_guest_name(name, sizeof(name), (uint32_t)(i - 2) / 2,
-					    (uint32_t)(i - 2) % 2);
+		stream_name(i, name, sizeof(name));
 		ASSERT(synth_stream_open(&w[i], dfd, name, i < 2 ? VMSCOPE__TRACE__SIDE__SIDE_HOST :
 					 VMSCOPE__TRACE__SIDE__SIDE_GUEST, (uint32_t)(i - 2) / 2,
 					 i < 2 ? (uint32_t)i : (uint32_t)(i - 2) % 2) == 0);
@@ -195,6 +233,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (int i = 0; i < ns; i++)
 		ASSERT(synth_stream_close(&w[i]) == 0);
+	ASSERT(synth_write_meta(&s, dfd) == 0);
+	if (harm & 3) {
+		char name[64];
+
+		stream_name((harm >> 2) % ns, name, sizeof(name));
+		harm_stream(dfd, name, harm & 3, harm_at);
+	}
 	close(dfd);
 
 	ASSERT(vr_trace_open(&t, in_path, err, sizeof(err)) == 0);
@@ -202,6 +247,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(mg_merge(t, out_path, &r, err, sizeof(err)) == 0);
 	if (getenv("FUZZ_MERGE_REPORT"))	/* to see what an input does */
 		mg_report(stderr, t, &r);
+	damaged = vr_damage_count(vr_trace_damage(t)) != 0;
+	ASSERT(!(harm & 3) || damaged);
+	ASSERT(!r.n.bad || damaged);
+
+	struct mr *m;
+	struct vr_item it;
+	struct mo_origin og;
+	bool has;
+	uint64_t n = 0, prev = 0;
+
+	if (damaged) {
+		const Vmscope__Trace__Summary *sum;
+
+		ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == -EBADMSG);
+		ASSERT(mr_open(&m, out_path, MR_ACCEPT_DAMAGE, err, sizeof(err)) == 0);
+		sum = vr_trace_summary(mr_trace(m));
+		ASSERT(sum && sum->input && sum->input->damaged);
+		while (mr_next(m, &it, &og, &has) == 1)
+			;
+		ASSERT(mr_damage(m, err, sizeof(err)) == 1);
+		mr_close(m);
+		goto out;
+	}
 	ASSERT(r.n.host_events == host);
 	ASSERT(r.n.guest_events + r.n.unconverted == guest);
 	ASSERT(r.n.out_events == r.n.host_events + r.n.guest_events);
@@ -210,13 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(r.pair->st.host_pairs == r.pair->st.by_thread + r.pair->st.by_token +
 	       r.pair->st.no_vm);
 
-	struct mr *m;
-	struct vr_item it;
-	struct mo_origin og;
-	bool has;
-	uint64_t n = 0, prev = 0;
-
-	ASSERT(mr_open(&m, out_path, err, sizeof(err)) == 0);
+	ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == 0);
 	while (mr_next(m, &it, &og, &has) == 1) {
 		ASSERT(it.kind == VR_EVENT);
 		ASSERT(has);
@@ -229,7 +291,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ASSERT(n == r.n.out_events);
 	ASSERT(mr_stats(m)->end.kind == TF_END_CLEAN && mr_stats(m)->has_index);
+	ASSERT(mr_damage(m, err, sizeof(err)) == 0);
 	mr_close(m);
+out:
 	mg_result_free(&r);
 	vr_trace_close(t);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

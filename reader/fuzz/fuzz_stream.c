@@ -85,6 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off = 0, i = 1, mlen;
 	uint32_t seq = 0;
 	char text[512], text2[512];
+	uint64_t bad_items = 0;
 	struct vmscope_fmt_prog prog;
 
 	if (size < 1)
@@ -162,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (vr_stream_next(s, &it) == 1) {
 		if (it.kind < VR_EVENT || it.kind > VR_SYNC)
 			abort();
+		bad_items += it.kind == VR_BAD;
 		if (it.kind != VR_EVENT)
 			continue;
 		if (!it.desc || it.size < it.desc->payload_size ||
@@ -181,6 +183,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned int k = 0; st->counts && k < st->events_table->n; k++)
 		sum += st->counts[k];
 	if (sum != st->events)
+		abort();
+	/* nothing that failed passes as success: every unusable frame,
+	 * chunk or record, a damaged end, an empty file is in the damage
+	 * account; a torn tail is damage unless the trace has no Summary */
+	const struct vr_damage *d = vr_stream_damage(s);
+
+	if ((bad_items || st->undecodable || st->end.kind == TF_END_CORRUPT ||
+	     st->end.kind == TF_END_IO || (st->end.kind == TF_END_TORN && !d->no_summary)) &&
+	    !vr_damage_count(d))
+		abort();
+	if (d->bad != st->bad || d->undecodable != st->undecodable ||
+	    d->torn != (st->end.kind == TF_END_TORN || !st->end.frames) ||
+	    d->no_summary != !vr_trace_summary(t))
+		abort();
+	/* damaged metadata is counted too (a killed writer's torn tail, without
+	 * a Summary, is not damage) */
+	if (vr_trace_problem(t) && !vr_damage_count(vr_trace_damage(t)) &&
+	    !(vr_trace_meta_end(t)->kind == TF_END_TORN && !vr_trace_summary(t)))
 		abort();
 	vr_stream_close(s);
 	vr_trace_close(t);
