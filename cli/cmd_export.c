@@ -37,9 +37,10 @@ static void usage(FILE *out)
 		"                  nothing but an export's files)\n\n"
 		"A failed export removes its temporary output; SIGINT, SIGTERM and SIGHUP\n"
 		"remove it and end the export by the signal; after SIGKILL it stays.\n\n"
-		"Exit status: 0; 1 when the input is not a readable merged trace (then\n"
-		"nothing is written) or writing failed (also writing stdout); 2 on a\n"
-		"usage error.\n");
+		"Exit status: 0; 1 when the input is not a readable merged trace, or is\n"
+		"damaged (its metadata unreadable, its stream not ending clean, its files\n"
+		"not as its summary lists them, merged from damaged input: nothing is\n"
+		"written), or writing failed (also writing stdout); 2 on a usage error.\n");
 }
 
 static void warn_bad(uint64_t bad)

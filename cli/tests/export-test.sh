@@ -164,6 +164,12 @@ size=$(stat -c %s "$dir/torn.merged/merged.vtf")
 truncate -s $((size - 100)) "$dir/torn.merged/merged.vtf"
 expect 1 'does not end clean' -- export --perfetto "$dir/torn.merged" -o "$dir/torn.pf"
 expect 1 'does not end clean' -- export --ctf "$dir/torn.merged" -o "$dir/torn.ctf"
+# its metadata unreadable (a byte of the session frame): refused, not 0 events
+cp -r "$m" "$dir/nometa.merged"
+printf '\377' | dd of="$dir/nometa.merged/metadata.vtf" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect 1 'nometa.merged is damaged .*metadata.vtf' -- export --perfetto "$dir/nometa.merged" -o "$dir/nometa.pf"
+expect 1 'nometa.merged is damaged .*metadata.vtf' -- export --ctf "$dir/nometa.merged" -o "$dir/nometa.ctf"
+[ -e "$dir/nometa.pf" ] || [ -e "$dir/nometa.ctf" ] && fail "exported a merged trace whose metadata is unreadable"
 [ -e "$dir/torn.pf" ] || [ -e "$dir/torn.ctf" ] && fail "output left for a broken input"
 leftover=$(find "$dir" -name '.*.partial-*' | head -3)
 [ -z "$leftover" ] && ok "no temporary outputs left" || fail "temporary outputs left: $leftover"
