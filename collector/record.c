@@ -655,7 +655,7 @@ static int finish_stream(struct rec *r, struct stream_w *s, uint64_t *lost_total
 		fi.chunk_begin_ts = s->idx_b;
 		fi.chunk_end_ts = s->idx_e;
 		fi.n_chunk_offset = fi.n_chunk_begin_ts = fi.n_chunk_end_ts = s->nidx;
-		fi.frames = st.frames;
+		fi.frames = st.frames_held;
 		fi.bytes = st.offset;
 		e = tf_writer_append_msg(s->w, TF_FRAME_INDEX, &fi.base);
 	}
@@ -1054,7 +1054,7 @@ out:
 			continue;
 		e = finish_stream(r, s, &lost);
 		tf_writer_get_stats(s->w, &st);
-		s->frames_end = st.frames;
+		s->frames_end = st.frames_held;
 		s->bytes_end = st.offset;
 		s->closed_ok = !e;
 		if (s->chunks && s->first_ts < first_ts && !s->guest)

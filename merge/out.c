@@ -382,7 +382,7 @@ static int write_summary(struct mo *m, const struct tf_writer_stats *st)
 	fs.name = MO_STREAM;
 	fs.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
 	fs.origin = &m->origin;
-	fs.frames = st->frames;
+	fs.frames = st->frames_held;
 	fs.bytes = st->offset;
 	fs.closed_cleanly = true;
 	sum.stop_realtime_ns = m->stop_realtime_ns;
@@ -401,7 +401,7 @@ int mo_close(struct mo *m, uint64_t *chunks)
 
 	if (!e) {
 		tf_writer_get_stats(m->w, &st);
-		fi.frames = st.frames;
+		fi.frames = st.frames_held;
 		fi.bytes = st.offset;
 		e = tf_writer_append_msg(m->w, TF_FRAME_INDEX, &fi.base);
 	}

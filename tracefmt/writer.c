@@ -317,4 +317,5 @@ void tf_writer_get_stats(const struct tf_writer *w, struct tf_writer_stats *s)
 	s->offset = w->file_off + w->used;
 	s->durable = w->file_off;
 	s->frames_lost = w->frames_lost;
+	s->frames_held = w->frames - w->frames_lost;
 }

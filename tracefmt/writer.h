@@ -82,6 +82,9 @@ struct tf_writer_stats {
 	uint64_t durable;	/* bytes of complete frames in the file */
 	uint64_t frames_lost;	/* accepted, then lost to a write error
 				 * (they were still in the buffer) */
+	uint64_t frames_held;	/* frames - frames_lost: in the file, or
+				 * buffered before @offset; what a
+				 * summary of the file lists */
 };
 
 void tf_writer_get_stats(const struct tf_writer *w, struct tf_writer_stats *s);

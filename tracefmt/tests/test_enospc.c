@@ -93,6 +93,8 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 	CHECK_EQ(end.kind, TF_END_CLEAN);
 	CHECK_EQ(len, st.durable);
 	CHECK_EQ(got + st.frames_lost, accepted);
+	/* what a summary lists: the frames the file holds */
+	CHECK_EQ(st.frames_held, got);
 	free(img);
 	unlinkat(dfd, name, 0);
 }
