@@ -44,15 +44,38 @@ struct cs {
 	bool have_ts;
 	uint64_t last_ts, run;
 	bool last_flagged;	/* the CPU's last span ends at ok's t2 */
+	/* where pass 2 puts this interval's events (the same conversion) */
+	const struct vmscope_sync_segment *seg;
+	bool have_h;
+	uint64_t h_min, h_max;
 };
+
+/* Host time of @g as pass 2 converts it (merge.c, conv()). */
+static bool convert(struct cs *c, uint64_t g, uint64_t *h)
+{
+	if (!c->have_ok && (!c->seg || g > c->seg->g_last))
+		c->seg = mt_segment_for(c->vmt, g);
+	return mt_convert(c->vmt, &c->seg, g, h);
+}
+
+static uint64_t span_start(const struct cs *c)
+{
+	uint64_t h = c->have_ok ? c->ok_t3 : 0;
+
+	return c->have_h && c->h_min < h ? c->h_min : h;
+}
 
 static int add_span(struct mg_spans *sp, const struct cs *c, uint64_t h_end)
 {
 	struct mg_span *s;
 
+	if (c->have_h && c->h_max > h_end)
+		h_end = c->h_max;
 	if (c->last_flagged && sp->n) {	/* continues the previous span */
 		s = &sp->s[sp->n - 1];
 		s->h_end = h_end;
+		if (span_start(c) < s->h_start)
+			s->h_start = span_start(c);
 		s->seen |= c->seen;
 		s->events += c->events;
 		if (c->longest > s->longest_run)
@@ -72,7 +95,7 @@ static int add_span(struct mg_spans *sp, const struct cs *c, uint64_t h_end)
 	}
 	s = &sp->s[sp->n++];
 	*s = (struct mg_span){ .vm = c->vm, .cpu = c->cpu,
-			       .h_start = c->have_ok ? c->ok_t3 : 0, .h_end = h_end,
+			       .h_start = span_start(c), .h_end = h_end,
 			       .seen = c->seen, .events = c->events,
 			       .longest_run = c->longest, .worst_short_ns = c->worst_short };
 	return 0;
@@ -109,6 +132,9 @@ static int boundary(struct mg_spans *sp, struct cs *c, const struct mg_acc *a)
 	c->have_ok = true;
 	c->ok_t3 = a->t3;
 	c->ok_seg = a->seg;
+	if (mt_segment(c->vmt, a->seg))
+		c->seg = mt_segment(c->vmt, a->seg);
+	c->have_h = false;
 	c->seen = 0;
 	c->events = 0;
 	c->worst_short = 0;
@@ -165,6 +191,15 @@ static int scan_stream(struct mg_result *r, struct vr_stream *st, const struct m
 		c->have_ts = true;
 		c->last_ts = it.ts;
 		c->events++;
+		uint64_t h;
+
+		if (convert(c, it.ts, &h)) {
+			if (!c->have_h || h < c->h_min)
+				c->h_min = h;
+			if (!c->have_h || h > c->h_max)
+				c->h_max = h;
+			c->have_h = true;
+		}
 	}
 	if (!e && c->seen)
 		e = add_span(&r->spans, c, UINT64_MAX);

@@ -223,8 +223,11 @@ static void check_merged(const struct synth *s, const struct mg_result *r, const
 	CHECK_EQ(n, s->n_host_events + s->n_guest_events);
 	CHECK_EQ(guest, s->n_guest_events);
 	CHECK(inside + flagged_events > guest * 9 / 10);
-	/* by merged time as analysis/ counts them, by stream in the merge */
-	CHECK_EQ(flagged_events, r->c.ev_unreliable);
+	/* by merged time as analysis/ counts them, by stream in the merge:
+	 * the span also covers where the events of its two bracketing
+	 * sync records' hypercalls were put, which the generator writes
+	 * (a real vCPU records nothing inside its hypercall) */
+	CHECK(flagged_events >= r->c.ev_unreliable);
 	CHECK(tid_known > guest * 9 / 10);
 	CHECK(!s->host_switch || s->no_tid_map || host_vcpu > 0);
 	CHECK(!s->host_switch || s->no_tid_map || t2_by_switch > 0);
