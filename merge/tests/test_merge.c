@@ -270,6 +270,13 @@ static void run(struct synth *s, const char *dir, const char *tag)
 		CHECK_EQ(r.n.clamped, 0);
 	CHECK(!s->tsc_storm || r.n.tsc_writes > 1000);
 	CHECK_EQ(r.n.bad, 0);
+	/* honest clocks: only the lying guest kernel's exchanges (SF_WILD)
+	 * flag their intervals; the signalled step moves the clock forward,
+	 * which the segment limit follows */
+	for (size_t i = 0; i < r.spans.n; i++)
+		CHECK_EQ(r.spans.s[i].seen, MG_SEEN_OFFLINE);
+	CHECK(r.spans.n <= s->n_forged[SF_WILD]);
+	CHECK_EQ(r.spans.dropped_short, 0);
 	check_merged(s, &r, out);
 	mg_result_free(&r);
 	vr_trace_close(t);
