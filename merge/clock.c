@@ -107,16 +107,18 @@ static bool step_unfollowed(const struct mt_vm *v, int64_t a, int64_t b, uint64_
 {
 	const struct vmscope_sync_segment *sa = mt_segment(v, a), *sb = mt_segment(v, b);
 	size_t i;
-	uint64_t ha, hb;
+	uint64_t ha, hb, lo;
 
 	if (!sa || !sb)
 		return true;
 	i = (size_t)(sa - v->seg);
 	if (i + 1 >= v->nseg || &v->seg[i + 1] != sb || !v->by_break[i])
 		return true;
-	if (vmscope_sync_segment_estimate(sa, g, &ha) || vmscope_sync_segment_estimate(sb, g, &hb))
+	if (vmscope_sync_segment_estimate(sa, g, &ha) || vmscope_sync_segment_bound(sb, g, &lo, &hb))
 		return true;
-	return ha < hb;
+	/* the old relation puts the CPU's events after the break before
+	 * anything the new one allows, and the limit does not move them */
+	return ha < lo;
 }
 
 /* An accepted exchange @a: the interval before it ends at its t2. */

@@ -668,6 +668,11 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 		if (ftau >= end && tau_of(s, vm, v, k - 1) >= end)
 			break;
 		if (ftau < end && gf < xs[ix].grec_ts) {
+			/* a running clock never repeats (clock.c): a filler
+			 * drawn at the ns of the sync record just written
+			 * (its time is t4) comes 1 ns later */
+			if (gf == w.prev && !(vm == 0 && v == 0 && s->freeze_ns))
+				gf++;
 			if (nfill++ & 1) {
 				uint32_t n = (uint32_t)nfill;
 
