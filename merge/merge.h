@@ -73,7 +73,6 @@ struct mg_causality {
 #define MG_SEEN_REPEAT	2u	/* consecutive records with one timestamp */
 #define MG_SEEN_OFFLINE	4u	/* exchange contradicting the fitted line */
 #define MG_SEEN_STEP	8u	/* the segment changed inside the span */
-#define MG_SPAN_ALL_CPUS UINT32_MAX
 
 /*
  * A span of host time in which a guest CPU's clock is not trusted

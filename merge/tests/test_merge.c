@@ -101,7 +101,7 @@ static bool in_span(const struct mg_result *r, uint32_t v, uint32_t cpu, uint64_
 	for (size_t i = 0; i < r->spans.n; i++) {
 		const struct mg_span *p = &r->spans.s[i];
 
-		if (p->vm == v && (p->cpu == cpu || p->cpu == MG_SPAN_ALL_CPUS) &&
+		if (p->vm == v && p->cpu == cpu &&
 		    h >= p->h_start && h <= p->h_end)
 			return true;
 	}
