@@ -254,6 +254,23 @@ trace_checks() {
 	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} exchanges cross-checked: $tsc"
 	[ -n "$mean" ] && [ "$mean" -lt 100000 ] ||
 		fail "TSC-derived times far from the hull: $tsc"
+	# the guest clock (merge/README.md, "Clock-unreliable spans"): with
+	# the test host's unstable TSC the guest's kvm-clock returns a global
+	# last value, and merge says where it stood still or left the line;
+	# report exits finds the same spans in the merged metadata
+	clk=$(grep -m1 '^clock-unreliable spans: ' ./merge.all) ||
+		fail "merge says nothing of the guest clock"
+	log "merge: $clk"
+	nsp=${clk#clock-unreliable spans: }
+	nsp=${nsp%%,*}
+	rep=$("$VMSCOPE" report exits ./merged 2>&1 | grep '^guest clock unreliable')
+	log "report exits: ${rep:-no clock line}"
+	if [ "$nsp" -gt 0 ]; then
+		echo "$rep" | grep -q ": $nsp spans; " ||
+			fail "report exits read other spans than merge wrote: $rep"
+	else
+		[ -z "$rep" ] || fail "report exits finds spans merge did not write: $rep"
+	fi
 }
 
 machine_main() {
