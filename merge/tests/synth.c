@@ -141,6 +141,12 @@ static void honest(const struct synth *s, unsigned int vm, unsigned int v, uint6
 	x->t4 = guest_at(s, vm, v, tau + d1 + r + d2);
 	x->seq = 2 * (k + 1);
 	x->token = token_of(s, vm);
+	if (vm == 0 && v == 0 && s->short_k && k == s->short_k) {
+		/* 100 us in the host (the recording's 77 us), 10 ns less in
+		 * the guest: within the 1000 ppm prior's 100 ns */
+		x->t3 = x->t2 + 100000;
+		x->t4 = x->t1 + 100000 - 10;
+	}
 	x->guest_rec = true;
 	x->grec_ts = x->t4;
 }
