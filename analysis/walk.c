@@ -47,6 +47,9 @@ struct vcpu {
 	uint32_t reason;
 	int32_t task, exit_task;
 	struct an_vcpu_time t;
+	/* into its VM's clock-unreliable spans: exits, guest records */
+	size_t span_x, span_g;
+	bool span_init;
 };
 
 struct vm {
@@ -97,7 +100,39 @@ struct an_walk {
 	struct an_counts n;
 	uint64_t first_ts, last_ts;
 	bool any;
+	const Vmscope__Trace__SessionMetadata *sess;
 };
+
+/*
+ * Does [a, b] overlap a clock-unreliable span of (vm, cpu)? Merge writes
+ * a VM's spans by CPU, then start, without overlaps per CPU; each cursor
+ * serves queries whose @a does not decrease (exits by start, guest
+ * records by time, per vCPU).
+ */
+static bool clock_unreliable(const struct an_walk *w, uint32_t vm, struct vcpu *v,
+			     uint32_t cpu, size_t *cur, uint64_t a, uint64_t b)
+{
+	const Vmscope__Trace__VmInfo *vi;
+	size_t n;
+
+	if (!w->sess || vm >= w->sess->n_vms)
+		return false;
+	vi = w->sess->vms[vm];
+	n = vi->n_clock_unreliable;
+	if (!v->span_init) {
+		size_t i = 0;
+
+		while (i < n && vi->clock_unreliable[i]->cpu < cpu)
+			i++;
+		v->span_x = v->span_g = i;
+		v->span_init = true;
+	}
+	while (*cur < n && vi->clock_unreliable[*cur]->cpu == cpu &&
+	       vi->clock_unreliable[*cur]->host_end_ns < a)
+		(*cur)++;
+	return *cur < n && vi->clock_unreliable[*cur]->cpu == cpu &&
+	       vi->clock_unreliable[*cur]->host_start_ns <= b;
+}
 
 /* ---- tables ---- */
 
@@ -326,6 +361,9 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 {
 	size_t nth = 0;
 
+	w->sess = s;
+	for (uint32_t v = 0; s && v < s->n_vms; v++)
+		w->n.clock_spans += s->vms[v]->n_clock_unreliable;
 	w->n_vms = s ? (uint32_t)s->n_vms : 0;
 	w->vm = calloc(w->n_vms ? w->n_vms : 1, sizeof(*w->vm));
 	if (!w->vm)
@@ -527,6 +565,8 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		v->t.user_ns += x.halted ? 0 : x.user_ns;
 		v->t.exits++;
 		w->n.exits++;
+		w->n.exits_clock_unreliable +=
+			clock_unreliable(w, vm, v, vcpu, &v->span_x, x.start, x.end);
 		if (h->exit)
 			h->exit(h->ctx, &x);
 	} else if (v->st == V_UNKNOWN) {
@@ -653,6 +693,15 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 		w->n.records++;
 		if (!has_o)
 			w->n.no_origin++;
+		if (has_o && o.origin && o.origin - 1 < w->n_vms)
+			w->n.guest_records++;
+		if (has_o && o.origin && o.origin - 1 < w->n_vms && w->sess &&
+		    w->sess->vms[o.origin - 1]->n_clock_unreliable) {
+			struct vcpu *gv = vcpu_of(w, o.origin - 1, o.cpu);
+
+			if (gv && clock_unreliable(w, o.origin - 1, gv, o.cpu, &gv->span_g, ts, ts))
+				w->n.guest_clock_unreliable++;
+		}
 		record(w, h, &it, ts, &o, has_o);
 	}
 	if (h->end)

@@ -122,6 +122,11 @@ struct an_counts {
 	uint64_t losses;	/* loss records, gaps, damage */
 	uint64_t no_origin;	/* records without an origin entry */
 	uint64_t reasons_other, tasks_other;	/* beyond the tables */
+	/* `vmscope merge`'s clock-unreliable spans (merge/README.md): the
+	 * exits that overlap one of their vCPU's (their guest task may be
+	 * wrong: it comes from guest times), and the guest records in one */
+	uint64_t clock_spans, exits_clock_unreliable;
+	uint64_t guest_records, guest_clock_unreliable;
 };
 
 struct an_walk;

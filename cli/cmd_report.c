@@ -2,6 +2,7 @@
  * `vmscope report exits|sched MERGED`: analyses of a merged trace
  * (analysis/), a text table by default and JSON with --json.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,29 @@ uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu
 			sum += t->guest_ns + t->kernel_ns + t->user_ns + t->halted_ns;
 	}
 	return sum;
+}
+
+void report_clock_line(FILE *f, const struct an_counts *c)
+{
+	if (!c->clock_spans)
+		return;
+	fprintf(f, "guest clock unreliable (vmscope merge): %" PRIu64 " spans; %" PRIu64 " of %"
+		PRIu64 " exits and %" PRIu64 " of %" PRIu64 " guest records fall in them: "
+		"their guest placement (and the guest task of those exits) is not within the "
+		"merge's bound\n", c->clock_spans, c->exits_clock_unreliable, c->exits,
+		c->guest_clock_unreliable, c->guest_records);
+}
+
+void report_clock_json(void *counts, const struct an_counts *c)
+{
+	json_object *o = counts;
+
+	json_object_object_add(o, "clock_spans", json_object_new_uint64(c->clock_spans));
+	json_object_object_add(o, "exits_clock_unreliable",
+			       json_object_new_uint64(c->exits_clock_unreliable));
+	json_object_object_add(o, "guest_records", json_object_new_uint64(c->guest_records));
+	json_object_object_add(o, "guest_clock_unreliable",
+			       json_object_new_uint64(c->guest_clock_unreliable));
 }
 
 void report_damage_line(const struct an_walk *w)

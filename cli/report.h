@@ -3,6 +3,7 @@
 #define VMSCOPE_CLI_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dur.h"
@@ -27,6 +28,12 @@ const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t
 int report_walk_setup(const char *cmd, const char *path, unsigned int flags,
 		      struct an_walk **w, struct an_hooks *h,
 		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg);
+
+/* The line on `vmscope merge`'s clock-unreliable spans (nothing when the
+ * trace has none): how many exits and guest records lie in them. */
+void report_clock_line(FILE *f, const struct an_counts *c);
+/* The same counts into JSON object @counts (a json_object *). */
+void report_clock_json(void *counts, const struct an_counts *c);
 
 /* The most --top and --tasks take. */
 #define REPORT_COUNT_MAX 100000

@@ -192,6 +192,7 @@ static void text_counts(const struct an_walk *w)
 	       PRIu64 " entries before any exit; %" PRIu64 " losses in the trace\n",
 	       c->records, c->exits, c->unattributed, c->open_dropped, c->entries_without_exit,
 	       c->losses);
+	report_clock_line(stdout, c);
 }
 
 /* ---- SVG ---- */
@@ -263,6 +264,7 @@ static json_object *json_report(const char *path, const struct an_walk *w,
 	jadd_u64(counts, "open_dropped", c->open_dropped);
 	jadd_u64(counts, "entries_without_exit", c->entries_without_exit);
 	jadd_u64(counts, "losses", c->losses);
+	report_clock_json(counts, c);
 	json_object_object_add(root, "counts", counts);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
 		json_object *v = json_object_new_object(), *cpus = json_object_new_array();

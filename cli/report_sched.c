@@ -195,6 +195,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 	       "to its last clock-sync exchange; host, same span: the vCPU thread's preempted\n"
 	       "time over that span; n/a: fewer than two steal readings (none: the guest\n"
 	       "module was older than ABI 0.4)\n");
+	report_clock_line(stdout, an_walk_counts(c->w));
 }
 
 /* ---- JSON ---- */
@@ -261,6 +262,7 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 	json_object_object_add(root, "trace", json_object_new_string(path));
 	jadd(root, "records", an_walk_counts(w)->records);
 	jadd(root, "losses", an_walk_counts(w)->losses);
+	report_clock_json(root, an_walk_counts(w));
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
 		json_object *v = json_object_new_object(), *ts = json_object_new_array();
 		json_object *cpus = json_object_new_array();

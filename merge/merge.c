@@ -15,10 +15,6 @@
  * among them unless more than this many events fall between t1 and the
  * sync record (none do: the record is written right after t4). */
 #define MG_RING 8
-/* Reorder window over the spilled accepted exchanges: the library
- * resolves a vCPU's samples in arrival order, give or take its hold-back
- * (at most 32). */
-#define MG_ACC_BUF 64
 
 struct src {
 	struct vr_stream *s;
@@ -33,16 +29,17 @@ struct src {
 	const struct vmscope_sync_segment *seg;
 	bool seg_from_sync;
 	/* accepted exchanges of this CPU from pass 1, ordered by seq */
-	FILE *acc;
-	bool acc_init, acc_eof, acc_err;
-	struct mg_acc buf[MG_ACC_BUF];
-	unsigned int nbuf;
+	struct mg_accq acc;
+	bool acc_init;
 	bool has_x;			/* the peeked sync record's exchange */
 	struct mg_acc x;
 	struct { uint64_t g, out; } ring[MG_RING];
 	unsigned int nring, pos;
 	bool after;
 	uint64_t after_g, after_t3;
+	/* the same after a dropped exchange (clock evidence) */
+	bool uafter;
+	uint64_t uafter_g, uafter_t3;
 };
 
 struct ctx {
@@ -72,49 +69,6 @@ static bool conv(struct src *s, uint64_t g, uint64_t *h)
 	if (!s->seg_from_sync && (!s->seg || g > s->seg->g_last))
 		s->seg = mt_segment_for(s->vmt, g);
 	return mt_convert(s->vmt, &s->seg, g, h);
-}
-
-static void acc_fill(struct src *s)
-{
-	while (s->acc && !s->acc_eof && s->nbuf < MG_ACC_BUF) {
-		struct mg_acc a;
-		unsigned int i;
-
-		if (fread(&a, sizeof(a), 1, s->acc) != 1) {
-			s->acc_eof = true;
-			s->acc_err = ferror(s->acc);
-			break;
-		}
-		for (i = s->nbuf; i > 0 && s->buf[i - 1].seq > a.seq; i--)
-			s->buf[i] = s->buf[i - 1];
-		s->buf[i] = a;
-		s->nbuf++;
-	}
-}
-
-static void acc_pop(struct src *s, unsigned int i)
-{
-	memmove(&s->buf[i], &s->buf[i + 1], (s->nbuf - i - 1) * sizeof(s->buf[0]));
-	s->nbuf--;
-}
-
-/* The accepted exchange of the guest's sync record (seq, token, t1). */
-static bool acc_find(struct src *s, uint64_t seq, uint64_t token, uint64_t t1,
-		     struct mg_acc *out)
-{
-	for (;;) {
-		acc_fill(s);
-		if (!s->nbuf || s->buf[0].seq >= seq)
-			break;
-		acc_pop(s, 0);	/* an exchange whose record is not here */
-	}
-	for (unsigned int i = 0; i < s->nbuf && s->buf[i].seq == seq; i++)
-		if (s->buf[i].token == token && s->buf[i].t1 == t1) {
-			*out = s->buf[i];
-			acc_pop(s, i);
-			return true;
-		}
-	return false;
 }
 
 /* Read the next item of @s worth merging and its host time. */
@@ -156,16 +110,14 @@ static void peek(struct ctx *c, struct src *s)
 		}
 		if (!s->acc_init) {
 			s->acc_init = true;
-			s->acc = r->acc[s->vm] && st->origin.cpu < MP_MAX_CPUS ?
-				 r->acc[s->vm][st->origin.cpu] : NULL;
-			if (s->acc)
-				rewind(s->acc);
+			mg_accq_init(&s->acc, r->acc[s->vm] && st->origin.cpu < MP_MAX_CPUS ?
+					      r->acc[s->vm][st->origin.cpu] : NULL);
 		}
 		if (it->kind == VR_EVENT && it->desc == s->ro->guest) {
 			const struct mg_field *f = s->ro->f_g;
 			const uint8_t *p = it->payload;
 
-			s->has_x = acc_find(s, mg_get(&f[G_SEQ], p), mg_get(&f[G_TOKEN], p),
+			s->has_x = mg_accq_find(&s->acc, mg_get(&f[G_SEQ], p), mg_get(&f[G_TOKEN], p),
 					    mg_get(&f[G_T1], p), &s->x);
 			if (s->has_x) {
 				const struct vmscope_sync_segment *g = mt_segment(s->vmt, s->x.seg);
@@ -194,6 +146,35 @@ static void causality(struct ctx *c, struct src *s, uint64_t out)
 		k->ev_after++;
 		if (out < s->after_t3)
 			k->viol_after++;
+	}
+	if (s->uafter && it->ts >= s->uafter_g) {
+		k->unrel_checked++;
+		if (out < s->uafter_t3) {
+			k->unrel_viol++;
+			if (s->uafter_t3 - out > k->unrel_worst_ns)
+				k->unrel_worst_ns = s->uafter_t3 - out;
+		}
+	}
+	if (it->desc == s->ro->guest)
+		s->uafter = false;
+	if (it->desc == s->ro->guest && s->has_x && s->x.seg < 0) {
+		/* a hypercall the host saw, in a span clock.c flagged */
+		for (unsigned int i = 0; i < s->nring; i++) {
+			unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
+
+			if (s->ring[j].g <= s->x.t1) {
+				k->unrel_checked++;
+				if (s->ring[j].out > s->x.t2) {
+					k->unrel_viol++;
+					if (s->ring[j].out - s->x.t2 > k->unrel_worst_ns)
+						k->unrel_worst_ns = s->ring[j].out - s->x.t2;
+				}
+				break;
+			}
+		}
+		s->uafter = true;
+		s->uafter_g = s->x.t4;
+		s->uafter_t3 = s->x.t3;
 	}
 	if (it->desc == s->ro->guest) {
 		/* through the exchange's own segment */
@@ -322,11 +303,55 @@ static void account_input(struct ctx *c)
 	mo_input(c->out, c->t, lost, gaps);
 }
 
+/* The session's VmInfo with each VM's clock-unreliable spans, for the
+ * merged trace's metadata (schemas/session.proto, ClockSpan). */
+struct clock_vms {
+	Vmscope__Trace__VmInfo **vms, *vi;
+	Vmscope__Trace__ClockSpan **pp, *sp;
+};
+
+static int clock_vms(const Vmscope__Trace__SessionMetadata *ss, const struct mg_result *r,
+		     struct clock_vms *cv)
+{
+	size_t n = r->spans.n, k = 0;
+
+	if (!ss || !ss->n_vms || !n)
+		return 0;
+	cv->vms = calloc(ss->n_vms, sizeof(*cv->vms));
+	cv->vi = calloc(ss->n_vms, sizeof(*cv->vi));
+	cv->pp = calloc(n, sizeof(*cv->pp));
+	cv->sp = calloc(n, sizeof(*cv->sp));
+	if (!cv->vms || !cv->vi || !cv->pp || !cv->sp)
+		return -ENOMEM;
+	for (size_t v = 0; v < ss->n_vms; v++) {
+		cv->vi[v] = *ss->vms[v];
+		cv->vi[v].n_clock_unreliable = 0;
+		cv->vi[v].clock_unreliable = &cv->pp[k];
+		/* spans are sorted by VM */
+		for (; k < n && r->spans.s[k].vm == v; k++) {
+			const struct mg_span *m = &r->spans.s[k];
+			Vmscope__Trace__ClockSpan *p = &cv->sp[k];
+
+			vmscope__trace__clock_span__init(p);
+			p->cpu = m->cpu;
+			p->host_start_ns = m->h_start;
+			p->host_end_ns = m->h_end;
+			p->seen = m->seen;
+			p->guest_events = m->events;
+			cv->pp[k] = p;
+			cv->vi[v].n_clock_unreliable++;
+		}
+		cv->vms[v] = &cv->vi[v];
+	}
+	return 0;
+}
+
 int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	     char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *ss = vr_trace_session(t);
 	struct ctx c = { .t = t, .r = r };
+	struct clock_vms cv = { 0 };
 	int e, e2;
 
 	if (errlen)
@@ -353,7 +378,9 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 			goto out;
 		}
 	}
-	e = mo_create(&c.out, out, t, err, errlen);
+	e = clock_vms(ss, r, &cv);
+	if (!e)
+		e = mo_create_vms(&c.out, out, t, cv.vms, err, errlen);
 	if (e)
 		goto out;
 	struct timespec t0, t1;
@@ -361,7 +388,7 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e = run(&c);
 	for (size_t i = 0; !e && i < c.n; i++)
-		if (c.src[i].acc_err) {
+		if (c.src[i].acc.err) {
 			snprintf(err, errlen, "reading back a temporary file in %s: %s",
 				 r->spill_dir, strerror(EIO));
 			e = -EIO;
@@ -382,5 +409,9 @@ out:
 	free(c.heap.e);
 	free(c.vms);
 	free(c.host_tid);
+	free(cv.vms);
+	free(cv.vi);
+	free(cv.pp);
+	free(cv.sp);
 	return e;
 }

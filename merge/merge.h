@@ -59,6 +59,41 @@ struct mg_causality {
 	uint64_t ev_before, viol_before, ev_after, viol_after;
 	/* guest sync records without an accepted exchange */
 	uint64_t not_accepted;
+	/* the same two event checks against the hypercalls of exchanges
+	 * dropped for what they say of the guest's clock (inside a
+	 * clock-unreliable span by construction; not a claim, so not
+	 * counted as violations) */
+	uint64_t unrel_checked, unrel_viol, unrel_worst_ns;
+	/* guest events in clock-unreliable spans (by their CPU stream) */
+	uint64_t ev_unreliable;
+};
+
+/* What a clock-unreliable span saw (bits; schemas' ClockSeen). */
+#define MG_SEEN_SHORT	1u	/* t4 - t1 < t3 - t2 */
+#define MG_SEEN_REPEAT	2u	/* consecutive records with one timestamp */
+#define MG_SEEN_OFFLINE	4u	/* exchange contradicting the fitted line */
+#define MG_SEEN_STEP	8u	/* the segment changed inside the span */
+
+/*
+ * A span of host time in which a guest CPU's clock is not trusted
+ * (README.md, "Clock-unreliable spans"): from the t3 of the last accepted
+ * exchange of that CPU before the evidence to the t2 of the first one
+ * after it (0 / UINT64_MAX: the trace's start / end).
+ */
+struct mg_span {
+	uint32_t vm, cpu;
+	uint64_t h_start, h_end;
+	uint32_t seen;
+	uint64_t events;	/* guest events of that CPU in it */
+	uint64_t longest_run;	/* most records with one timestamp */
+	uint64_t worst_short_ns;	/* largest (t3 - t2) - (t4 - t1) */
+};
+
+struct mg_spans {
+	struct mg_span *s;	/* by VM, CPU, start */
+	size_t n, cap;
+	uint64_t dropped_short, dropped_offline;	/* evidence exchanges */
+	uint64_t runs, run_records;	/* repeated-timestamp runs, records */
 };
 
 struct mg_counts {
@@ -82,11 +117,32 @@ struct mg_times {
  * that memory does not grow with the trace.
  */
 struct mg_acc {
-	uint64_t seq, token, t1, t2, t3;
+	uint64_t seq, token, t1, t2, t3, t4;
+	/* the segment id; or, for an exchange dropped for what it says of
+	 * the guest's clock (clock.c), -1 - its MT_DROP_* reason */
 	int64_t seg;
 	struct mp_tsc h_tsc, g_tsc;	/* for the TSC cross-check */
 	struct mp_tsc_off off;
 };
+
+/* Reorder window over a CPU's spilled exchanges: the library resolves a
+ * vCPU's samples in arrival order, give or take its hold-back (at most
+ * 32). */
+#define MG_ACC_BUF 64
+
+/* A guest CPU's spilled exchanges, read along its stream (accq.c). */
+struct mg_accq {
+	FILE *f;	/* NULL: none */
+	bool eof, err;	/* err: a read failed (ferror) */
+	struct mg_acc buf[MG_ACC_BUF];	/* by seq */
+	unsigned int n;
+};
+
+/* Start reading @f (may be NULL) from its beginning. */
+void mg_accq_init(struct mg_accq *q, FILE *f);
+/* The exchange of the guest's sync record (seq, token, t1), if spilled. */
+bool mg_accq_find(struct mg_accq *q, uint64_t seq, uint64_t token, uint64_t t1,
+		  struct mg_acc *out);
 
 /*
  * The TSC cross-check of one VM (README.md, "TSC cross-check"): for each
@@ -122,6 +178,7 @@ struct mg_result {
 	struct mg_causality c;
 	struct mg_tsc_rate host_rate;
 	struct mg_tsc_vm *tsc;	/* [n_vms] */
+	struct mg_spans spans;	/* clock-unreliable spans (clock.c) */
 	struct mg_counts n;
 	const char *spill_dir;	/* mg_opts.spill_dir: for messages */
 	bool merged;
@@ -134,6 +191,11 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 /* The TSC cross-check over the accepted exchanges (tsc_check.c); part of
  * mg_sync, once the segments are final. */
 void mg_tsc_check(struct mg_result *r);
+
+/* The clock-unreliable spans (clock.c): every guest CPU stream read once
+ * more with its exchanges' outcomes; part of mg_sync, once the segments
+ * are final. 0 or a negative errno. */
+int mg_clock_scan(struct vr_trace *t, struct mg_result *r);
 
 /* Pass 2 (after mg_sync): write the merged trace folder @out (must not
  * exist). 0, or a negative errno with a reason in @err. */

@@ -65,6 +65,7 @@ static void header(struct tf_writer *w, const Vmscope__Trace__SessionMetadata *s
 
 /* The metadata file: the session with the union event table. */
 static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
+		      Vmscope__Trace__VmInfo **vms,
 		      char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
@@ -117,6 +118,8 @@ static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
 	}
 	if (s)
 		copy = *s;
+	if (s && vms)
+		copy.vms = vms;
 	ho.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 	u.origin = &ho;
 	if (s && s->host_events) {
@@ -159,6 +162,12 @@ static void mo_free(struct mo *m)
 int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 	      char *err, size_t errlen)
 {
+	return mo_create_vms(out, path, t, NULL, err, errlen);
+}
+
+int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
+		  Vmscope__Trace__VmInfo **vms, char *err, size_t errlen)
+{
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
 	struct mo *m = calloc(1, sizeof(*m));
 	int e;
@@ -182,7 +191,7 @@ int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 		snprintf(err, errlen, "%s: %s", path, strerror(-e));
 		goto fail;
 	}
-	e = write_meta(m, path, t, err, errlen);
+	e = write_meta(m, path, t, vms, err, errlen);
 	if (e)
 		goto fail;
 	e = tf_writer_create(&m->w, m->dirfd, MO_STREAM, NULL);

@@ -45,6 +45,11 @@ struct mo;
 int mo_create(struct mo **out, const char *path, struct vr_trace *t,
 	      char *err, size_t errlen);
 
+/* The same with the session's VmInfo list replaced by @vms (as many,
+ * NULL: the input's): merge adds each VM's clock-unreliable spans. */
+int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
+		  Vmscope__Trace__VmInfo **vms, char *err, size_t errlen);
+
 /* The merged id of event @d of the table of @origin (0 host, n VM n-1), or
  * -1 when it has none. */
 int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,

@@ -35,6 +35,65 @@ static void report_tsc(FILE *f, const struct mg_tsc_vm *k)
 		k->no_readings, k->no_offset, k->off_changed);
 }
 
+#define MG_REPORT_SPANS 20	/* listed per VM; all are in the metadata */
+
+static void span_time(FILE *f, uint64_t t, const char *none)
+{
+	if (t == 0 || t == UINT64_MAX)
+		fprintf(f, "%s", none);
+	else
+		fprintf(f, "%" PRIu64, t);
+}
+
+/* README.md, "Clock-unreliable spans". */
+static void report_clock(FILE *f, const struct mg_result *r, uint32_t v)
+{
+	uint64_t n = 0, ev = 0, listed = 0;
+
+	for (size_t i = 0; i < r->spans.n; i++)
+		if (r->spans.s[i].vm == v) {
+			n++;
+			ev += r->spans.s[i].events;
+		}
+	fprintf(f, "  guest clock: %" PRIu64 " exchanges with t4 - t1 < t3 - t2 (not given to "
+		"the hull)", r->mt.vm[v].short_rtt);
+	if (!n) {
+		fprintf(f, "; no clock-unreliable span\n");
+		return;
+	}
+	fprintf(f, "; CLOCK UNRELIABLE in %" PRIu64 " spans holding %" PRIu64 " guest events: "
+		"the bound above is not claimed for them\n", n, ev);
+	for (size_t i = 0; i < r->spans.n; i++) {
+		const struct mg_span *sp = &r->spans.s[i];
+
+		if (sp->vm != v)
+			continue;
+		if (listed++ == MG_REPORT_SPANS) {
+			fprintf(f, "    ... %" PRIu64 " more (all in the merged trace's metadata)\n",
+				n - MG_REPORT_SPANS);
+			break;
+		}
+		fprintf(f, "    cpu %u host ", sp->cpu);
+		span_time(f, sp->h_start, "start");
+		fprintf(f, "..");
+		span_time(f, sp->h_end, "end");
+		if (sp->h_start && sp->h_end != UINT64_MAX)
+			fprintf(f, " (%.1f us)", (double)(sp->h_end - sp->h_start) * 1e-3);
+		fprintf(f, ", %" PRIu64 " events:", sp->events);
+		if (sp->seen & MG_SEEN_SHORT)
+			fprintf(f, " guest interval shorter than the host's by up to %" PRIu64 " ns;",
+				sp->worst_short_ns);
+		if (sp->seen & MG_SEEN_REPEAT)
+			fprintf(f, " up to %" PRIu64 " consecutive records with one timestamp;",
+				sp->longest_run);
+		if (sp->seen & MG_SEEN_OFFLINE)
+			fprintf(f, " exchange contradicting the fitted line;");
+		if (sp->seen & MG_SEEN_STEP)
+			fprintf(f, " clock relation changed;");
+		fprintf(f, "\n");
+	}
+}
+
 static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name)
 {
 	const struct mt_vm *m = &r->mt.vm[v];
@@ -78,6 +137,7 @@ static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char
 		fprintf(f, "\n");
 	}
 	report_tsc(f, &r->tsc[v]);
+	report_clock(f, r, v);
 }
 
 void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
@@ -117,6 +177,15 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 		r->c.exchanges, r->c.viol_t1 + r->c.viol_t4, r->c.viol_t1, r->c.viol_t4,
 		r->c.ev_before, r->c.viol_before, r->c.ev_after, r->c.viol_after,
 		r->c.not_accepted);
+	fprintf(f, "clock-unreliable spans: %zu, %" PRIu64 " guest events in them (%" PRIu64
+		" exchanges with a short guest interval, %" PRIu64 " off the fitted line, %"
+		PRIu64 " runs of records with one timestamp, %" PRIu64 " records); against "
+		"the hypercalls of those exchanges %" PRIu64 " events checked, %" PRIu64
+		" on the wrong side (worst %" PRIu64 " ns), none counted as violations: "
+		"no bound is claimed there\n",
+		r->spans.n, r->c.ev_unreliable, r->spans.dropped_short, r->spans.dropped_offline,
+		r->spans.runs, r->spans.run_records, r->c.unrel_checked, r->c.unrel_viol,
+		r->c.unrel_worst_ns);
 	fprintf(f, "causality %s: %" PRIu64 " violations\n",
 		mg_violations(r) ? "VIOLATED" : "kept", mg_violations(r));
 }

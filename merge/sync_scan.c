@@ -186,12 +186,12 @@ static void emit(void *user, uint32_t vm, const struct mp_exchange *x)
 	mt_add(&c->r->mt, vm, x);
 }
 
-static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t seg)
+/* Spill exchange @x of @vm with outcome @seg (mg_acc) to its CPU's file. */
+static void spill(struct scan *c, uint32_t vm, const struct mp_exchange *x, int64_t seg)
 {
-	struct scan *c = user;
 	struct mg_result *r = c->r;
 	struct mg_acc a = { .seq = x->x.seq, .token = x->x.token, .t1 = x->x.t1,
-			    .t2 = x->x.t2, .t3 = x->x.t3, .seg = seg,
+			    .t2 = x->x.t2, .t3 = x->x.t3, .t4 = x->x.t4, .seg = seg,
 			    .h_tsc = x->h_tsc, .g_tsc = x->g_tsc, .off = x->off };
 	FILE **f;
 
@@ -214,7 +214,31 @@ static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t
 			c->spill_errno = errno ? errno : EIO;
 		r->err = -c->spill_errno;
 	}
+}
+
+static void accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t seg)
+{
+	struct mg_result *r = ((struct scan *)user)->r;
+
+	spill(user, vm, x, seg);
 	r->n.acc_records++;
+}
+
+/* Drops that say something of the guest's clock go to pass 2 too, so
+ * that clock.c and the causality check see them at their sync record. */
+static void drop(void *user, uint32_t vm, const struct mp_exchange *x, int reason)
+{
+	struct mg_result *r = ((struct scan *)user)->r;
+
+	if (reason == MT_DROP_SHORT || reason == VMSCOPE_SYNC_DROP_RTT) {
+		r->spans.dropped_short++;
+	} else if (reason == VMSCOPE_SYNC_DROP_OUTLIER ||
+		   reason == VMSCOPE_SYNC_DROP_OVERFLOW) {
+		r->spans.dropped_offline++;
+	} else {
+		return;
+	}
+	spill(user, vm, x, -1 - (int64_t)reason);
 }
 
 static void host_item(struct scan *c, struct ssrc *s)
@@ -392,6 +416,8 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 	}
 	if (!e)
 		e = mt_init(&r->mt, r->n_vms, &o->sync, accept, &c);
+	if (!e)
+		r->mt.drop = drop;
 	mg_roles_init(&c.host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
 	for (uint32_t v = 0; v < r->n_vms && !e; v++) {
 		const Vmscope__Trace__VmInfo *vi = s->vms[v];
@@ -425,6 +451,8 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		}
 		if (!e)
 			mg_tsc_check(r);
+		if (!e)
+			e = mg_clock_scan(t, r);
 	}
 	scan_free(&c);
 	r->time.sync = now() - t0;
@@ -454,5 +482,6 @@ void mg_result_free(struct mg_result *r)
 	free(r->vm_exchanges);
 	free(r->vm_paired);
 	free(r->tsc);
+	free(r->spans.s);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,8 +11,12 @@ static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 	struct mt_vm *v = user;
 	const struct mp_exchange *x = &v->ring[cookie % MT_RING];
 
-	if (outcome >= 0 && x->x.cookie == cookie && v->t->accept)
+	if (x->x.cookie != cookie)
+		return;
+	if (outcome >= 0 && v->t->accept)
 		v->t->accept(v->t->user, v->index, x, outcome);
+	else if (outcome < 0 && v->t->drop)
+		v->t->drop(v->t->user, v->index, x, (int)(-1 - outcome));
 }
 
 static void on_segment(void *user, const struct vmscope_sync_segment *s)
@@ -23,12 +27,15 @@ static void on_segment(void *user, const struct vmscope_sync_segment *s)
 		size_t nc = v->cseg ? 2 * v->cseg : 4;
 		void *n = realloc(v->seg, nc * sizeof(*v->seg));
 		void *l = n ? realloc(v->limit, nc * sizeof(*v->limit)) : NULL;
+		void *b = l ? realloc(v->by_break, nc * sizeof(*v->by_break)) : NULL;
 
 		if (n)
 			v->seg = n;
 		if (l)
 			v->limit = l;
-		if (!n || !l) {
+		if (b)
+			v->by_break = b;
+		if (!n || !l || !b) {
 			v->t->err = -ENOMEM;
 			return;
 		}
@@ -36,6 +43,7 @@ static void on_segment(void *user, const struct vmscope_sync_segment *s)
 	}
 	/* closed by the explicit break being applied, or by something else */
 	v->limit[v->nseg] = v->break_pending ? v->break_ts : UINT64_MAX;
+	v->by_break[v->nseg] = v->break_pending;
 	v->break_pending = false;
 	v->seg[v->nseg++] = *s;
 }
@@ -83,6 +91,7 @@ void mt_free(struct mt *t)
 		vmscope_sync_free(t->vm[i].ctx);
 		free(t->vm[i].seg);
 		free(t->vm[i].limit);
+		free(t->vm[i].by_break);
 	}
 	free(t->vm);
 	t->vm = NULL;
@@ -103,6 +112,15 @@ void mt_add(struct mt *t, uint32_t vm, const struct mp_exchange *x)
 		}
 		v->have_token = true;
 		v->token = x->x.token;
+	}
+	/* a consistent guest record (else the library's reasons apply) */
+	if (x->x.guest_valid && x->x.guest_seq == x->x.seq && x->x.t1 == x->x.t1_claim &&
+	    x->x.t4 >= x->x.t1 && x->x.t3 >= x->x.t2 &&
+	    x->x.t4 - x->x.t1 < x->x.t3 - x->x.t2) {
+		v->short_rtt++;
+		if (t->drop)
+			t->drop(t->user, vm, x, MT_DROP_SHORT);
+		return;
 	}
 	r = &v->ring[v->next_cookie % MT_RING];
 	*r = *x;

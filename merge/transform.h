@@ -31,6 +31,22 @@ struct mt_opts {
 typedef void (*mt_accept_fn)(void *user, uint32_t vm, const struct mp_exchange *x,
 			     int64_t seg);
 
+/*
+ * Exchanges with a guest record whose guest interval is shorter than the
+ * host's (t4 - t1 < t3 - t2): impossible for a running clock whose rate
+ * is within a factor (t3 - t2 + both one-way delays) / (t3 - t2) of the
+ * host's, so taken as a guest clock that stood still (README.md,
+ * "Clock-unreliable spans") and never given to the library: it would
+ * reject those beyond its drift prior ("rtt") and fit the others, which
+ * pull the drift towards a guest clock faster than the host's.
+ */
+#define MT_DROP_SHORT	VMSCOPE_SYNC_DROP_NREASONS
+
+/* An exchange of VM @vm dropped for @reason (enum vmscope_sync_drop, or
+ * MT_DROP_SHORT). */
+typedef void (*mt_drop_fn)(void *user, uint32_t vm, const struct mp_exchange *x,
+			   int reason);
+
 struct mt_vm {
 	struct vmscope_sync *ctx;
 	struct mp_exchange ring[MT_RING];	/* by cookie % MT_RING */
@@ -47,6 +63,9 @@ struct mt_vm {
 	uint64_t break_ts;
 	struct vmscope_sync_stats st;
 	uint64_t breaks_tsc, breaks_token;
+	uint64_t short_rtt;	/* MT_DROP_SHORT: not given to the library */
+	/* [nseg]: ended by an explicit break (kvm_write_tsc_offset) */
+	bool *by_break;
 	/* back pointers for the callbacks */
 	struct mt *t;
 	uint32_t index;
@@ -56,6 +75,7 @@ struct mt {
 	uint32_t n_vms;
 	struct mt_vm *vm;	/* [n_vms] */
 	mt_accept_fn accept;
+	mt_drop_fn drop;	/* optional, set after mt_init */
 	void *user;
 	int err;
 };

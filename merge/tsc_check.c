@@ -100,6 +100,8 @@ void mg_tsc_check(struct mg_result *r)
 				continue;
 			rewind(f);
 			while (fread(&a, sizeof(a), 1, f) == 1) {
+				if (a.seg < 0)	/* dropped (clock evidence) */
+					continue;
 				if (ns_per_tick > 0 && ns_per_tick < 255)
 					check_one(&r->tsc[v], &r->mt.vm[v], &a, ns_per_tick);
 				else

@@ -307,6 +307,13 @@ int scen_out_open(struct scen_out **out, const char *dir, unsigned int n_vms,
 int scen_out_open_abi(struct scen_out **out, const char *dir, unsigned int n_vms,
 		      unsigned int vcpus, bool guest_abi03)
 {
+	return scen_out_open_spans(out, dir, n_vms, vcpus, guest_abi03, NULL, 0);
+}
+
+int scen_out_open_spans(struct scen_out **out, const char *dir, unsigned int n_vms,
+			unsigned int vcpus, bool guest_abi03,
+			Vmscope__Trace__ClockSpan **spans, size_t n_spans)
+{
 	struct scen_out *o = calloc(1, sizeof(*o));
 	char in[4096], merged[4096], err[256];
 	struct synth sy;
@@ -336,8 +343,21 @@ int scen_out_open_abi(struct scen_out **out, const char *dir, unsigned int n_vms
 	close(dfd);
 	if (!e)
 		e = vr_trace_open(&o->t, in, err, sizeof(err));
-	if (!e)
-		e = mo_create(&o->m, merged, o->t, err, sizeof(err));
+	if (!e) {
+		const Vmscope__Trace__SessionMetadata *ss = vr_trace_session(o->t);
+		Vmscope__Trace__VmInfo vi[SCEN_VMS], *vp[SCEN_VMS];
+
+		for (unsigned int v = 0; ss && v < ss->n_vms && v < SCEN_VMS; v++) {
+			vi[v] = *ss->vms[v];
+			if (!v) {	/* VM 0's clock-unreliable spans */
+				vi[v].n_clock_unreliable = n_spans;
+				vi[v].clock_unreliable = spans;
+			}
+			vp[v] = &vi[v];
+		}
+		e = mo_create_vms(&o->m, merged, o->t, ss && n_spans ? vp : NULL, err,
+				  sizeof(err));
+	}
 	if (e) {
 		vr_trace_close(o->t);
 		free(o);

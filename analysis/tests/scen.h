@@ -32,6 +32,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "session.pb-c.h"
+
 #define SCEN_VMS	2
 #define SCEN_VCPUS	4
 #define SCEN_TASKS	3
@@ -104,6 +106,11 @@ int scen_out_open(struct scen_out **o, const char *dir, unsigned int n_vms,
  * such events are then written in that layout. */
 int scen_out_open_abi(struct scen_out **o, const char *dir, unsigned int n_vms,
 		      unsigned int vcpus, bool guest_abi03);
+/* The same with @spans as VM 0's clock-unreliable spans (as `vmscope
+ * merge` writes them into the metadata). */
+int scen_out_open_spans(struct scen_out **o, const char *dir, unsigned int n_vms,
+			unsigned int vcpus, bool guest_abi03,
+			Vmscope__Trace__ClockSpan **spans, size_t n_spans);
 /* Event @ev (VMSCOPE_EV_*) of origin @origin (0 host, n VM n-1); errors
  * are kept for scen_out_close. */
 void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64_t ts,

@@ -31,10 +31,12 @@
 #include "exit_reason.h"
 #include "exits.h"
 #include "hist.h"
+#include "out.h"
 #include "scen.h"
 #include "sched.h"
 #include "topn.h"
 #include "walk.h"
+#include "vmscope_events.h"
 #include <vmscope/xorshift.h>
 
 static uint64_t rng = 88172645463325252ull;
@@ -376,6 +378,79 @@ static void test_loss(const char *dir)
 	an_exits_free(&x);
 }
 
+/* merge's clock-unreliable spans: exits overlapping one of their vCPU's,
+ * and guest records in one, are counted. */
+static void test_clock_spans(const char *dir)
+{
+	const uint64_t H = SCEN_H0;
+	Vmscope__Trace__ClockSpan a = VMSCOPE__TRACE__CLOCK_SPAN__INIT, b = a, c = a;
+	Vmscope__Trace__ClockSpan *sp[] = { &a, &b, &c };
+	/* exits [start, end]: 3 overlap a span of vCPU 0, 1 only one of vCPU 1 */
+	const uint64_t ex[][2] = { { 1000, 1500 }, { 1800, 2100 }, { 2500, 2600 },
+				   { 3500, 4000 }, { 10500, 12000 }, { 20000, 20100 } };
+	/* guest records of CPU 0: 3 in a span; of CPU 1 (no span of it here) */
+	const uint64_t gr[] = { 500, 2200, 2900, 3001, 10000, 15000 };
+	struct scen_out *o;
+	struct an_walk *w;
+	char merged[4096], err[256];
+	struct { uint64_t ts; int kind; uint64_t i; } ev[32];
+	size_t n = 0;
+
+	a.cpu = 0; a.host_start_ns = H + 2000; a.host_end_ns = H + 3000; a.seen = 2;
+	b.cpu = 0; b.host_start_ns = H + 10000; b.host_end_ns = H + 11000; b.seen = 1;
+	c.cpu = 1; c.host_start_ns = H + 3500; c.host_end_ns = H + 3600; c.seen = 1;
+	CHECK_EQ(scen_out_open_spans(&o, dir, 1, 2, false, sp, 3), 0);
+	if (!o)
+		return;
+	for (size_t i = 0; i < 6; i++) {
+		ev[n].ts = ex[i][0]; ev[n].kind = 0; ev[n++].i = i;
+		ev[n].ts = ex[i][1]; ev[n].kind = 1; ev[n++].i = i;
+		ev[n].ts = gr[i]; ev[n].kind = 2; ev[n++].i = i;
+		ev[n].ts = gr[i] + 1; ev[n].kind = 3; ev[n++].i = i;
+	}
+	for (size_t i = 1; i < n; i++)	/* by time */
+		for (size_t j = i; j > 0 && ev[j - 1].ts > ev[j].ts; j--) {
+			__typeof__(ev[0]) t = ev[j];
+
+			ev[j] = ev[j - 1];
+			ev[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ts = H + ev[i].ts;
+		struct mo_origin mh = { .orig_ts = ts, .cpu = 1, .tid = 1001, .origin = 0,
+					.vcpu = 0 };
+		struct mo_origin mg = { .orig_ts = ts, .cpu = ev[i].kind == 2 ? 0 : 1, .tid = -1,
+					.origin = 1, .vcpu = ev[i].kind == 2 ? 0 : 1 };
+
+		if (ev[i].kind == 0) {
+			struct vmscope_ev_kvm_exit x = { .vcpu_id = 0, .reason_valid = 1, .isa = 2,
+							 .exit_reason = scen_svm_code[0] };
+
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, ts, &x, sizeof(x), &mh);
+		} else if (ev[i].kind == 1) {
+			struct vmscope_ev_kvm_entry en = { .vcpu_id = 0 };
+
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, ts, &en, sizeof(en), &mh);
+		} else {
+			struct vmscope_ev_irq_handler_entry q = { .irq = 1 };
+
+			scen_out_event(o, 1, VMSCOPE_EV_irq_handler_entry, ts, &q, sizeof(q), &mg);
+		}
+	}
+	CHECK_EQ(scen_out_close(o), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
+	if (!w)
+		return;
+	CHECK(an_walk_run(w, &(struct an_hooks){ 0 }, err, sizeof(err)) >= 0);
+	CHECK_EQ(an_walk_counts(w)->clock_spans, 3);
+	CHECK_EQ(an_walk_counts(w)->exits, 6);
+	CHECK_EQ(an_walk_counts(w)->exits_clock_unreliable, 3);
+	CHECK_EQ(an_walk_counts(w)->guest_records, 12);
+	CHECK_EQ(an_walk_counts(w)->guest_clock_unreliable, 3);
+	an_walk_close(w);
+}
+
 /* report sched: a host hog preempts VM 0 vCPU 0 inside exits. */
 static void test_sched(const char *dir)
 {
@@ -490,7 +565,7 @@ static void mkdir_tmp(char *path, size_t len)
 
 int main(int argc, char **argv)
 {
-	char d1[256], d2[256], d3[256], d4[256], d5[256];
+	char d1[256], d2[256], d3[256], d4[256], d5[256], d6[256];
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
@@ -519,6 +594,8 @@ int main(int argc, char **argv)
 	mkdir_tmp(d3, sizeof(d3));
 	mkdir_tmp(d4, sizeof(d4));
 	mkdir_tmp(d5, sizeof(d5));
+	mkdir_tmp(d6, sizeof(d6));
+	test_clock_spans(d6);
 	test_scenario(d1);
 	test_unknown_tids(d2, d3);
 	test_loss(d4);
@@ -528,5 +605,6 @@ int main(int argc, char **argv)
 	tf_test_rmdir(d3);
 	tf_test_rmdir(d4);
 	tf_test_rmdir(d5);
+	tf_test_rmdir(d6);
 	return tf_test_result("analysis");
 }

@@ -277,8 +277,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(r.c.exchanges + r.c.not_accepted <= guest);
 	ASSERT(r.pair->st.host_pairs == r.pair->st.by_thread + r.pair->st.by_token +
 	       r.pair->st.no_vm);
+	/* clock-unreliable spans: each guest event in one at most, sorted,
+	 * each a span of host time, what flagged it said */
+	uint64_t in_spans = 0;
+
+	for (size_t i = 0; i < r.spans.n; i++) {
+		const struct mg_span *p = &r.spans.s[i];
+
+		ASSERT(p->vm < s.n_vms && p->h_start <= p->h_end && p->seen);
+		ASSERT(!(p->seen & ~(uint32_t)(MG_SEEN_SHORT | MG_SEEN_REPEAT | MG_SEEN_OFFLINE |
+					       MG_SEEN_STEP)));
+		if (i)
+			ASSERT(p->vm > p[-1].vm || (p->vm == p[-1].vm && (p->cpu > p[-1].cpu ||
+			       (p->cpu == p[-1].cpu && p->h_start >= p[-1].h_start))));
+		in_spans += p->events;
+	}
+	ASSERT(in_spans == r.c.ev_unreliable && in_spans <= guest);
 
 	ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == 0);
+	{
+		const Vmscope__Trace__SessionMetadata *ms = vr_trace_session(mr_trace(m));
+		size_t k = 0;
+
+		for (size_t v = 0; ms && v < ms->n_vms; v++)
+			k += ms->vms[v]->n_clock_unreliable;
+		ASSERT(k == r.spans.n);
+	}
 	while (mr_next(m, &it, &og, &has) == 1) {
 		ASSERT(it.kind == VR_EVENT);
 		ASSERT(has);

@@ -46,12 +46,21 @@ static uint64_t expo(uint64_t r, double mean, uint64_t cap)
 
 /* ---- clocks ---- */
 
-static uint64_t guest_at(const struct synth *s, unsigned int vm, uint64_t tau)
+/* VM @vm's clock at true time @tau, as its CPU @v reads it. */
+static uint64_t guest_at(const struct synth *s, unsigned int vm, unsigned int v, uint64_t tau)
 {
-	uint64_t g = s->G0[vm] + (uint64_t)floorl((long double)tau * (1.0L + s->drift[vm]));
+	uint64_t g;
 
+	/* stands still at the value it reaches at the freeze's end (another
+	 * CPU's reading that ran ahead, as a global last value returns it) */
+	if (vm == 0 && v == 0 && s->freeze_ns && tau >= s->tau_freeze &&
+	    tau < s->tau_freeze + s->freeze_ns)
+		tau = s->tau_freeze + s->freeze_ns;
+	g = s->G0[vm] + (uint64_t)floorl((long double)tau * (1.0L + s->drift[vm]));
 	if (vm == 0 && s->step && tau >= s->tau_step)
 		g += (uint64_t)s->step_ns;
+	if (vm == 0 && s->ustep_ns && tau >= s->tau_ustep)
+		g += s->ustep_ns;
 	return g;
 }
 
@@ -62,6 +71,9 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g)
 	if (vm == 0 && s->step && g - s->G0[vm] >=
 	    (uint64_t)((long double)s->tau_step * (1.0L + s->drift[vm])) + (uint64_t)s->step_ns)
 		G -= (long double)s->step_ns;
+	if (vm == 0 && s->ustep_ns && g - s->G0[vm] >=
+	    (uint64_t)((long double)s->tau_ustep * (1.0L + s->drift[vm])) + s->ustep_ns)
+		G -= (long double)s->ustep_ns;
 	return (long double)s->H0 + G / (1.0L + s->drift[vm]);
 }
 
@@ -122,13 +134,19 @@ static void honest(const struct synth *s, unsigned int vm, unsigned int v, uint6
 			d2 += s->skew_ns;
 	}
 	memset(x, 0, sizeof(*x));
-	x->t1 = x->t1_claim = guest_at(s, vm, tau);
+	x->t1 = x->t1_claim = guest_at(s, vm, v, tau);
 	x->g_tsc = host_tsc(s, s->H0 + tau) + s->tsc_off[vm] + (uint64_t)s->tsc_lie;
 	x->t2 = s->H0 + tau + d1;
 	x->t3 = x->t2 + r;
-	x->t4 = guest_at(s, vm, tau + d1 + r + d2);
+	x->t4 = guest_at(s, vm, v, tau + d1 + r + d2);
 	x->seq = 2 * (k + 1);
 	x->token = token_of(s, vm);
+	if (vm == 0 && v == 0 && s->short_k && k == s->short_k) {
+		/* 100 us in the host (the recording's 77 us), 10 ns less in
+		 * the guest: within the 1000 ppm prior's 100 ns */
+		x->t3 = x->t2 + 100000;
+		x->t4 = x->t1 + 100000 - 10;
+	}
 	x->guest_rec = true;
 	x->grec_ts = x->t4;
 }
@@ -153,11 +171,11 @@ static void forged(const struct synth *s, unsigned int vm, unsigned int v, uint6
 	case SF_TOKEN:
 		x->token ^= 0x5555;
 		x->seq = h.seq + 2;
-		x->t1_claim = guest_at(s, vm, tau);
+		x->t1_claim = guest_at(s, vm, v, tau);
 		break;
 	case SF_MISMATCH:
 		x->seq = h.seq + 2;	/* the next honest one's */
-		x->t1_claim = guest_at(s, vm, tau) + 12345;
+		x->t1_claim = guest_at(s, vm, v, tau) + 12345;
 		break;
 	case SF_REPLAY:
 		x->seq = h.seq;
@@ -165,10 +183,10 @@ static void forged(const struct synth *s, unsigned int vm, unsigned int v, uint6
 		break;
 	default:	/* SF_WILD */
 		x->seq = h.seq + 1;
-		x->t1 = x->t1_claim = guest_at(s, vm, tau) + 10000000;
-		x->t4 = guest_at(s, vm, tau + 2000) + 10000000;
+		x->t1 = x->t1_claim = guest_at(s, vm, v, tau) + 10000000;
+		x->t4 = guest_at(s, vm, v, tau + 2000) + 10000000;
 		x->guest_rec = true;
-		x->grec_ts = guest_at(s, vm, tau + 2100);
+		x->grec_ts = guest_at(s, vm, v, tau + 2100);
 		break;
 	}
 }
@@ -651,11 +669,16 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 			}
 			k++;
 		}
-		uint64_t gf = guest_at(s, vm, ftau);
+		uint64_t gf = guest_at(s, vm, v, ftau);
 
 		if (ftau >= end && tau_of(s, vm, v, k - 1) >= end)
 			break;
 		if (ftau < end && gf < xs[ix].grec_ts) {
+			/* a running clock never repeats (clock.c): a filler
+			 * drawn at the ns of the sync record just written
+			 * (its time is t4) comes 1 ns later */
+			if (gf == w.prev && !(vm == 0 && v == 0 && s->freeze_ns))
+				gf++;
 			if (nfill++ & 1) {
 				uint32_t n = (uint32_t)nfill;
 

@@ -74,6 +74,16 @@ struct synth {
 				 * host-ch1-cpuN.vtf) as `record --keep`
 				 * writes them; host switches 1 ns before
 				 * what follows them */
+	uint64_t freeze_ns;	/* VM 0's CPU 0: its clock stands still this
+				 * long from tau_freeze, at the value it
+				 * reaches at the end (ahead of the truth) */
+	uint64_t tau_freeze;
+	uint64_t ustep_ns;	/* VM 0: its clock steps forward this much at
+				 * tau_ustep, no kvm_write_tsc_offset */
+	uint64_t tau_ustep;
+	uint64_t short_k;	/* VM 0's CPU 0: its exchange k (> 0) spends
+				 * 100 us in the host and 10 ns less in the
+				 * guest (inside the library's drift prior) */
 	/* derived, filled by synth_write */
 	uint64_t H0, G0[4], tsc0, tsc_off[4];
 	double drift[4];	/* a - 1 per VM */

@@ -159,6 +159,11 @@ int main(void)
 	ts0.frac_bits = 48;
 	Vmscope__Trace__VcpuTsc *tscs[] = { &ts0 };
 	vm.n_tsc = 1; vm.tsc = tscs;
+	Vmscope__Trace__ClockSpan cs0 = VMSCOPE__TRACE__CLOCK_SPAN__INIT;
+	cs0.cpu = 1; cs0.host_start_ns = 1000; cs0.host_end_ns = UINT64_MAX;
+	cs0.seen = 3; cs0.guest_events = 17;
+	Vmscope__Trace__ClockSpan *spans[] = { &cs0 };
+	vm.n_clock_unreliable = 1; vm.clock_unreliable = spans;
 	Vmscope__Trace__VmInfo *vms[] = { &vm };
 
 	char *evnames[] = { "kvm_exit", "kvm_entry" };

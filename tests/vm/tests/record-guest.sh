@@ -47,13 +47,20 @@ guest_main() {
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
 	touch /vmtest/ready
 	wait_file /vmtest/go
-	guest_agent_start "$PORT" --flush-ms 50
+	guest_agent_start "$PORT" --flush-ms 50 --syscalls
 	# a second connection while the agent's is live: the host checks that
 	# the recorder refused it (its exit status depends on when it closed)
 	"$VSOCK_XFER" send 2 "$PORT" /dev/null >/vmtest/second.out 2>&1
 	log "second connection: $(cat /vmtest/second.out)"
 	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
 	cp /run/pp.txt /vmtest/pp.txt
+	# host-visible actions with guest markers around them: each a
+	# sync-once process (its pid first) whose ioctl's sys_enter/sys_exit
+	# bracket a hypercall the host records (token 7, seq K)
+	for k in 1 2 3 4; do
+		sh -c 'echo "$$ '"$k"'" >>/vmtest/once.pids; exec "$0" sync-once --token 7 --seq '"$k" \
+			"$VMSCOPE" >>/vmtest/once.txt 2>&1 || fail "sync-once $k: $(tail -n 2 /vmtest/once.txt)"
+	done
 	sleep 1
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
@@ -254,6 +261,74 @@ trace_checks() {
 	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} exchanges cross-checked: $tsc"
 	[ -n "$mean" ] && [ "$mean" -lt 100000 ] ||
 		fail "TSC-derived times far from the hull: $tsc"
+	# the guest clock (merge/README.md, "Clock-unreliable spans"): with
+	# the test host's unstable TSC the guest's kvm-clock returns a global
+	# last value, and merge says where it stood still or left the line;
+	# report exits finds the same spans in the merged metadata
+	clk=$(grep -m1 '^clock-unreliable spans: ' ./merge.all) ||
+		fail "merge says nothing of the guest clock"
+	log "merge: $clk"
+	nsp=${clk#clock-unreliable spans: }
+	nsp=${nsp%%,*}
+	# an independent order check (merge/README.md, "Clock-unreliable
+	# spans"): each sync-once's ioctl enters before the host's t2 and
+	# exits after its t3 in the merged timeline, or the event that does
+	# not is inside a span merge flagged
+	"$VMSCOPE" merge --show ./merged >./show.txt 2>&1 || fail "merge --show failed"
+	python3 - "$VMTEST_OUT/guests/g1/once.pids" ./show.txt ./merged/report.txt \
+		>./order.txt 2>&1 <<'PY'
+import re, sys
+pids = {int(l.split()[0]): int(l.split()[1]) for l in open(sys.argv[1]) if l.strip()}
+ev = {}
+spans = [(int(m[1]), int(m[2]), int(m[3])) for m in
+         re.finditer(r"^    cpu (\d+) host (\d+)\.\.(\d+)", open(sys.argv[3]).read(), re.M)]
+def ns(t):
+    s, f = t.split("."); return int(s) * 1000000000 + int(f)
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) < 6 or not re.match(r"^\d+\.\d+$", f[0]):
+        continue
+    t, name = ns(f[0]), f[5].rstrip(":")
+    if f[1] == "host" and name in ("sync_t2", "sync_t3") and " token 0x7 " in line:
+        k = int(re.search(r" seq (\d+)", line).group(1))
+        ev.setdefault(k, {}).setdefault(name, t)
+    elif f[1] != "host" and name in ("sys_enter", "sys_exit") and " nr 16 " in line + " ":
+        tid = int(f[4])
+        if tid in pids:
+            k, cpu = pids[tid], int(f[2][3:])
+            d = ev.setdefault(k, {})
+            if name == "sys_enter" and "enter" not in d:
+                d["enter"] = (t, cpu)
+            elif name == "sys_exit" and "enter" in d and "exit" not in d:
+                d["exit"] = (t, cpu)
+bad = worst = 0
+for k in sorted(pids.values()):
+    d = ev.get(k, {})
+    if not all(x in d for x in ("sync_t2", "sync_t3", "enter", "exit")):
+        print(f"FAIL: seq {k}: found only {sorted(d)}"); bad += 1; continue
+    for slack, (t, cpu) in ((d["sync_t2"] - d["enter"][0], d["enter"]),
+                            (d["exit"][0] - d["sync_t3"], d["exit"])):
+        worst = slack if worst == 0 or slack < worst else worst
+        if slack < 0:
+            inside = any(c == cpu and a <= t <= b for c, a, b in spans)
+            print(f"seq {k}: cpu {cpu} event {-slack} ns on the wrong side, "
+                  f"{'inside' if inside else 'OUTSIDE'} a flagged span")
+            bad += not inside
+print(f"order: {len(pids)} sync-once hypercalls, worst slack {worst} ns, {bad} unexplained")
+sys.exit(1 if bad else 0)
+PY
+	st=$?
+	cat ./order.txt
+	[ "$st" -eq 0 ] || fail "guest markers around host hypercalls: $(tail -n 3 ./order.txt)"
+	log "$(tail -n 1 ./order.txt)"
+	rep=$("$VMSCOPE" report exits ./merged 2>&1 | grep '^guest clock unreliable')
+	log "report exits: ${rep:-no clock line}"
+	if [ "$nsp" -gt 0 ]; then
+		echo "$rep" | grep -q ": $nsp spans; " ||
+			fail "report exits read other spans than merge wrote: $rep"
+	else
+		[ -z "$rep" ] || fail "report exits finds spans merge did not write: $rep"
+	fi
 }
 
 machine_main() {
