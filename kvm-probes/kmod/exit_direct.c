@@ -243,6 +243,7 @@ static void go_none(void)
 /* Under the control lock: the perf path on, in @mode. */
 static void go_perf(struct module *kvm, int mode)
 {
+	int was = READ_ONCE(vmscope_exit_mode);
 	int ret = vmscope_exit_reason_start(kvm);
 
 	if (ret) {	/* probing works without them */
@@ -259,7 +260,8 @@ static void go_perf(struct module *kvm, int mode)
 		calib_gen = READ_ONCE(amd_gen);
 		smp_wmb();	/* the probes see the counters zero before the mode */
 	}
-	if (mode == VMSCOPE_EXIT_MODE_CALIBRATING)
+	/* a restart for a new kvm_amd is still the same calibration */
+	if (mode == VMSCOPE_EXIT_MODE_CALIBRATING && was != mode)
 		n_calibrations++;
 	WRITE_ONCE(vmscope_exit_mode, mode);
 }
