@@ -111,6 +111,19 @@ sample_reasons() {
 	return 1
 }
 
+# fault_phase NAME: the guest's port writes of phase NAME have their
+# IOIO reason (port 0x80 in info1) in the records, from the perf path
+fault_phase() {
+	touch "$gdir/go-$1"
+	wait_file "$gdir/phase-$1"
+	hit=$(sample_reasons 0x7b) || fail "no IOIO exit sampled on the perf path ($1)"
+	echo "$hit" | grep -q 'reason 0x7b rip 0x[0-9a-f]* info1 0x80[0-9a-f]\{4\} .*reason_valid 1' ||
+		fail "wrong IOIO exit on the perf path ($1): '$hit'"
+	log "$1: $hit"
+	touch "$gdir/stop-$1"
+	wait_file "$gdir/done-$1"
+}
+
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
@@ -189,26 +202,14 @@ EOR
 	log "wrong BTF offset: $mode"
 	echo "$mode" | grep -q '^exit_mode perf .* layout btf-mismatch refused layout (BTF vcpu_svm_vmcb ' ||
 		fail "a wrong BTF offset was not refused: $mode"
-	touch "$gdir/go-layout"
-	wait_file "$gdir/phase-layout"
-	hit=$(sample_reasons 0x7b) || fail "no IOIO exit sampled on the perf path (wrong BTF)"
-	echo "$hit" | grep -q 'reason 0x7b rip 0x[0-9a-f]* info1 0x80[0-9a-f]\{4\} .*reason_valid 1' ||
-		fail "wrong IOIO exit on the perf path (wrong BTF): '$hit'"
-	touch "$gdir/stop-layout"
-	wait_file "$gdir/done-layout"
+	fault_phase layout
 
 	# a skewed VMCB offset (test-only parameter): calibration fails
 	check "vmscope stats --stop" "$VMSCOPE" stats --stop
 	check "rmmod vmscope_host" rmmod vmscope_host
 	check "insmod vmscope_host test_vmcb_skew=40" insmod "$HOST_KO" test_vmcb_skew=40
 	check "vmscope stats --start (skewed)" "$VMSCOPE" stats --start --reset --pid "$qpid"
-	touch "$gdir/go-skew"
-	wait_file "$gdir/phase-skew"
-	hit=$(sample_reasons 0x7b) || fail "no IOIO exit sampled on the perf path (skewed)"
-	echo "$hit" | grep -q 'reason 0x7b rip 0x[0-9a-f]* info1 0x80[0-9a-f]\{4\} .*reason_valid 1' ||
-		fail "wrong IOIO exit after a failed calibration: '$hit'"
-	touch "$gdir/stop-skew"
-	wait_file "$gdir/done-skew"
+	fault_phase skew
 	mode=$("$VMSCOPE" stats | grep '^exit_mode')
 	log "skewed VMCB offset: $mode"
 	echo "$mode" | grep -q '^exit_mode perf .* refused mismatch' ||
