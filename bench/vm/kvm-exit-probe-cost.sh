@@ -125,7 +125,7 @@ host_main() {
 		-v grx="$gap_exit_reasons" -v prx="$probe_exit_reasons" -v prn="$probe_entry_reasons" \
 		-v gdx="$gap_exit_direct" -v pdx="$probe_exit_direct" -v pdn="$probe_entry_direct" 'BEGIN {
 		fx = gfx - g0x; fn = gfn - g0n; f = fx + fn
-		# dgap: the direct run's gap against the no-reason one (no perf
+		# dgap: the gap of the direct runs against the no-reason ones (no perf
 		# probe in either: noise around 0, kept with its sign)
 		perf = grx - g0x; dgap = gdx - g0x
 		v0 = pfx + pfn; v1 = perf + prx + prn; v2 = dgap + pdx + pdn

@@ -39,8 +39,10 @@
 #include <linux/moduleparam.h>
 #include <linux/trace_clock.h>
 #include <linux/uaccess.h>
-#include <asm/svm.h>
+#include <asm/asm.h>
 #include <asm/kvm_host.h>
+#include <asm/svm.h>
+#include <asm/vmx.h>
 #include "core.h"
 #include "protos.h"
 
@@ -160,6 +162,97 @@ static __always_inline bool svm_possible(u32 code, u32 hi)
 	return !hi && code <= SVM_EXIT_VMGEXIT;
 }
 
+/*
+ * Intel VMX (UNVERIFIED on hardware: these machines are AMD-only; built,
+ * and behind the same calibration). At trace_kvm_exit (vmx_vcpu_run()
+ * right after the exit) the vCPU's VMCS is current on this CPU, so the
+ * fields vmx_get_exit_info() returns (6.1, vmx.c) are read with vmread,
+ * under an exception-table fixup as in KVM's vmx_ops.h: a vmread that
+ * fails or faults makes the read fail, never an oops. KVM's own record
+ * differs where KVM substitutes values (vmx->fail: reason 0xdead;
+ * emulation_required: EXIT_REASON_INVALID_STATE): calibration then stays
+ * on perf for good.
+ */
+static __always_inline int vmx_vmread(unsigned long field, unsigned long *val)
+{
+	unsigned long v;
+
+	/* a fault lands on 2:, which takes the same way out as VMfail */
+	asm_goto_output("1: vmread %[field], %[output]\n\t"
+			"jna %l[fail]\n\t"
+			"jmp 3f\n\t"
+			"2: jmp %l[fail]\n\t"
+			"3:\n\t"
+			_ASM_EXTABLE(1b, 2b)
+			: [output] "=r" (v)
+			: [field] "r" (field)
+			: "cc"
+			: fail);
+	*val = v;
+	return 0;
+fail:
+	return -EFAULT;
+}
+
+static __always_inline int vmx_read(const struct kvm_vcpu *vcpu,
+				    struct vmscope_exit_scratch *d)
+{
+	const u32 with_code = INTR_INFO_VALID_MASK | INTR_INFO_DELIVER_CODE_MASK;
+	unsigned long reason, qual, idt = 0, intr = 0, err = 0, rip;
+
+	if (vmx_vmread(VM_EXIT_REASON, &reason) ||
+	    vmx_vmread(EXIT_QUALIFICATION, &qual))
+		return -EFAULT;
+	/* exactly vmx_get_exit_info() */
+	if (!(reason & VMX_EXIT_REASONS_FAILED_VMENTRY)) {
+		if (vmx_vmread(IDT_VECTORING_INFO_FIELD, &idt) ||
+		    vmx_vmread(VM_EXIT_INTR_INFO, &intr))
+			return -EFAULT;
+		if (((u32)intr & with_code) == with_code &&
+		    vmx_vmread(VM_EXIT_INTR_ERROR_CODE, &err))
+			return -EFAULT;
+	}
+	/* kvm_rip_read(): the cache, else the VMCS */
+	if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
+		rip = vcpu->arch.regs[VCPU_REGS_RIP];
+	else if (vmx_vmread(GUEST_RIP, &rip))
+		return -EFAULT;
+	d->exit_reason = (u32)reason;
+	d->info1 = qual;
+	d->info2 = (u32)idt;
+	d->intr_info = (u32)intr;
+	d->error_code = (u32)err;
+	d->guest_rip = rip;
+	d->vcpu_id = vcpu->vcpu_id;
+	return 0;
+}
+
+/* A basic exit reason the headers know, no reserved bit (SDM 24.9.1). */
+static __always_inline bool vmx_possible(u32 reason)
+{
+	return (reason & 0xffff) <= EXIT_REASON_NOTIFY && !(reason & 0x47ff0000);
+}
+
+/* By isa: 0 and *d, or -EFAULT (a read that faults, an unknown isa). */
+static __always_inline int exit_read(const struct kvm_vcpu *vcpu, u32 isa,
+				     struct vmscope_exit_scratch *d, bool *possible)
+{
+	u32 hi = 0;
+	int err;
+
+	if (isa == VMSCOPE_KVM_ISA_SVM) {
+		err = svm_read(vcpu, d, &hi);
+		*possible = !err && svm_possible(d->exit_reason, hi);
+	} else if (isa == VMSCOPE_KVM_ISA_VMX) {
+		err = vmx_read(vcpu, d);
+		*possible = !err && vmx_possible(d->exit_reason);
+	} else {
+		err = -EFAULT;
+		*possible = false;
+	}
+	return err;
+}
+
 static void log_mismatch(const struct vmscope_exit_scratch *p,
 			 const struct vmscope_exit_scratch *d, int err)
 {
@@ -179,16 +272,14 @@ void vmscope_exit_compare(const struct kvm_vcpu *vcpu, u32 isa,
 {
 	int mode = READ_ONCE(vmscope_exit_mode);
 	struct vmscope_exit_scratch d = {};
-	u32 hi = 0;
+	bool possible;
 	s64 n;
 	int err;
 
 	if (mode != VMSCOPE_EXIT_MODE_CALIBRATING &&
 	    mode != VMSCOPE_EXIT_MODE_VERIFY)
 		return;
-	if (isa != VMSCOPE_KVM_ISA_SVM)
-		return;
-	err = svm_read(vcpu, &d, &hi);
+	err = exit_read(vcpu, isa, &d, &possible);
 	n = atomic64_inc_return(&n_compared);
 	if (err || d.exit_reason != p->exit_reason || d.info1 != p->info1 ||
 	    d.info2 != p->info2 || d.intr_info != p->intr_info ||
@@ -214,10 +305,9 @@ void vmscope_exit_compare(const struct kvm_vcpu *vcpu, u32 isa,
 bool vmscope_exit_direct_read(const struct kvm_vcpu *vcpu, u32 isa,
 			      struct vmscope_exit_scratch *d)
 {
-	u32 hi = 0;
+	bool possible;
 
-	if (isa == VMSCOPE_KVM_ISA_SVM && !svm_read(vcpu, d, &hi) &&
-	    svm_possible(d->exit_reason, hi)) {
+	if (!exit_read(vcpu, isa, d, &possible) && possible) {
 		atomic64_inc(&n_direct);
 		return true;
 	}
@@ -226,8 +316,8 @@ bool vmscope_exit_direct_read(const struct kvm_vcpu *vcpu, u32 isa,
 		    VMSCOPE_EXIT_MODE_RECAL) == VMSCOPE_EXIT_MODE_DIRECT) {
 		WRITE_ONCE(verified, false);
 		atomic64_inc(&n_fallback);
-		pr_info_ratelimited("vmscope_host: exit reason: VMCB holds an impossible exit code %#x (high word %#x, isa %u): calibrating again\n",
-				    d->exit_reason, hi, isa);
+		pr_info_ratelimited("vmscope_host: exit reason: an impossible or unreadable exit (reason %#x, isa %u): calibrating again\n",
+				    d->exit_reason, isa);
 		vmscope_exit_kick();
 	}
 	return false;
@@ -424,14 +514,14 @@ void vmscope_exit_get_mode(struct vmscope_exit_mode *m)
 }
 
 /*
- * kvm_amd coming and going (its VMCB layout is its own): a new one is
- * calibrated again. No lock here: the work item does the rest.
+ * kvm_amd (or kvm_intel) coming and going (its VMCB layout is its own): a
+ * new one is calibrated again. No lock here: the work item does the rest.
  */
 static int amd_notify(struct notifier_block *nb, unsigned long state, void *data)
 {
 	struct module *mod = data;
 
-	if (strcmp(mod->name, "kvm_amd"))
+	if (strcmp(mod->name, "kvm_amd") && strcmp(mod->name, "kvm_intel"))
 		return NOTIFY_OK;
 	if (state == MODULE_STATE_GOING) {
 		WRITE_ONCE(amd_gen, READ_ONCE(amd_gen) + 1);
