@@ -995,9 +995,6 @@ out_oom:
 	 * this recording's: refused (EBUSY) while another session probes,
 	 * and then the counters are shared, not ours. */
 	ctl.flags |= VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET | VMSCOPE_CTL_UNTIL_CLOSE;
-	/* the running kernel's kvm_exit layout, for the module to check */
-	if (!(ctl.flags & VMSCOPE_CTL_NO_EXIT_REASON))
-		(void)exit_layout_send(h->fd, "vmscope record");
 	e = hb_try_probes(h, &ctl);
 	if (e) {
 		if (e != EBUSY) {
