@@ -248,7 +248,7 @@ struct vmscope_exit_mode {
 	__u64 mismatches;	/* of those, that differed (or could not be read) */
 	__u64 calibrations;	/* calibrations started since the module loaded */
 	__u64 fallbacks;	/* direct mode left for an impossible value */
-	__u64 direct_exits;	/* exits read directly since the module loaded */
+	__u64 direct_exits;	/* exits read directly (a CTL_RESET zeroes it) */
 	__u64 direct_since_ts;	/* trace clock when direct began (mode DIRECT) */
 	__u32 calib_exits;	/* what calibration needs: exits ... */
 	__u32 calib_reasons;	/* ... of this many distinct reasons */

@@ -94,6 +94,7 @@ struct vmscope_cpu {
 	u64 seen[VMSCOPE_NR_EVENTS];
 	u64 matched[VMSCOPE_NR_EVENTS];
 	u64 exit_reason_missed;
+	u64 exit_direct;	/* kvm_exit details read from the VMCB */
 	/* VMSCOPE_CTL_MEASURE: see struct vmscope_probe_stats */
 	struct vmscope_timing exit_timing;
 	struct vmscope_timing entry_timing;

@@ -44,42 +44,8 @@
 #include <asm/svm.h>
 #include <asm/vmx.h>
 #include "core.h"
+#include "exit_read.h"
 #include "protos.h"
-
-/* The head of struct vcpu_svm (arch/x86/kvm/svm/svm.h, 5.10 to 6.12). */
-struct vmscope_svm_head {
-	struct kvm_vcpu vcpu;
-	struct vmcb *vmcb;
-};
-static_assert(offsetof(struct vmscope_svm_head, vcpu) == 0);
-
-/* What svm_get_exit_info() reads: contiguous in the control area. */
-struct vmscope_svm_exit_area {
-	u32 exit_code;
-	u32 exit_code_hi;
-	u64 exit_info_1;
-	u64 exit_info_2;
-	u32 exit_int_info;
-	u32 exit_int_info_err;
-};
-
-#define VMCB_CTL(f) offsetof(struct vmcb_control_area, f)
-/* AMD APM vol. 2, table B-1 (VMCB control area) */
-static_assert(offsetof(struct vmcb, control) == 0);
-static_assert(VMCB_CTL(exit_code) == 0x70);
-static_assert(VMCB_CTL(exit_code_hi) == 0x74);
-static_assert(VMCB_CTL(exit_info_1) == 0x78);
-static_assert(VMCB_CTL(exit_info_2) == 0x80);
-static_assert(VMCB_CTL(exit_int_info) == 0x88);
-static_assert(VMCB_CTL(exit_int_info_err) == 0x8c);
-#define AREA(f) offsetof(struct vmscope_svm_exit_area, f)
-static_assert(AREA(exit_code_hi) == VMCB_CTL(exit_code_hi) - VMCB_CTL(exit_code));
-static_assert(AREA(exit_info_1) == VMCB_CTL(exit_info_1) - VMCB_CTL(exit_code));
-static_assert(AREA(exit_info_2) == VMCB_CTL(exit_info_2) - VMCB_CTL(exit_code));
-static_assert(AREA(exit_int_info) == VMCB_CTL(exit_int_info) - VMCB_CTL(exit_code));
-static_assert(AREA(exit_int_info_err) == VMCB_CTL(exit_int_info_err) - VMCB_CTL(exit_code));
-static_assert(sizeof(struct vmscope_svm_exit_area) ==
-	      VMCB_CTL(nested_ctl) - VMCB_CTL(exit_code));
 
 static bool exit_direct = true;
 module_param(exit_direct, bool, 0644);
@@ -90,8 +56,8 @@ MODULE_PARM_DESC(exit_direct,
  * Test only: read the VMCB pointer this many bytes away from where it is,
  * to prove that calibration refuses a wrong read (and that nothing oopses).
  */
-static int test_vmcb_skew;
-module_param(test_vmcb_skew, int, 0444);	/* at load only */
+int vmscope_test_vmcb_skew;
+module_param_named(test_vmcb_skew, vmscope_test_vmcb_skew, int, 0444);	/* at load only */
 MODULE_PARM_DESC(test_vmcb_skew, "test only: skew the VMCB pointer's offset (bytes)");
 
 int vmscope_exit_mode;		/* VMSCOPE_EXIT_MODE_*, read by the probes */
@@ -113,85 +79,8 @@ static u64 n_calibrations;
 static atomic64_t n_compared = ATOMIC64_INIT(0);
 static atomic64_t n_mismatch = ATOMIC64_INIT(0);
 static atomic64_t n_fallback = ATOMIC64_INIT(0);
-static DEFINE_PER_CPU(u64, n_direct);	/* since the module loaded */
 static unsigned long calib_reasons;	/* bit (reason % BITS_PER_LONG) per reason */
 static unsigned long calib_kicked;	/* bit 0: the work item was queued */
-
-/*
- * What copy_from_kernel_nofault() allows on x86 (a canonical kernel-half
- * address), so that a wrong pointer is refused before it is loaded from.
- */
-static __always_inline bool kernel_addr_ok(const void *p, size_t len)
-{
-	unsigned long a = (unsigned long)p;
-
-	return a >= TASK_SIZE_MAX + PAGE_SIZE && a + len > a &&
-	       __is_canonical_address(a, boot_cpu_data.x86_virt_bits) &&
-	       __is_canonical_address(a + len - 1, boot_cpu_data.x86_virt_bits);
-}
-
-/*
- * Reads what svm_get_exit_info() would return for @vcpu, and the exit
- * code's high word. Probe context; 0 or -EFAULT. The loads are
- * copy_from_kernel_nofault()'s own (__get_kernel_nofault() with page
- * faults disabled, after its address check), inlined: five 8-byte loads
- * instead of two calls that copy in loops (it was the direct mode's
- * largest cost in the bench).
- */
-static __always_inline int svm_read(const struct kvm_vcpu *vcpu,
-				    struct vmscope_exit_scratch *d, u32 *hi)
-{
-	const void *slot = (const char *)vcpu +
-			   offsetof(struct vmscope_svm_head, vmcb) +
-			   test_vmcb_skew;
-	unsigned long vmcb;	/* struct vmcb * */
-	const char *area;
-	u64 code, info1, info2, intr;
-
-	if (!kernel_addr_ok(slot, sizeof(struct vmcb *)))
-		return -EFAULT;
-	pagefault_disable();
-	__get_kernel_nofault(&vmcb, slot, unsigned long, fault);
-	area = (const char *)vmcb + offsetof(struct vmcb, control) +
-	       VMCB_CTL(exit_code);
-	if (!kernel_addr_ok(area, sizeof(struct vmscope_svm_exit_area)))
-		goto fault;
-	/* exit_code + exit_code_hi, ..., exit_int_info + exit_int_info_err */
-	__get_kernel_nofault(&code, area, u64, fault);
-	__get_kernel_nofault(&info1, area + AREA(exit_info_1), u64, fault);
-	__get_kernel_nofault(&info2, area + AREA(exit_info_2), u64, fault);
-	__get_kernel_nofault(&intr, area + AREA(exit_int_info), u64, fault);
-	pagefault_enable();
-	d->exit_reason = lower_32_bits(code);
-	*hi = upper_32_bits(code);
-	d->info1 = info1;
-	d->info2 = info2;
-	d->intr_info = lower_32_bits(intr);
-	/* exactly svm_get_exit_info() */
-	if ((d->intr_info & SVM_EXITINTINFO_VALID) &&
-	    (d->intr_info & SVM_EXITINTINFO_VALID_ERR))
-		d->error_code = upper_32_bits(intr);
-	else
-		d->error_code = 0;
-	/* the trace's kvm_rip_read(): SVM caches RIP at every exit */
-	d->guest_rip = (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP)) ?
-		       vcpu->arch.regs[VCPU_REGS_RIP] : 0;
-	d->vcpu_id = vcpu->vcpu_id;
-	return 0;
-fault:
-	pagefault_enable();
-	return -EFAULT;
-}
-static_assert(AREA(exit_code) == 0 && AREA(exit_int_info) + 8 ==
-	      sizeof(struct vmscope_svm_exit_area));
-
-/* An exit code KVM's VMCB can hold at kvm_exit (asm/svm.h's range). */
-static __always_inline bool svm_possible(u32 code, u32 hi)
-{
-	if (code == (u32)SVM_EXIT_ERR)
-		return hi == (u32)SVM_EXIT_ERR;
-	return !hi && code <= SVM_EXIT_VMGEXIT;
-}
 
 /*
  * Intel VMX (UNVERIFIED on hardware: these machines are AMD-only; built,
@@ -272,8 +161,8 @@ static __always_inline int exit_read(const struct kvm_vcpu *vcpu, u32 isa,
 	int err;
 
 	if (isa == VMSCOPE_KVM_ISA_SVM) {
-		err = svm_read(vcpu, d, &hi);
-		*possible = !err && svm_possible(d->exit_reason, hi);
+		err = vmscope_svm_read(vcpu, d, &hi);
+		*possible = !err && vmscope_svm_possible(d->exit_reason, hi);
 	} else if (isa == VMSCOPE_KVM_ISA_VMX) {
 		err = vmx_read(vcpu, d);
 		*possible = !err && vmx_possible(d->exit_reason);
@@ -339,7 +228,7 @@ bool vmscope_exit_direct_read(const struct kvm_vcpu *vcpu, u32 isa,
 	bool possible;
 
 	if (!exit_read(vcpu, isa, d, &possible) && possible) {
-		this_cpu_inc(n_direct);
+		this_cpu_inc(vmscope_cpu.exit_direct);
 		return true;
 	}
 	/* back to calibration, from process context */
@@ -528,7 +417,7 @@ void vmscope_exit_get_mode(struct vmscope_exit_mode *m)
 	m->calibrations = n_calibrations;
 	m->fallbacks = atomic64_read(&n_fallback);
 	for_each_possible_cpu(cpu)
-		m->direct_exits += READ_ONCE(*per_cpu_ptr(&n_direct, cpu));
+		m->direct_exits += READ_ONCE(per_cpu_ptr(&vmscope_cpu, cpu)->exit_direct);
 	if (mode == VMSCOPE_EXIT_MODE_DIRECT)
 		m->direct_since_ts = direct_since;
 	m->calib_exits = VMSCOPE_EXIT_CALIB_EXITS;

@@ -17,6 +17,7 @@
 #include <vmscope/sync_abi.h>
 #include "clock_tsc.h"
 #include "core.h"
+#include "exit_read.h"
 #include "fill_sched.h"
 #include "protos.h"
 
@@ -88,10 +89,19 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.isa = isa;
-	if (!have && READ_ONCE(vmscope_exit_mode) == VMSCOPE_EXIT_MODE_DIRECT &&
-	    vmscope_exit_direct_read(vcpu, isa, &d)) {
-		x = &d;
-		have = true;
+	if (!have && READ_ONCE(vmscope_exit_mode) == VMSCOPE_EXIT_MODE_DIRECT) {
+		u32 hi;
+
+		/* SVM inline, in this text page; VMX and a fallback out of line */
+		if (isa == VMSCOPE_KVM_ISA_SVM && !vmscope_svm_read(vcpu, &d, &hi) &&
+		    vmscope_svm_possible(d.exit_reason, hi)) {
+			this_cpu_inc(vmscope_cpu.exit_direct);
+			have = true;
+		} else {
+			have = vmscope_exit_direct_read(vcpu, isa, &d);
+		}
+		if (have)
+			x = &d;
 	}
 	if (have) {
 		e.exit_reason = x->exit_reason;
