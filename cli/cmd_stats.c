@@ -17,6 +17,7 @@
 #include "decode.h"
 #include "device.h"
 #include "event_select.h"
+#include "exit_layout.h"
 #include "stats_ctl.h"
 
 static void usage(FILE *out)
@@ -41,6 +42,12 @@ static void usage(FILE *out)
 		"               (exit_timing, entry_timing lines)\n"
 		"  --no-exit-reasons  with --start: kvm_exit without reason/info (no\n"
 		"               perf counters on kvm_exit), to measure what they cost\n"
+		"  --exit-reasons=HOW  with --start: where kvm_exit's reason/info come\n"
+		"               from: auto (default: the perf counter until calibration\n"
+		"               verified the direct VMCB read, then direct), perf (the\n"
+		"               perf counter only), verify (the perf counter, and every\n"
+		"               exit's direct read compared with it: exit_mode's\n"
+		"               mismatches)\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
 		"  --last       the last matched payload of each event on each CPU\n\n"
 		"Each `vmscope record` or `capture` has its own probing (its filter, its\n"
@@ -111,6 +118,28 @@ static void show_rb_stats(int fd, unsigned int ncpu)
 	       full + big + over, full, big, over, delivered);
 }
 
+/* Where kvm_exit's details come from (exit_direct.c in the module). */
+static void show_exit_mode(int fd)
+{
+	struct vmscope_exit_mode m;
+	const char *refused;
+
+	memset(&m, 0, sizeof(m));
+	if (ioctl(fd, VMSCOPE_IOC_GET_EXIT_MODE, &m) < 0)
+		return;
+	m.why[sizeof(m.why) - 1] = 0;
+	refused = exit_refused_name(m.refused);
+	printf("exit_mode %s compared %llu mismatches %llu reasons %u calibrations %llu "
+	       "fallbacks %llu direct_exits %llu layout %s refused %s%s%s%s\n",
+	       exit_mode_name(m.mode), (unsigned long long)m.compared,
+	       (unsigned long long)m.mismatches, m.reasons,
+	       (unsigned long long)m.calibrations, (unsigned long long)m.fallbacks,
+	       (unsigned long long)m.direct_exits,
+	       m.layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
+	       m.layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf",
+	       refused ? refused : "no", m.why[0] ? " (" : "", m.why, m.why[0] ? ")" : "");
+}
+
 static int show_stats(int fd, const struct vmscope_event_desc *descs,
 		      unsigned int nev, int per_cpu, int last)
 {
@@ -164,6 +193,7 @@ static int show_stats(int fd, const struct vmscope_event_desc *descs,
 			       k ? "entry" : "exit", t.timing_n[k],
 			       (double)t.timing_gap_ns[k] / t.timing_n[k],
 			       (double)t.timing_probe_ns[k] / t.timing_n[k]);
+	show_exit_mode(fd);
 	show_rb_stats(fd, ncpu);
 	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
 	for (unsigned int e = 0; e < nev; e++)
@@ -202,6 +232,7 @@ int cmd_stats(int argc, char **argv)
 		{ "per-cpu", no_argument, NULL, 'c' },
 		{ "no-exit-reasons", no_argument, NULL, 'n' },
 		{ "measure", no_argument, NULL, 'm' },
+		{ "exit-reasons", required_argument, NULL, 'x' },
 		{ "last", no_argument, NULL, 'l' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,6 +241,7 @@ int cmd_stats(int argc, char **argv)
 	struct vmscope_probe_ctl ctl;
 	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;
 	int measure = 0, c;
+	bool exit_perf = false, exit_verify = false;
 	const char *events = NULL;
 	char *end;
 
@@ -224,6 +256,16 @@ int cmd_stats(int argc, char **argv)
 		case 'n': no_reasons = 1; break;
 		case 'm': measure = 1; break;
 		case 'e': events = optarg; break;
+		case 'x':
+			if (!strcmp(optarg, "perf")) {
+				exit_perf = true;
+			} else if (!strcmp(optarg, "verify")) {
+				exit_verify = true;
+			} else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'p': {
 			long pid = strtol(optarg, &end, 10);
 
@@ -250,8 +292,8 @@ int cmd_stats(int argc, char **argv)
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;
 	}
-	if ((ctl.nr_pids || events) && !start) {
-		fprintf(stderr, "vmscope stats: --pid and --events go with --start\n");
+	if ((ctl.nr_pids || events || exit_perf || exit_verify) && !start) {
+		fprintf(stderr, "vmscope stats: --pid, --events and --exit-reasons go with --start\n");
 		return EXIT_USAGE;
 	}
 
@@ -280,11 +322,15 @@ int cmd_stats(int argc, char **argv)
 	const struct stats_ctl_opts o = {
 		.start = start, .stop = stop, .reset = reset,
 		.no_reasons = no_reasons, .measure = measure, .events = events != NULL,
+		.exit_perf = exit_perf, .exit_verify = exit_verify,
 	};
 	struct vmscope_probe_stats st;
 	bool enabled = false;
 
 	memset(&st, 0, sizeof(st));
+	/* the module checks the running kernel's layout before it reads it */
+	if (start && !no_reasons)
+		(void)exit_layout_send(fd, "vmscope stats");
 	if (stats_ctl_needs_state(&o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
 		enabled = st.state & VMSCOPE_STATE_ENABLED;
 	if (stats_ctl_flags(&o, enabled, &ctl.flags) &&

@@ -21,7 +21,9 @@ bool stats_ctl_flags(const struct stats_ctl_opts *o, bool enabled, uint32_t *fla
 	*flags = (on ? VMSCOPE_CTL_ENABLE : 0) | (o->reset ? VMSCOPE_CTL_RESET : 0) |
 		 (o->no_reasons ? VMSCOPE_CTL_NO_EXIT_REASON : 0) |
 		 (o->measure ? VMSCOPE_CTL_MEASURE : 0) |
-		 (o->events ? VMSCOPE_CTL_EVENTS : 0);
+		 (o->events ? VMSCOPE_CTL_EVENTS : 0) |
+		 (o->exit_perf ? VMSCOPE_CTL_EXIT_PERF : 0) |
+		 (o->exit_verify ? VMSCOPE_CTL_EXIT_VERIFY : 0);
 	return true;
 }
 

@@ -13,6 +13,7 @@
 struct stats_ctl_opts {
 	bool start, stop, reset;
 	bool no_reasons, measure;
+	bool exit_perf, exit_verify;	/* --exit-reasons=perf|verify */
 	bool events;		/* --events: ctl.events holds a selection */
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "exit_layout.h"
 #include "host_bufs.h"
 
 int hb_init(struct hb *h, int fd, const char *prog)
@@ -125,6 +126,13 @@ int hb_put(struct hb *h, unsigned int buf)
 
 int hb_try_probes(struct hb *h, const struct vmscope_probe_ctl *ctl)
 {
+	/* the running kernel's kvm_exit layout, for the module to check
+	 * before it reads the VMCB (record and capture alike) */
+	if ((ctl->flags & VMSCOPE_CTL_ENABLE) && !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&
+	    !h->layout_sent) {
+		(void)exit_layout_send(h->fd, h->prog);
+		h->layout_sent = 1;
+	}
 	return ioctl(h->fd, VMSCOPE_IOC_PROBE_CTL, ctl) < 0 ? errno : 0;
 }
 

@@ -37,6 +37,7 @@ struct hb {
 	/* hb_stop(): records the module handed this session, by event id
 	 * (VMSCOPE_IOC_GET_SESSION_COUNTS; have_handed 0 if it could not) */
 	int have_handed;
+	int layout_sent;		/* VMSCOPE_IOC_SET_EXIT_LAYOUT done */
 	uint64_t handed[VMSCOPE_MAX_EVENTS];
 };
 

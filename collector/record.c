@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -22,6 +23,7 @@
 #include <vmscope/version.h>
 
 #include "reader_desc.h"
+#include "exit_layout.h"
 #include "file.pb-c.h"
 #include "rec_guests.h"
 #include "rec_int.h"
@@ -547,6 +549,27 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 	s.stop_realtime_ns = stop_rt;
 	s.stop_ts = last_ts;
 	s.options = &opt;
+	/* where this session's exit reasons come from, now */
+	Vmscope__Trace__ExitReasonSource xs = VMSCOPE__TRACE__EXIT_REASON_SOURCE__INIT;
+	struct vmscope_exit_mode xm;
+
+	memset(&xm, 0, sizeof(xm));
+	if (ioctl(r->h->fd, VMSCOPE_IOC_GET_EXIT_MODE, &xm) == 0) {
+		const char *refused = exit_refused_name(xm.refused);
+
+		xm.why[sizeof(xm.why) - 1] = 0;
+		xs.mode = (char *)exit_mode_name(xm.mode);
+		xs.refused = (char *)(refused ? refused : "");
+		xs.why = xm.why;
+		xs.layout = xm.layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
+			    xm.layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf";
+		xs.compared = xm.compared;
+		xs.mismatches = xm.mismatches;
+		xs.direct_since_ts = xm.direct_since_ts;
+		xs.calibrations = xm.calibrations;
+		xs.fallbacks = xm.fallbacks;
+		s.exit_reasons = &xs;
+	}
 	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
 out:
 	for (unsigned int i = 0; gh && i < o->nvms; i++)

@@ -129,6 +129,25 @@ static long get_session_counts(struct file *file, void __user *arg)
 	return copy_to_user(arg, &sc, sizeof(sc)) ? -EFAULT : 0;
 }
 
+static long set_exit_layout(void __user *arg)
+{
+	struct vmscope_exit_layout l;
+
+	if (copy_from_user(&l, arg, sizeof(l)))
+		return -EFAULT;
+	if (l.reserved)
+		return -EINVAL;
+	return vmscope_probes_exit_layout(&l);
+}
+
+static long get_exit_mode(void __user *arg)
+{
+	struct vmscope_exit_mode m;
+
+	vmscope_probes_exit_mode(&m);
+	return copy_to_user(arg, &m, sizeof(m)) ? -EFAULT : 0;
+}
+
 long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg)
 {
 	switch (cmd) {
@@ -143,6 +162,10 @@ long vmscope_probe_ioctl(struct file *file, unsigned int cmd, void __user *arg)
 		return get_last(arg);
 	case VMSCOPE_IOC_GET_SESSION_COUNTS:
 		return get_session_counts(file, arg);
+	case VMSCOPE_IOC_SET_EXIT_LAYOUT:
+		return set_exit_layout(arg);
+	case VMSCOPE_IOC_GET_EXIT_MODE:
+		return get_exit_mode(arg);
 	default:
 		return -ENOTTY;
 	}

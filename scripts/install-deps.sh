@@ -12,6 +12,8 @@ PACKAGES=(
 	# libvirtd for the hook/daemon VM tests (it runs in the test host, which
 	# boots this machine's /; installing starts no daemon here without systemd)
 	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
+	# the kvm_exit layout from the kernel's BTF (collector/exit_layout.c)
+	libbpf-dev
 	# reports: --json output; xmllint checks `report exits --svg` in the tests
 	libjson-c-dev libxml2-utils
 	# fuzzing and sanitizers

@@ -71,6 +71,16 @@ int main(void)
 				  VMSCOPE_CTL_EVENTS), "--start with options: %#x",
 	       sent(o, false));
 
+	/* --exit-reasons=perf|verify */
+	o = none;
+	o.start = o.exit_perf = true;
+	EXPECT(sent(o, false) == (EN | VMSCOPE_CTL_EXIT_PERF), "--exit-reasons=perf: %#x",
+	       sent(o, false));
+	o.exit_perf = false;
+	o.exit_verify = true;
+	EXPECT(sent(o, false) == (EN | VMSCOPE_CTL_EXIT_VERIFY), "--exit-reasons=verify: %#x",
+	       sent(o, false));
+
 	/* stats never ties probing to its own short-lived file */
 	for (unsigned int m = 0; m < 64; m++) {
 		struct stats_ctl_opts x = {

@@ -88,6 +88,16 @@ struct vmscope_event_desc_req {
  * or stop it. A session's probing always ends with its session.
  */
 #define VMSCOPE_CTL_UNTIL_CLOSE	(1u << 5)
+/*
+ * ABI 1.1. kvm_exit details: by default from the perf path until
+ * calibration verified the direct VMCB read (struct vmscope_exit_mode),
+ * then direct. EXIT_PERF: the perf path only, never direct (a slot on
+ * with it keeps every slot on perf). EXIT_VERIFY: the perf path, and every
+ * exit's direct read compared with KVM's record (mismatches counted);
+ * never direct. VERIFY wins over PERF, PERF over the default.
+ */
+#define VMSCOPE_CTL_EXIT_PERF	(1u << 6)
+#define VMSCOPE_CTL_EXIT_VERIFY	(1u << 7)
 
 #define VMSCOPE_MAX_PIDS	8
 
@@ -118,7 +128,8 @@ struct vmscope_probe_ctl {
 #define VMSCOPE_STATE_ENABLED		(1u << 0)
 #define VMSCOPE_STATE_KVM_ATTACHED	(1u << 1)	/* kvm.ko's tracepoints attached */
 #define VMSCOPE_STATE_SCHED_ATTACHED	(1u << 2)
-#define VMSCOPE_STATE_EXIT_REASON	(1u << 3)	/* perf counters for kvm_exit reasons live */
+/* kvm_exit details on: perf counters live, or direct (VMSCOPE_IOC_GET_EXIT_MODE) */
+#define VMSCOPE_STATE_EXIT_REASON	(1u << 3)
 
 /*
  * VMSCOPE_IOC_GET_STATS: counters of one CPU (in: cpu). seen counts probe
@@ -178,6 +189,70 @@ struct vmscope_last_event {
 	__u64 seq;		/* out: the matched count when it was written */
 	__u64 timestamp;	/* out: trace clock (ns) */
 	__u8 payload[VMSCOPE_LAST_PAYLOAD];
+};
+
+/*
+ * ABI 1.1: where kvm_exit's reason/info/intr_info/error_code come from
+ * (kvm-probes/README.md, "Exit reasons read from the VMCB").
+ *
+ * VMSCOPE_IOC_SET_EXIT_LAYOUT: userspace's reading of the running
+ * kernel's BTF (vmlinux + kvm_amd): byte offsets and sizes. The module
+ * compares them with its own compile-time layout; any difference refuses
+ * direct mode (GET_EXIT_MODE says which field). flags 0: no BTF was
+ * found, calibration alone decides. Each call replaces the last verdict.
+ */
+#define VMSCOPE_EXIT_LAYOUT_SVM	(1u << 0)	/* the fields below are set */
+
+struct vmscope_exit_layout {
+	__u32 flags;
+	__u32 vcpu_svm_vcpu;		/* offsetof(struct vcpu_svm, vcpu) */
+	__u32 vcpu_svm_vmcb;		/* offsetof(struct vcpu_svm, vmcb) */
+	__u32 vcpu_svm_vmcb_size;	/* its size; 0: not a struct vmcb * */
+	__u32 vmcb_control;		/* offsetof(struct vmcb, control) */
+	/* offsets in struct vmcb_control_area */
+	__u32 exit_code;
+	__u32 exit_code_hi;
+	__u32 exit_info_1;
+	__u32 exit_info_2;
+	__u32 exit_int_info;
+	__u32 exit_int_info_err;
+	__u32 reserved;
+};
+
+/* vmscope_exit_mode.mode */
+#define VMSCOPE_EXIT_MODE_NONE		0	/* no details (not wanted, or no kvm) */
+#define VMSCOPE_EXIT_MODE_PERF		1	/* perf path only */
+#define VMSCOPE_EXIT_MODE_CALIBRATING	2	/* perf path; direct read compared beside */
+#define VMSCOPE_EXIT_MODE_DIRECT	3	/* read from the VMCB; no perf counter */
+#define VMSCOPE_EXIT_MODE_VERIFY	4	/* perf path; every exit compared */
+#define VMSCOPE_EXIT_MODE_RECAL		5	/* direct dropped; calibration starts */
+/* vmscope_exit_mode.refused: why direct mode is not allowed */
+#define VMSCOPE_EXIT_REFUSED_NONE	0
+#define VMSCOPE_EXIT_REFUSED_DISABLED	1	/* module parameter exit_direct=0 */
+#define VMSCOPE_EXIT_REFUSED_LAYOUT	2	/* BTF disagrees (why) */
+#define VMSCOPE_EXIT_REFUSED_MISMATCH	3	/* a compared exit differed: perf for good */
+#define VMSCOPE_EXIT_REFUSED_ASKED	4	/* a slot asked for VMSCOPE_CTL_EXIT_PERF */
+/* vmscope_exit_mode.layout */
+#define VMSCOPE_EXIT_LAYOUT_NONE	0	/* no BTF passed */
+#define VMSCOPE_EXIT_LAYOUT_MATCH	1
+#define VMSCOPE_EXIT_LAYOUT_MISMATCH	2
+#define VMSCOPE_EXIT_WHY_LEN		64
+
+/* VMSCOPE_IOC_GET_EXIT_MODE (out) */
+struct vmscope_exit_mode {
+	__u32 mode;		/* VMSCOPE_EXIT_MODE_* */
+	__u32 refused;		/* VMSCOPE_EXIT_REFUSED_* */
+	__u32 layout;		/* VMSCOPE_EXIT_LAYOUT_* */
+	__u32 reasons;		/* distinct reasons of this calibration */
+	__u64 compared;		/* exits compared in this calibration or verify run */
+	__u64 mismatches;	/* of those, that differed (or could not be read) */
+	__u64 calibrations;	/* calibrations started since the module loaded */
+	__u64 fallbacks;	/* direct mode left for an impossible value */
+	__u64 direct_exits;	/* exits read directly (a CTL_RESET zeroes it) */
+	__u64 direct_since_ts;	/* trace clock when direct began (mode DIRECT) */
+	__u32 calib_exits;	/* what calibration needs: exits ... */
+	__u32 calib_reasons;	/* ... of this many distinct reasons */
+	char why[VMSCOPE_EXIT_WHY_LEN];	/* REFUSED_LAYOUT: which field */
 };
 
 #endif /* VMSCOPE_EVENTS_H */

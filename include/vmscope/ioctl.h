@@ -60,6 +60,9 @@ struct vmscope_sync_once {
 #define VMSCOPE_IOC_GET_STATS		_IOWR(VMSCOPE_IOC_MAGIC, 0x12, struct vmscope_probe_stats)
 #define VMSCOPE_IOC_GET_LAST		_IOWR(VMSCOPE_IOC_MAGIC, 0x13, struct vmscope_last_event)
 #define VMSCOPE_IOC_GET_SESSION_COUNTS	_IOR(VMSCOPE_IOC_MAGIC, 0x14, struct vmscope_session_counts)
+/* ABI 1.1: the kvm_exit details' source (vmscope/events.h) */
+#define VMSCOPE_IOC_SET_EXIT_LAYOUT	_IOW(VMSCOPE_IOC_MAGIC, 0x15, struct vmscope_exit_layout)
+#define VMSCOPE_IOC_GET_EXIT_MODE	_IOR(VMSCOPE_IOC_MAGIC, 0x16, struct vmscope_exit_mode)
 
 /*
  * The periodic clock-sync emitter of the guest module: while enabled, every

@@ -14,6 +14,6 @@
  * minor bump only adds.
  */
 #define VMSCOPE_ABI_MAJOR 1	/* 1.0: sessions with channels (ioctl.h) */
-#define VMSCOPE_ABI_MINOR 0
+#define VMSCOPE_ABI_MINOR 1	/* 1.1: kvm_exit details from the VMCB (events.h) */
 
 #endif /* VMSCOPE_VERSION_H */

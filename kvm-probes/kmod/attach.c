@@ -41,6 +41,7 @@ static const void *slot_owner[VMSCOPE_NR_SLOTS];
 /* What each slot asked for: VMSCOPE_CTL_MEASURE, and kvm_exit details. */
 static bool slot_measure[VMSCOPE_NR_SLOTS];
 static bool slot_exit_reason[VMSCOPE_NR_SLOTS];
+static u32 slot_exit_req[VMSCOPE_NR_SLOTS];	/* VMSCOPE_EXIT_REQ_* */
 static u64 attach_count, detach_count;
 
 static void attach_one(struct vmscope_tp_probe *p, struct tracepoint *tp)
@@ -85,8 +86,11 @@ static void detach_kvm(void)
 {
 	unsigned int j;
 
-	/* Only without perf counters: they pin kvm (see exit_reason.c). */
-	vmscope_exit_reason_stop();
+	/*
+	 * Only without perf counters: they pin kvm (see exit_reason.c).
+	 * What was verified of the direct read was for this kvm's kvm_amd.
+	 */
+	vmscope_exit_src_kvm_gone();
 	for (j = 0; j < vmscope_nr_tp_probes; j++)
 		if (vmscope_tp_probes[j].in_kvm)
 			detach_one(&vmscope_tp_probes[j]);
@@ -98,16 +102,42 @@ static void detach_kvm(void)
 /*
  * Counters for the exit reason are created outside the notifier, which
  * runs under the tracepoint module list lock, to keep perf's and ftrace's
- * locks out of that chain.
+ * locks out of that chain. The same work item moves the exit details
+ * between the perf path and the direct read (exit_direct.c) when the
+ * probes or the kvm_amd notifier ask.
  */
 static void exit_reason_workfn(struct work_struct *work)
 {
 	mutex_lock(&vmscope_ctl_lock);
-	if (kvm_module && vmscope_slots_on && want_exit_reason)
-		vmscope_exit_reason_start(kvm_module);
+	vmscope_exit_src_sync(kvm_module);
 	mutex_unlock(&vmscope_ctl_lock);
 }
 static DECLARE_WORK(exit_reason_work, exit_reason_workfn);
+
+/* Any context (probes too): schedule_work() neither sleeps nor allocates. */
+void vmscope_exit_kick(void)
+{
+	schedule_work(&exit_reason_work);
+}
+
+int vmscope_probes_exit_layout(const struct vmscope_exit_layout *l)
+{
+	int ret;
+
+	mutex_lock(&vmscope_ctl_lock);
+	ret = vmscope_exit_set_layout(l);
+	if (!ret)
+		vmscope_exit_src_sync(kvm_module);
+	mutex_unlock(&vmscope_ctl_lock);
+	return ret;
+}
+
+void vmscope_probes_exit_mode(struct vmscope_exit_mode *m)
+{
+	mutex_lock(&vmscope_ctl_lock);
+	vmscope_exit_get_mode(m);
+	mutex_unlock(&vmscope_ctl_lock);
+}
 
 static int vmscope_tp_module_notify(struct notifier_block *nb,
 				    unsigned long state, void *data)
@@ -147,6 +177,9 @@ int vmscope_probes_init(void)
 {
 	int ret;
 
+	ret = vmscope_exit_direct_init();
+	if (ret)
+		return ret;
 	mutex_lock(&vmscope_ctl_lock);
 	for_each_kernel_tracepoint(attach_vmlinux_cb, NULL);
 	sched_attached = true;
@@ -163,12 +196,16 @@ void vmscope_probes_exit(void)
 {
 	unsigned int j;
 
+	vmscope_exit_direct_exit();	/* no more kicks from kvm_amd */
 	mutex_lock(&vmscope_ctl_lock);
 	WRITE_ONCE(vmscope_slots_on, 0);
-	vmscope_exit_reason_stop();
+	vmscope_exit_src_want(false, VMSCOPE_EXIT_REQ_AUTO);
+	vmscope_exit_src_sync(NULL);
 	mutex_unlock(&vmscope_ctl_lock);
 	/* Replays GOING for kvm if it is loaded: detaches its probes. */
 	unregister_tracepoint_module_notifier(&vmscope_tp_module_nb);
+	/* the probes' kicks end with the grace period (slots off) */
+	tracepoint_synchronize_unregister();
 	cancel_work_sync(&exit_reason_work);
 	mutex_lock(&vmscope_ctl_lock);
 	for (j = 0; j < vmscope_nr_tp_probes; j++)
@@ -203,7 +240,7 @@ u32 vmscope_probes_state(void)
 		state |= VMSCOPE_STATE_KVM_ATTACHED;
 	if (sched_attached)
 		state |= VMSCOPE_STATE_SCHED_ATTACHED;
-	if (vmscope_exit_reason_active())
+	if (vmscope_exit_src_on())
 		state |= VMSCOPE_STATE_EXIT_REASON;
 	mutex_unlock(&vmscope_ctl_lock);
 	return state;
@@ -234,24 +271,23 @@ static void reset_counters(void)
 static void slots_set_on(vmscope_slots_t on)
 {
 	bool measure = false, want = false;
+	u32 req = VMSCOPE_EXIT_REQ_AUTO;
 	unsigned int s;
-	int ret;
 
 	for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS) {
 		measure |= slot_measure[s];
 		want |= slot_exit_reason[s];
+		if (slot_exit_reason[s])
+			req = max(req, slot_exit_req[s]);
 	}
 	want_exit_reason = want;
-	if (want && kvm_module) {
-		ret = vmscope_exit_reason_start(kvm_module);
-		if (ret)	/* probing works without them */
-			pr_warn("vmscope_host: kvm_exit reasons unavailable: %d\n",
-				ret);
-	}
+	vmscope_exit_src_want(want, req);
+	if (want)
+		vmscope_exit_src_sync(kvm_module);
 	WRITE_ONCE(vmscope_measure, measure);
 	WRITE_ONCE(vmscope_slots_on, on);
 	if (!want)
-		vmscope_exit_reason_stop();
+		vmscope_exit_src_sync(kvm_module);
 }
 
 /*
@@ -294,6 +330,9 @@ static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl
 	slot_exit_reason[slot] = enable &&
 				 !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&
 				 (events & BIT_ULL(VMSCOPE_EV_kvm_exit));
+	slot_exit_req[slot] = (ctl->flags & VMSCOPE_CTL_EXIT_VERIFY) ? VMSCOPE_EXIT_REQ_VERIFY :
+			      (ctl->flags & VMSCOPE_CTL_EXIT_PERF) ? VMSCOPE_EXIT_REQ_PERF :
+			      VMSCOPE_EXIT_REQ_AUTO;
 	slots_set_on(enable ? vmscope_slots_on | BIT(slot) : vmscope_slots_on);
 	/* The owner's next control, even a persistent enable, ends the tie. */
 	if (slot == VMSCOPE_SHARED_SLOT)
@@ -323,7 +362,8 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 
 	if (ctl->flags & ~(VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_RESET |
 			   VMSCOPE_CTL_NO_EXIT_REASON | VMSCOPE_CTL_MEASURE |
-			   VMSCOPE_CTL_EVENTS | VMSCOPE_CTL_UNTIL_CLOSE) ||
+			   VMSCOPE_CTL_EVENTS | VMSCOPE_CTL_UNTIL_CLOSE |
+			   VMSCOPE_CTL_EXIT_PERF | VMSCOPE_CTL_EXIT_VERIFY) ||
 	    ctl->nr_pids > VMSCOPE_MAX_PIDS || (events & ~all))
 		return -EINVAL;
 	for (i = 0; i < ctl->nr_pids; i++)

@@ -20,6 +20,9 @@
 #include "../vmscope_events.h"
 #include "../../ringbuf/ringbuf.h"
 
+struct kvm_vcpu;
+struct module;
+
 /* The last payload of one event on one CPU (stand-in for the ring buffer). */
 struct vmscope_last {
 	u64 seq;		/* odd while being written; writes = seq / 2 */
@@ -91,6 +94,7 @@ struct vmscope_cpu {
 	u64 seen[VMSCOPE_NR_EVENTS];
 	u64 matched[VMSCOPE_NR_EVENTS];
 	u64 exit_reason_missed;
+	u64 exit_direct;	/* kvm_exit details read from the VMCB */
 	/* VMSCOPE_CTL_MEASURE: see struct vmscope_probe_stats */
 	struct vmscope_timing exit_timing;
 	struct vmscope_timing entry_timing;
@@ -293,6 +297,39 @@ int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n
 int vmscope_exit_reason_start(struct module *kvm);
 void vmscope_exit_reason_stop(void);
 bool vmscope_exit_reason_active(void);
+
+/*
+ * exit_direct.c: the same details read from the VMCB once calibration
+ * against the perf path verified the read (VMSCOPE_EXIT_MODE_*).
+ */
+#define VMSCOPE_EXIT_CALIB_EXITS	10000
+#define VMSCOPE_EXIT_CALIB_REASONS	3
+/* What the slots on ask for (VMSCOPE_CTL_EXIT_*), strongest wins. */
+#define VMSCOPE_EXIT_REQ_AUTO		0
+#define VMSCOPE_EXIT_REQ_PERF		1
+#define VMSCOPE_EXIT_REQ_VERIFY		2
+extern int vmscope_exit_mode;
+/* Probe context: compares @p (perf's record) with the VMCB (calibrating, verifying). */
+void vmscope_exit_compare(const struct kvm_vcpu *vcpu, u32 isa,
+			  const struct vmscope_exit_scratch *p);
+/* Probe context, mode DIRECT: the details into @d, or false (dropped to calibration). */
+bool vmscope_exit_direct_read(const struct kvm_vcpu *vcpu, u32 isa,
+			      struct vmscope_exit_scratch *d);
+/* Under the control lock. */
+void vmscope_exit_src_want(bool want, u32 req);
+void vmscope_exit_src_sync(struct module *kvm);
+void vmscope_exit_src_kvm_gone(void);
+int vmscope_exit_set_layout(const struct vmscope_exit_layout *l);
+void vmscope_exit_get_mode(struct vmscope_exit_mode *m);
+/* Details wanted and on their way (any mode but NONE). */
+bool vmscope_exit_src_on(void);
+int vmscope_exit_direct_init(void);
+void vmscope_exit_direct_exit(void);
+/* attach.c: queue the work item that calls vmscope_exit_src_sync() */
+void vmscope_exit_kick(void);
+/* attach.c: the ioctls, under the control lock */
+int vmscope_probes_exit_layout(const struct vmscope_exit_layout *l);
+void vmscope_probes_exit_mode(struct vmscope_exit_mode *m);
 
 /* sync_pair.c */
 void vmscope_sync_t2(vmscope_slots_t to, u64 t2, u64 tsc_a, u64 tsc_b,

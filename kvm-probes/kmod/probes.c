@@ -17,6 +17,7 @@
 #include <vmscope/sync_abi.h>
 #include "clock_tsc.h"
 #include "core.h"
+#include "exit_read.h"
 #include "fill_sched.h"
 #include "protos.h"
 
@@ -65,6 +66,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
 	struct vmscope_exit_scratch *x = this_cpu_ptr(&vmscope_cpu.exit);
 	u64 t_in = vmscope_timing_begin(&vmscope_cpu.exit_timing);
+	struct vmscope_exit_scratch d;
 	struct vmscope_ev_kvm_exit e;
 	vmscope_slots_t to;
 	bool have;
@@ -77,6 +79,9 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	WRITE_ONCE(x->valid, false);
 	this_cpu_write(vmscope_cpu.last_exit_tid, current->pid);
 	this_cpu_write(vmscope_cpu.last_exit_vcpu, vcpu->vcpu_id);
+	/* calibrating or verifying: KVM's record against the VMCB read */
+	if (have && READ_ONCE(vmscope_exit_mode) != VMSCOPE_EXIT_MODE_DIRECT)
+		vmscope_exit_compare(vcpu, isa, x);
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid);
 	if (!to)
@@ -84,6 +89,20 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
 	e.isa = isa;
+	if (!have && READ_ONCE(vmscope_exit_mode) == VMSCOPE_EXIT_MODE_DIRECT) {
+		u32 hi;
+
+		/* SVM inline, in this text page; VMX and a fallback out of line */
+		if (isa == VMSCOPE_KVM_ISA_SVM && !vmscope_svm_read(vcpu, &d, &hi) &&
+		    vmscope_svm_possible(d.exit_reason, hi)) {
+			this_cpu_inc(vmscope_cpu.exit_direct);
+			have = true;
+		} else {
+			have = vmscope_exit_direct_read(vcpu, isa, &d);
+		}
+		if (have)
+			x = &d;
+	}
 	if (have) {
 		e.exit_reason = x->exit_reason;
 		e.guest_rip = x->guest_rip;
@@ -96,7 +115,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 		/* SVM caches RIP at every exit; VMX only when someone read it. */
 		if (vcpu->arch.regs_avail & BIT(VCPU_REGS_RIP))
 			e.guest_rip = vcpu->arch.regs[VCPU_REGS_RIP];
-		if (vmscope_exit_reason_active())
+		if (vmscope_exit_src_on())
 			this_cpu_inc(vmscope_cpu.exit_reason_missed);
 	}
 	VMSCOPE_EMIT(to, kvm_exit, e);

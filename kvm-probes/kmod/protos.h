@@ -42,6 +42,9 @@
 #define VMSCOPE_TP_kvm_msr		unsigned int, u32, u64, bool
 #define VMSCOPE_TP_kvm_inj_virq		unsigned int, bool, bool
 #define VMSCOPE_TP_kvm_write_tsc_offset	unsigned int, __u64, __u64
+/* kvm_exit's isa argument (trace.h's KVM_ISA_VMX, KVM_ISA_SVM) */
+#define VMSCOPE_KVM_ISA_VMX		1
+#define VMSCOPE_KVM_ISA_SVM		2
 
 /* include/trace/events/kvm.h: also checked against the header */
 #define VMSCOPE_TP_kvm_mmio		int, int, u64, void *

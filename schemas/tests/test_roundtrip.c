@@ -181,12 +181,17 @@ int main(void)
 	Vmscope__Trace__ChannelOptions *chans[] = { &ch0, &ch1 };
 	opt.n_channels = 2; opt.channels = chans;
 
+	Vmscope__Trace__ExitReasonSource xs = VMSCOPE__TRACE__EXIT_REASON_SOURCE__INIT;
+	xs.mode = "direct"; xs.refused = "layout"; xs.why = "BTF vcpu_svm_vmcb 6560, built for 6552";
+	xs.layout = "btf-mismatch"; xs.compared = 10000; xs.mismatches = 1;
+	xs.direct_since_ts = 98132071000ull; xs.calibrations = 2; xs.fallbacks = 3;
+
 	Vmscope__Trace__SessionMetadata sm = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	sm.format_version = 1; sm.session_id.data = uuid; sm.session_id.len = 16;
 	sm.host = &hi; sm.host_clock = &clk; sm.host_events = &tab;
 	sm.n_vms = 1; sm.vms = vms; sm.start_realtime_ns = 1700000000000000000ull;
 	sm.start_ts = 123; sm.stop_realtime_ns = 1700000005000000000ull;
-	sm.stop_ts = UINT64_MAX; sm.options = &opt;
+	sm.stop_ts = UINT64_MAX; sm.options = &opt; sm.exit_reasons = &xs;
 	roundtrip(&sm.base);
 
 	/* stream */

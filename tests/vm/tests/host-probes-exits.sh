@@ -3,8 +3,15 @@
 # guest runs port I/O and CPUID loops, the module's matched kvm_exit count
 # for that QEMU process equals KVM's own exits counter over the same window
 # (both read with the VM stopped, so the window is exact) within 1%, and the
-# exit reasons read from the perf raw record are the expected ones (SVM
-# IOIO 0x7b for port 0x80, CPUID 0x72).
+# exit reasons are the expected ones (SVM IOIO 0x7b for port 0x80, CPUID
+# 0x72). The exit details come from the perf path until calibration
+# (kvm-probes/kmod/exit_direct.c) has compared the direct VMCB read with
+# KVM's record, then from the VMCB: the window spans that switch, and the
+# sampled reasons are read in direct mode. Then, with the same guest:
+# verify mode compares every exit of a workload (0 mismatches); a wrong
+# BTF offset passed by the ioctl is refused (perf, reasons still right);
+# a skewed VMCB offset (test-only module parameter) fails calibration
+# (perf for good, mismatches counted and logged, reasons still right).
 
 EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
@@ -17,14 +24,29 @@ guest_main() {
 	# Each loop runs until the host has sampled the exit reasons it causes.
 	touch /vmtest/phase-pio
 	while [ ! -e /vmtest/stop-pio ]; do
-		"$EXITLOOP" --pio "$PIO_N" >>/vmtest/loop.txt || fail "exitloop --pio"
+		# a few CPUID exits too: calibration wants 3 distinct reasons
+		"$EXITLOOP" --pio "$PIO_N" --cpuid 64 >>/vmtest/loop.txt || fail "exitloop --pio"
 	done
 	touch /vmtest/phase-cpuid
 	while [ ! -e /vmtest/stop-cpuid ]; do
 		"$EXITLOOP" --cpuid "$CPUID_N" >>/vmtest/loop.txt || fail "exitloop --cpuid"
 	done
 	touch /vmtest/done
-	# Stay up (few exits) until the host has taken its second reading.
+	# verify mode: one workload, every exit compared
+	wait_file /vmtest/go-verify
+	"$EXITLOOP" --pio "$PIO_N" --cpuid "$CPUID_N" >>/vmtest/loop-verify.txt ||
+		fail "exitloop (verify)"
+	touch /vmtest/done-verify
+	# the faults: port writes until the host has sampled their reason
+	for p in layout skew; do
+		wait_file "/vmtest/go-$p"
+		touch "/vmtest/phase-$p"
+		while [ ! -e "/vmtest/stop-$p" ]; do
+			"$EXITLOOP" --pio "$PIO_N" >>"/vmtest/loop-$p.txt" || fail "exitloop ($p)"
+		done
+		touch "/vmtest/done-$p"
+	done
+	# Stay up (few exits) until the host has taken its last reading.
 	wait_file /vmtest/bye
 	cat /vmtest/loop.txt
 }
@@ -57,6 +79,23 @@ reading() {
 	echo "$exits $matched"
 }
 
+# exit_mode FIELD: a field of stats' exit_mode line ("mode" for the mode)
+exit_mode() {
+	"$VMSCOPE" stats | awk -v k="$1" '$1 == "exit_mode" {
+		if (k == "mode") print $2
+		else for (i = 3; i < NF; i++) if ($i == k) print $(i + 1) }'
+}
+
+# wait_exit_mode MODE SECONDS: until the exit details' mode is MODE
+wait_exit_mode() {
+	_i=0
+	while [ "$(exit_mode mode)" != "$1" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le $(($2 * 5)) ] || return 1
+		sleep 0.2
+	done
+}
+
 # sample_reasons REASON: sample the last kvm_exit of each CPU (a few
 # times) until one shows REASON; prints that line.
 sample_reasons() {
@@ -72,6 +111,19 @@ sample_reasons() {
 	return 1
 }
 
+# fault_phase NAME: the guest's port writes of phase NAME have their
+# IOIO reason (port 0x80 in info1) in the records, from the perf path
+fault_phase() {
+	touch "$gdir/go-$1"
+	wait_file "$gdir/phase-$1"
+	hit=$(sample_reasons 0x7b) || fail "no IOIO exit sampled on the perf path ($1)"
+	echo "$hit" | grep -q 'reason 0x7b rip 0x[0-9a-f]* info1 0x80[0-9a-f]\{4\} .*reason_valid 1' ||
+		fail "wrong IOIO exit on the perf path ($1): '$hit'"
+	log "$1: $hit"
+	touch "$gdir/stop-$1"
+	wait_file "$gdir/done-$1"
+}
+
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
@@ -79,6 +131,7 @@ host_main() {
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
 	qpid=$(cat "$gdir/qemu.pid")
+	kvm_refs_before=$(awk '$1 == "kvm" { print $3 }' /proc/modules)
 	check "vmscope stats --start --pid $qpid" "$VMSCOPE" stats --start --reset --pid "$qpid"
 	"$VMSCOPE" stats | grep -q '^state: enabled kvm-attached sched-attached exit-reasons' ||
 		fail "probing not fully on: $("$VMSCOPE" stats | head -n 2)"
@@ -91,6 +144,11 @@ EOR
 	touch "$gdir/go"
 
 	wait_file "$gdir/phase-pio"
+	wait_exit_mode direct 120 ||
+		fail "calibration did not reach direct mode: $("$VMSCOPE" stats | grep '^exit_mode')"
+	log "calibrated: $("$VMSCOPE" stats | grep '^exit_mode')"
+	dmesg | grep -q 'vmscope_host: exit reason: .* read from the VMCB as KVM recorded them: direct mode' ||
+		fail "no calibration message in dmesg"
 	pio=$(sample_reasons 0x7b) || log "WARN: no IOIO exit sampled"
 	log "sampled during the PIO loop: $pio"
 	touch "$gdir/stop-pio"
@@ -105,6 +163,65 @@ $(reading "$qpid")
 EOR
 	log "second reading (VM stopped): kvm exits $e1, module kvm_exit matched $m1"
 	"$VMSCOPE" stats --per-cpu --last >/vmtest/stats.txt
+	mode=$(grep '^exit_mode' /vmtest/stats.txt)
+	log "after the window: $mode"
+	echo "$mode" | grep -q '^exit_mode direct .* mismatches 0 .* fallbacks 0 ' ||
+		fail "not in direct mode with 0 mismatches after the window: $mode"
+	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "direct_exits") print $(i + 1) }')" -gt "$PIO_N" ] ||
+		fail "too few exits read directly: $mode"
+	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "compared") print $(i + 1) }')" -ge 10000 ] ||
+		fail "calibration compared fewer than 10000 exits: $mode"
+	echo "$mode" | grep -q ' layout btf-match ' || fail "BTF layout not confirmed: $mode"
+	# kvm.ko is no longer pinned by perf counters in direct mode
+	[ "$(awk '$1 == "kvm" { print $3 }' /proc/modules)" = "$kvm_refs_before" ] ||
+		fail "kvm's references $(awk '$1 == "kvm" { print $3 }' /proc/modules), $kvm_refs_before before probing"
+
+	# verify: perf path on, every exit of this workload compared
+	check "vmscope stats --start --exit-reasons=verify" \
+		"$VMSCOPE" stats --start --exit-reasons=verify --pid "$qpid"
+	[ "$(exit_mode mode)" = verify ] || fail "not in verify mode: $("$VMSCOPE" stats | grep '^exit_mode')"
+	read -r v0 _ <<EOR
+$(reading "$qpid")
+EOR
+	touch "$gdir/go-verify"
+	wait_file "$gdir/done-verify"
+	read -r v1 _ <<EOR
+$(reading "$qpid")
+EOR
+	mode=$("$VMSCOPE" stats | grep '^exit_mode')
+	cmp=$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "compared") print $(i + 1) }')
+	log "verify: KVM exits $((v1 - v0)) in the workload; $mode"
+	echo "$mode" | grep -q '^exit_mode verify .* mismatches 0 ' || fail "verify found mismatches: $mode"
+	[ "$cmp" -ge $((v1 - v0)) ] && [ "$((v1 - v0))" -ge $((PIO_N + CPUID_N)) ] ||
+		fail "verify compared $cmp exits, KVM counted $((v1 - v0)) in the workload"
+
+	# a wrong BTF offset (the ioctl): refused, the perf path, reasons right
+	VMSCOPE_TEST_EXIT_LAYOUT_SKEW=8 "$VMSCOPE" stats --start --pid "$qpid" >/dev/null ||
+		fail "stats --start with a skewed BTF layout"
+	mode=$("$VMSCOPE" stats | grep '^exit_mode')
+	log "wrong BTF offset: $mode"
+	echo "$mode" | grep -q '^exit_mode perf .* layout btf-mismatch refused layout (BTF vcpu_svm_vmcb ' ||
+		fail "a wrong BTF offset was not refused: $mode"
+	fault_phase layout
+
+	# a skewed VMCB offset (test-only parameter): calibration fails
+	check "vmscope stats --stop" "$VMSCOPE" stats --stop
+	check "rmmod vmscope_host" rmmod vmscope_host
+	check "insmod vmscope_host test_vmcb_skew=40" insmod "$HOST_KO" test_vmcb_skew=40
+	check "vmscope stats --start (skewed)" "$VMSCOPE" stats --start --reset --pid "$qpid"
+	fault_phase skew
+	mode=$("$VMSCOPE" stats | grep '^exit_mode')
+	log "skewed VMCB offset: $mode"
+	echo "$mode" | grep -q '^exit_mode perf .* refused mismatch' ||
+		fail "a skewed VMCB offset did not fail calibration: $mode"
+	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "mismatches") print $(i + 1) }')" -ge 1 ] ||
+		fail "no mismatch counted: $mode"
+	dmesg | grep -q 'vmscope_host: exit reason: direct \(read differs from KVM.s record\|VMCB read failed\)' ||
+		fail "the mismatch was not logged"
+	dmesg | grep 'vmscope_host: exit reason: direct' | head -n 3
+	missed=$("$VMSCOPE" stats | awk '/exit_reason_missed/ { print $8 }')
+	[ "$missed" -eq 0 ] || fail "$missed kvm_exit without a reason after the failed calibration"
+
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
 
