@@ -268,7 +268,7 @@ static void reset_counters(void)
  * up what they need (kvm_exit's perf counters) and before tearing down
  * what none needs any more.
  */
-static void slots_set_on(vmscope_slots_t on)
+static void slots_set_on(unsigned long on)
 {
 	bool measure = false, want = false;
 	u32 req = VMSCOPE_EXIT_REQ_AUTO;

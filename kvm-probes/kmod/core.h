@@ -144,7 +144,6 @@ extern unsigned long vmscope_slots_on;
 /* Some slot on asked for VMSCOPE_CTL_MEASURE. */
 extern bool vmscope_measure;
 
-typedef unsigned long vmscope_slots_t;
 
 static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
 						 pid_t tgid)
@@ -160,9 +159,9 @@ static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
 }
 
 /* The slots on that selected @id; the hit counted as seen if any. */
-static __always_inline vmscope_slots_t vmscope_probe_on(unsigned int id)
+static __always_inline unsigned long vmscope_probe_on(unsigned int id)
 {
-	vmscope_slots_t on = READ_ONCE(vmscope_slots_on), sel = 0;
+	unsigned long on = READ_ONCE(vmscope_slots_on), sel = 0;
 	unsigned int s;
 
 	if (likely(!on))
@@ -176,10 +175,10 @@ static __always_inline vmscope_slots_t vmscope_probe_on(unsigned int id)
 }
 
 /* Of @sel, the slots that trace @tgid. */
-static __always_inline vmscope_slots_t vmscope_slots_wanting(vmscope_slots_t sel,
+static __always_inline unsigned long vmscope_slots_wanting(unsigned long sel,
 							     pid_t tgid)
 {
-	vmscope_slots_t hit = 0;
+	unsigned long hit = 0;
 	unsigned int s;
 
 	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS)
@@ -193,10 +192,10 @@ static __always_inline vmscope_slots_t vmscope_slots_wanting(vmscope_slots_t sel
  * @tgid (0: none; nothing counted when probing is off, "seen" when no
  * slot traces @tgid).
  */
-static __always_inline vmscope_slots_t vmscope_probe_begin(unsigned int id,
+static __always_inline unsigned long vmscope_probe_begin(unsigned int id,
 							   pid_t tgid)
 {
-	vmscope_slots_t sel = vmscope_probe_on(id), hit;
+	unsigned long sel = vmscope_probe_on(id), hit;
 
 	if (!sel)
 		return 0;
@@ -218,7 +217,7 @@ static __always_inline vmscope_slots_t vmscope_probe_begin(unsigned int id,
  * that slot mid-write skips it rather than tear it; the counts above are
  * exact regardless.
  */
-static __always_inline void vmscope_emit(vmscope_slots_t to, unsigned int id,
+static __always_inline void vmscope_emit(unsigned long to, unsigned int id,
 					 const void *payload, size_t size,
 					 u64 ts)
 {
@@ -332,7 +331,7 @@ int vmscope_probes_exit_layout(const struct vmscope_exit_layout *l);
 void vmscope_probes_exit_mode(struct vmscope_exit_mode *m);
 
 /* sync_pair.c */
-void vmscope_sync_t2(vmscope_slots_t to, u64 t2, u64 tsc_a, u64 tsc_b,
+void vmscope_sync_t2(unsigned long to, u64 t2, u64 tsc_a, u64 tsc_b,
 		     u64 token, u64 seq, u64 t1, u64 guest_cpu, u32 vcpu_id);
 void vmscope_sync_maybe_t3(u32 vcpu_id);
 void vmscope_sync_reset(void);

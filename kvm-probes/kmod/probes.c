@@ -68,7 +68,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	u64 t_in = vmscope_timing_begin(&vmscope_cpu.exit_timing);
 	struct vmscope_exit_scratch d;
 	struct vmscope_ev_kvm_exit e;
-	vmscope_slots_t to;
+	unsigned long to;
 	bool have;
 
 	/*
@@ -134,7 +134,7 @@ static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 {
 	u64 t_in = vmscope_timing_begin(&vmscope_cpu.entry_timing);
 	struct vmscope_ev_kvm_entry e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	vmscope_sync_maybe_t3(vcpu->vcpu_id);
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid);
@@ -154,7 +154,7 @@ static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
 				 unsigned long val)
 {
 	struct vmscope_ev_kvm_cr e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid);
 	if (!to)
@@ -170,7 +170,7 @@ static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
 					 u64 address, u64 error_code)
 {
 	struct vmscope_ev_kvm_page_fault e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid);
 	if (!to)
@@ -191,7 +191,7 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	/* a sync exchange's t2 (and the slot's time); else the record's own */
 	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b) : 0;
 	u32 vcpu_id = U32_MAX;
-	vmscope_slots_t to = 0;
+	unsigned long to = 0;
 
 	if (nr == VMSCOPE_SYNC_HC_NR)
 		to = vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid);
@@ -218,7 +218,7 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 				  unsigned int count, const void *val)
 {
 	struct vmscope_ev_kvm_pio e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid);
 	if (!to)
@@ -242,7 +242,7 @@ static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 				   void *val)
 {
 	struct vmscope_ev_kvm_mmio e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid);
 	if (!to)
@@ -261,7 +261,7 @@ static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
 				  u64 val, bool exception)
 {
 	struct vmscope_ev_kvm_msr e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid);
 	if (!to)
@@ -278,7 +278,7 @@ static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
 				       bool soft, bool reinjected)
 {
 	struct vmscope_ev_kvm_inj_virq e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid);
 	if (!to)
@@ -294,7 +294,7 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 					       __u64 previous, __u64 next)
 {
 	struct vmscope_ev_kvm_write_tsc_offset e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid);
 	if (!to)
@@ -309,7 +309,7 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 {
 	struct vmscope_ev_kvm_userspace_exit e;
-	vmscope_slots_t to;
+	unsigned long to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid);
 	if (!to)
@@ -367,7 +367,7 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *next,
 				       unsigned int prev_state)
 {
-	vmscope_slots_t sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to = 0;
+	unsigned long sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to = 0;
 	/* still on the runqueue: preempted, or switched out while running */
 	bool runnable = preempt || prev_state == TASK_RUNNING;
 	struct vmscope_ev_sched_switch e;
@@ -396,7 +396,7 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 { \
 	struct vmscope_ev_##ev e; \
-	vmscope_slots_t to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid); \
+	unsigned long to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid); \
 	\
 	if (!to) \
 		return; \
@@ -409,7 +409,7 @@ VMSCOPE_WAKE_PROBE(sched_wakeup)
 static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					     int dest_cpu)
 {
-	vmscope_slots_t on = READ_ONCE(vmscope_slots_on), to;
+	unsigned long on = READ_ONCE(vmscope_slots_on), to;
 	struct vmscope_ev_sched_migrate_task e;
 	int orig_cpu = task_cpu(p);
 	unsigned int s, i;
