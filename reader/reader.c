@@ -94,6 +94,7 @@ static void damage_add(struct vr_damage *to, const struct vr_damage *d)
 	to->undecodable += d->undecodable;
 	to->inventory += d->inventory;
 	to->metadata += d->metadata;
+	to->write_errors += d->write_errors;
 	to->marked |= d->marked;
 	if (!to->first[0] && vr_damage_count(d))
 		memcpy(to->first, d->first, sizeof(to->first));
@@ -102,7 +103,7 @@ static void damage_add(struct vr_damage *to, const struct vr_damage *d)
 uint64_t vr_damage_count(const struct vr_damage *d)
 {
 	return (d->no_summary ? 0 : d->torn) + d->corrupt + d->unreadable + d->bad +
-	       d->undecodable + d->inventory + d->metadata + d->marked;
+	       d->undecodable + d->inventory + d->metadata + d->write_errors + d->marked;
 }
 
 const struct vr_damage *vr_trace_damage(struct vr_trace *t)
@@ -120,11 +121,13 @@ int vr_damage_describe(struct vr_trace *t, const char *path, char *buf, size_t l
 	if (!vr_damage_count(d))
 		return 0;
 	snprintf(buf, len, "%s is damaged (%llu torn%s, %llu corrupt, %llu unreadable, "
-		 "%llu bad, %llu undecodable, %llu inventory, %llu metadata%s): %s", path,
+		 "%llu bad, %llu undecodable, %llu inventory, %llu metadata, "
+		 "%llu write errors%s): %s", path,
 		 (unsigned long long)d->torn, d->no_summary ? " without a summary" : "",
 		 (unsigned long long)d->corrupt, (unsigned long long)d->unreadable,
 		 (unsigned long long)d->bad, (unsigned long long)d->undecodable,
 		 (unsigned long long)d->inventory, (unsigned long long)d->metadata,
+		 (unsigned long long)d->write_errors,
 		 d->marked ? ", made from damaged input" : "", d->first);
 	return 1;
 }
@@ -282,10 +285,28 @@ static int find_name(const struct vr_trace *t, const char *name)
 	return p ? (int)(p - t->names) : -1;
 }
 
-/* The input's damage a derived trace carries in its Summary. */
+/*
+ * What the trace's own metadata says went wrong: the input's damage a
+ * derived trace carries in its Summary, and the writer's failed writes in
+ * its final Statistics (a recording cut short by a full disk: the events
+ * it could not write are lost, and its last loss record may not have made
+ * it into the stream).
+ */
 static void take_marked(struct vr_trace *t)
 {
 	const Vmscope__Trace__Summary *sum = (const void *)t->summary;
+	const Vmscope__Trace__Statistics *st = (const void *)t->stats;
+
+	if (st && st->write_errors) {
+		uint64_t lost = 0;
+
+		for (size_t i = 0; i < st->n_streams; i++)
+			lost += st->streams[i]->lost_events;
+		t->dmg.write_errors = st->write_errors;
+		note(&t->dmg, NULL, "the writer's final statistics: %llu write error(s); "
+		     "%llu events lost in all, what could not be written among them",
+		     (unsigned long long)st->write_errors, (unsigned long long)lost);
+	}
 
 	if (sum && sum->input && sum->input->damaged) {
 		t->dmg.marked = true;

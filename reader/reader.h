@@ -79,6 +79,9 @@ struct vr_damage {
 	uint64_t undecodable;	/* records without a usable descriptor */
 	uint64_t inventory;	/* disagreements with the Summary's files */
 	uint64_t metadata;	/* metadata.vtf missing, corrupt, undecodable */
+	uint64_t write_errors;	/* the writer's final Statistics: writes that
+				 * failed (a full disk); what it could not
+				 * write is lost, beyond what the streams say */
 	bool no_summary;	/* no Summary: torn tails are expected */
 	bool marked;		/* the trace says it was made from damaged
 				 * input (`vmscope merge --accept-damage`) */

@@ -36,7 +36,7 @@ expect 1 'no stream nope.vtf' -- dump --stream nope.vtf "$dir/t"
 expect 1 'vmscope merge: .*/t is damaged .*undecodable' -- merge -o "$dir/rm0" "$dir/t"
 expect 0 'merged trace .*/rm is marked damaged' -- merge --accept-damage -o "$dir/rm" "$dir/t"
 expect 0 '^-- 8\.589939592 host cpu0 lost 7 events \(ring buffer full: ring buffer, before sub-buffer 3\)$' -- dump --accept-damage "$dir/rm"
-expect 0 '[(]0 torn, 0 corrupt, 0 unreadable, 0 bad, 0 undecodable, 0 inventory, 0 metadata, made from damaged input' -- dump --accept-damage "$dir/rm"
+expect 0 '[(]0 torn, 0 corrupt, 0 unreadable, 0 bad, 0 undecodable, 0 inventory, 0 metadata, 0 write errors, made from damaged input' -- dump --accept-damage "$dir/rm"
 
 # host-cpu0 alone, cut 5 bytes before its end (inside the index frame):
 # every frame before the cut is read, the tail is torn; its undecodable

@@ -125,7 +125,7 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__EventDesc
 
 /* How a trace's metadata ends: no Summary (a killed recorder), or one
  * listing the stream files as they are. */
-enum meta_end { META_KILLED, META_SUMMARY };
+enum meta_end { META_KILLED, META_SUMMARY, META_WRITE_ERROR };
 
 static const char *const stream_names[] = { "guest0-cpu1.vtf", "host-cpu0.vtf" };
 
@@ -191,7 +191,19 @@ static void write_meta(int dfd, enum meta_end how)
 		list_file(dfd, stream_names[i], &fs[i], &fo[i]);
 	sum.n_files = 2;
 	sum.files = fsp;
-	if (how == META_SUMMARY)
+	if (how == META_WRITE_ERROR) {
+		/* a writer that stopped on a full disk, losing 9 events */
+		Vmscope__Trace__Statistics st = VMSCOPE__TRACE__STATISTICS__INIT;
+		Vmscope__Trace__StreamStats ss = VMSCOPE__TRACE__STREAM_STATS__INIT, *ssp = &ss;
+
+		ss.origin = &fo[1];
+		ss.lost_events = 9;
+		st.n_streams = 1;
+		st.streams = &ssp;
+		st.write_errors = 1;
+		CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_STATS, &st.base), 0);
+	}
+	if (how == META_SUMMARY || how == META_WRITE_ERROR)
 		CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base), 0);
 	CHECK_EQ(tf_writer_close(w), 0);
 }
@@ -524,6 +536,15 @@ static void test_damage(const char *base)
 	CHECK_EQ(d.bad, 1);
 	CHECK_EQ(vr_damage_count(&d), 3);
 	CHECK(!d.no_summary);
+	close(dfd);
+
+	/* the writer's final statistics report a failed write: damage, said */
+	dfd = fresh(base, "d-write-error", META_WRITE_ERROR, path, sizeof(path));
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(d.write_errors, 1);
+	CHECK_EQ(vr_damage_count(&d), 4);
+	CHECK(strstr(d.first, "1 write error(s); 9 events lost in all") != NULL);
 	close(dfd);
 
 	/* a flipped byte mid-stream: corrupt, and fewer frames than listed */
