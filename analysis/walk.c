@@ -19,6 +19,7 @@ enum role {
 	R_GSWITCH,	/* vmN:sched_switch */
 	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
 	R_GSYNC,	/* vmN:sync_guest */
+	R_GTASK,	/* vmN:cpu_task: a CPU's task when the guest session began */
 };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
@@ -37,6 +38,8 @@ struct role_of {
 	bool has_wake_cpu;
 	struct mg_field steal;			/* R_GSYNC */
 	bool has_steal;
+	struct mg_field task_pid, task_comm;	/* R_GTASK */
+	bool has_task_comm;
 };
 
 enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
@@ -325,6 +328,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	for (uint32_t v = 0; v < w->n_vms; v++) {
 		static const char *const fw[1] = { "pid" };
 		const char *wake[2] = { "sched_wakeup", "sched_waking" };
+		struct mg_field pid0;
 
 		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
 		find_switch(w->ev, name, &w->vm[v].sw, &d);
@@ -343,6 +347,15 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 				r->wake_pid = pid;
 				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
 			}
+		}
+		snprintf(name, sizeof(name), "vm%u:cpu_task", v);
+		d = mg_role_find(w->ev, name, fw, 1, &pid0);
+		set_role(w, d, R_GTASK, v);
+		if (d) {
+			struct role_of *r = &w->roles[d - w->ev->desc];
+
+			r->task_pid = pid0;
+			r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
 		}
 		snprintf(name, sizeof(name), "vm%u:sync_guest", v);
 		d = mg_role_find(w->ev, name, NULL, 0, NULL);
@@ -607,6 +620,24 @@ static void on_guest_switch(struct an_walk *w, const struct an_hooks *h, const s
 		h->guest_switch(h->ctx, r->vm, &s, prev, next);
 }
 
+/* The task a guest CPU ran as its session began: a switch from nothing. */
+static void on_cpu_task(struct an_walk *w, const struct an_hooks *h, const struct role_of *r,
+			uint64_t ts, const uint8_t *p, const struct mo_origin *o)
+{
+	static const char none[AN_COMM_LEN] = "?";
+	struct an_switch s = { .ts = ts, .cpu = o->cpu, .prev_tid = -1, .prev_comm = none };
+	struct vcpu *v = vcpu_of(w, r->vm, o->cpu);
+	int32_t next;
+
+	s.next_tid = (int32_t)mg_get(&r->task_pid, p);
+	s.next_comm = r->has_task_comm ? (const char *)p + r->task_comm.off : none;
+	next = task_of(w, r->vm, s.next_tid, p, r->has_task_comm ? &r->task_comm : NULL);
+	if (v)
+		v->task = next;
+	if (h->guest_switch)
+		h->guest_switch(h->ctx, r->vm, &s, AN_TASK_UNKNOWN, next);
+}
+
 static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
 		   uint64_t ts, const struct mo_origin *o, bool has_o)
 {
@@ -619,8 +650,8 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	if (r->role == R_NONE)
 		return;
 	/* host roles need a host record, guest roles their VM's */
-	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC) !=
-		     (o->origin != 0))
+	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC ||
+		      r->role == R_GTASK) != (o->origin != 0))
 		return;
 	if (has_o && o->origin && o->origin - 1 != r->vm)
 		return;
@@ -648,6 +679,10 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	case R_GSWITCH:
 		if (has_o)
 			on_guest_switch(w, h, r, ts, it->payload, o);
+		break;
+	case R_GTASK:
+		if (has_o)
+			on_cpu_task(w, h, r, ts, it->payload, o);
 		break;
 	case R_GWAKE:
 		if (has_o && h->guest_wakeup)
