@@ -25,7 +25,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
-int cmd_agent(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_hook(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);

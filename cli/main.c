@@ -5,6 +5,7 @@
 
 #include <vmscope/version.h>
 
+#include "cmd_agent.h"
 #include "commands.h"
 
 static const struct command commands[] = {
