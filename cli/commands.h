@@ -19,7 +19,6 @@ int cmd_version(int argc, char **argv);
 int cmd_sync_once(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
-int cmd_capture(int argc, char **argv);
 int cmd_sync_emitter(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

@@ -1,5 +1,5 @@
 /*
- * `vmscope capture`: a raw reader of the host module's ring buffers, until
+ * vmscope-capture: a raw reader of the host module's ring buffers, until
  * issue 5's `record` writes real traces. It enables probing (optionally for
  * some QEMU processes), starts a session, maps every CPU's buffer, and
  * waits in poll(); each delivered sub-buffer is taken with GET_SUBBUF,
@@ -41,7 +41,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
+	fprintf(out, "usage: vmscope-capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
 		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
@@ -264,7 +264,7 @@ static int finish_out(struct capture *c, struct ex_out *o, bool ended, int rc)
 enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH, OPT_KEEP,
        OPT_READ_EVERY };
 
-int cmd_capture(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, OPT_PID },
