@@ -26,7 +26,6 @@ int vmscope_guest_probes_attach(void);
 void vmscope_guest_probes_detach(void);
 /* VMSCOPE_IOC_GUEST_EVENTS: 0 selects the default; mask out = in effect. */
 int vmscope_guest_events_select(u64 *mask);
-u64 vmscope_guest_events_available(void);
 
 /* statedump.c: VMSCOPE_IOC_GUEST_TASKS / _IRQS */
 long vmscope_guest_dump_tasks(void __user *arg);
