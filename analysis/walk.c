@@ -177,10 +177,7 @@ static uint32_t reason_of(struct an_walk *w, uint32_t isa, uint32_t code, bool v
 	r->isa = isa;
 	r->code = code;
 	r->valid = valid;
-	if (valid)
-		an_exit_reason_name(isa, code, r->name, sizeof(r->name));
-	else
-		snprintf(r->name, sizeof(r->name), "unknown");
+	an_exit_label(isa, code, valid, r->name, sizeof(r->name));
 	return w->nreason++;
 }
 

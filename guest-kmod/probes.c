@@ -264,17 +264,6 @@ void vmscope_guest_probes_init(void)
 				vmscope_event_descs[guest_tps[i].ev].tracepoint);
 }
 
-u64 vmscope_guest_events_available(void)
-{
-	u64 bits = BIT_ULL(VMSCOPE_EV_sync_guest) | BIT_ULL(VMSCOPE_EV_cpu_task);
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(guest_tps); i++)
-		if (guest_tps[i].tp)
-			bits |= BIT_ULL(guest_tps[i].ev);
-	return bits;
-}
-
 int vmscope_guest_events_select(u64 *mask)
 {
 	u64 all = 0;

@@ -28,7 +28,6 @@ void vmscope_guest_probes_detach(void);
 void vmscope_guest_record_cpu_tasks(void);
 /* VMSCOPE_IOC_GUEST_EVENTS: 0 selects the default; mask out = in effect. */
 int vmscope_guest_events_select(u64 *mask);
-u64 vmscope_guest_events_available(void);
 
 /* statedump.c: VMSCOPE_IOC_GUEST_TASKS / _IRQS */
 long vmscope_guest_dump_tasks(void __user *arg);

@@ -516,11 +516,6 @@ const Vmscope__Trace__Summary *vr_trace_summary(const struct vr_trace *t)
 	return (const void *)t->summary;
 }
 
-const Vmscope__Trace__Statistics *vr_trace_stats(const struct vr_trace *t)
-{
-	return (const void *)t->stats;
-}
-
 const struct tf_end_info *vr_trace_meta_end(const struct vr_trace *t)
 {
 	return &t->meta_end;
@@ -847,7 +842,7 @@ static int next_frame(struct vr_stream *s)
 	s->st.frames++;
 	if (f.type >= TF_FRAME_RAW || (f.type != TF_FRAME_FILE_HEADER &&
 	    f.type != TF_FRAME_CHUNK && f.type != TF_FRAME_LOSS &&
-	    f.type != TF_FRAME_SYNC && f.type != TF_FRAME_INDEX)) {
+	    f.type != TF_FRAME_INDEX)) {
 		s->seen_first = true;
 		return 1;	/* not a stream's: skip, as the format says */
 	}
@@ -868,13 +863,6 @@ static int next_frame(struct vr_stream *s)
 	case TF_FRAME_LOSS:
 		on_loss(s, &f, (const void *)m);
 		break;
-	case TF_FRAME_SYNC: {
-		struct vr_item *it = push(s, VR_SYNC, 0, f.offset);
-
-		if (it)
-			it->first = ((const Vmscope__Trace__SyncSamples *)(const void *)m)->n_seq;
-		break;
-	}
 	case TF_FRAME_INDEX:
 		s->st.has_index = true;
 		break;
