@@ -16,7 +16,7 @@ const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t
 	if (t)
 		snprintf(buf, len, "%s/%d", t->comm, t->tid);
 	else
-		snprintf(buf, len, "%s", task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)");
+		snprintf(buf, len, "%s", an_task_placeholder(task));
 	return buf;
 }
 

@@ -39,7 +39,7 @@ void report_sched_text(const struct an_walk *w, const struct an_sched *s, int32_
 struct json_object *report_sched_json(const char *path, const struct an_walk *w,
 				      const struct an_sched *s, int32_t *idx, size_t ntop);
 
-/* "comm/tid" of walk task @task, or "(unknown task)" / "(other tasks)". */
+/* "comm/tid" of walk task @task, or its placeholder (an_task_placeholder). */
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);
 
 /* The line on `vmscope merge`'s clock-unreliable spans (nothing when the

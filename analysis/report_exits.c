@@ -135,6 +135,11 @@ static void text_counts(const struct an_walk *w)
 	       PRIu64 " entries before any exit; %" PRIu64 " losses in the trace\n",
 	       c->records, c->exits, c->unattributed, c->open_dropped, c->entries_without_exit,
 	       c->losses);
+	if (c->exits_before_session || c->exits_task_unknown)
+		printf("guest task of exits: %" PRIu64 " before the guest session began, %" PRIu64
+		       " unknown (after a loss in the trace, or a guest module without cpu_task "
+		       "records and no sched_switch yet)\n",
+		       c->exits_before_session, c->exits_task_unknown);
 	report_clock_line(stdout, c);
 }
 
@@ -179,7 +184,7 @@ static json_object *jtask(const struct an_walk *w, int32_t task)
 
 	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
 	json_object_object_add(o, "comm", json_object_new_string(
-		t ? t->comm : task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)"));
+		t ? t->comm : an_task_placeholder(task)));
 	return o;
 }
 
@@ -207,6 +212,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 	jadd_u64(counts, "open_dropped", c->open_dropped);
 	jadd_u64(counts, "entries_without_exit", c->entries_without_exit);
 	jadd_u64(counts, "losses", c->losses);
+	jadd_u64(counts, "exits_before_session", c->exits_before_session);
+	jadd_u64(counts, "exits_task_unknown", c->exits_task_unknown);
 	report_clock_json(counts, c);
 	json_object_object_add(root, "counts", counts);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {

@@ -60,6 +60,7 @@ struct vm {
 	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
 	struct vcpu *v;
 	struct switch_fields sw;
+	bool has_cpu_task;	/* its guest module records cpu_task */
 };
 
 struct thread {			/* the session's vCPU thread map */
@@ -193,6 +194,18 @@ static void set_comm(char *dst, const uint8_t *p, const struct mg_field *f)
 			*c = '?';
 }
 
+const char *an_task_placeholder(int32_t task)
+{
+	switch (task) {
+	case AN_TASK_OTHER:
+		return "(other tasks)";
+	case AN_TASK_BEFORE:
+		return "(before guest session)";
+	default:
+		return "(unknown task)";
+	}
+}
+
 /* The task (vm, tid), named @comm when given. */
 static int32_t task_of(struct an_walk *w, uint32_t vm, int32_t tid, const uint8_t *p,
 		       const struct mg_field *comm)
@@ -258,7 +271,8 @@ static struct vcpu *vcpu_of(struct an_walk *w, uint32_t vm, uint32_t v)
 	if (!grow((void **)&m->v, &m->cap, v, sizeof(*m->v)))
 		return NULL;
 	for (uint32_t i = old; i < m->cap; i++)
-		m->v[i].task = m->v[i].exit_task = AN_TASK_UNKNOWN;
+		m->v[i].task = m->v[i].exit_task =
+			m->has_cpu_task ? AN_TASK_BEFORE : AN_TASK_UNKNOWN;
 	if (v >= m->n)
 		m->n = v + 1;
 	return &m->v[v];
@@ -348,6 +362,10 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "vm%u:cpu_task", v);
 		d = mg_role_find(w->ev, name, fw, 1, &pid0);
 		set_role(w, d, R_GTASK, v);
+		w->vm[v].has_cpu_task = d != NULL;
+		/* the session's vCPUs, before any record */
+		for (uint32_t c = 0; d && c < w->vm[v].cap; c++)
+			w->vm[v].v[c].task = w->vm[v].v[c].exit_task = AN_TASK_BEFORE;
 		if (d) {
 			struct role_of *r = &w->roles[d - w->ev->desc];
 
@@ -488,7 +506,9 @@ static void drop_open(struct an_walk *w)
 			if (p->st == V_EXIT || p->st == V_USER)
 				w->n.open_dropped++;
 			p->st = V_UNKNOWN;
-			p->task = AN_TASK_UNKNOWN;
+			/* still before the session: a loss does not change that */
+			if (p->task != AN_TASK_BEFORE)
+				p->task = AN_TASK_UNKNOWN;
 		}
 	for (uint32_t h = 0; h < w->nhc; h++)
 		w->hc[h].valid = false;
@@ -575,6 +595,8 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		v->t.user_ns += x.halted ? 0 : x.user_ns;
 		v->t.exits++;
 		w->n.exits++;
+		w->n.exits_before_session += x.task == AN_TASK_BEFORE;
+		w->n.exits_task_unknown += x.task == AN_TASK_UNKNOWN;
 		w->n.exits_clock_unreliable +=
 			clock_unreliable(w, vm, v, vcpu, &v->span_x, x.start, x.end);
 		if (h->exit)
