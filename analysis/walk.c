@@ -57,6 +57,7 @@ struct vm {
 	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
 	struct vcpu *v;
 	struct switch_fields sw;
+	bool guest;		/* its vmN:sched_switch is in the table */
 };
 
 struct thread {			/* the session's vCPU thread map */
@@ -329,6 +330,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
 		find_switch(w->ev, name, &w->vm[v].sw, &d);
 		set_role(w, d, R_GSWITCH, v);
+		w->vm[v].guest = d != NULL;
 		if (d)
 			w->roles[d - w->ev->desc].sw = &w->vm[v].sw;
 		for (int k = 0; k < 2; k++) {
@@ -681,6 +683,8 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 		w->any = true;
 		if (ts > w->last_ts)
 			w->last_ts = ts;
+		if (h->tick)
+			h->tick(h->ctx, ts);
 		if (it.kind == VR_LOSS || it.kind == VR_GAP || it.kind == VR_BAD) {
 			w->n.losses++;
 			drop_open(w);
@@ -736,6 +740,11 @@ uint32_t an_walk_nr_vms(const struct an_walk *w)
 	return w->n_vms;
 }
 
+bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm)
+{
+	return vm < w->n_vms && w->vm[vm].guest;
+}
+
 const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm)
 {
 	return vm < w->n_vms ? w->vm[vm].name : "?";
@@ -783,6 +792,17 @@ const struct an_task *an_walk_task(const struct an_walk *w, int32_t i)
 uint32_t an_walk_nr_tasks(const struct an_walk *w)
 {
 	return w->ntask;
+}
+
+const char *an_walk_task_label(const struct an_walk *w, int32_t i, char *buf, size_t len)
+{
+	const struct an_task *t = an_walk_task(w, i);
+
+	if (t)
+		snprintf(buf, len, "%s/%d", t->comm, t->tid);
+	else
+		snprintf(buf, len, "%s", i == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)");
+	return buf;
 }
 
 const struct an_counts *an_walk_counts(const struct an_walk *w)

@@ -45,13 +45,7 @@ int cmd_report(int argc, char **argv)
 
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len)
 {
-	const struct an_task *t = an_walk_task(w, task);
-
-	if (t)
-		snprintf(buf, len, "%s/%d", t->comm, t->tid);
-	else
-		snprintf(buf, len, "%s", task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)");
-	return buf;
+	return an_walk_task_label(w, task, buf, len);
 }
 
 int report_walk_setup(const char *cmd, const char *path, unsigned int flags,

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The online pipeline over a merged trace: see pipe.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "pipe.h"
+
+struct pipe {
+	struct an_walk *w;
+	const struct ol_opts *o;
+	struct ol_window iv, cum;
+	struct ol_snap base, now;	/* the walk's figures at iv's start, and now */
+	uint64_t next_edge, index, first_ts;
+	struct timespec wall0;
+	bool started;
+	int error;			/* the first failure: -errno */
+	char why[128];
+};
+
+static void fail(struct pipe *p, int e, const char *why)
+{
+	if (p->error)
+		return;
+	p->error = e;
+	snprintf(p->why, sizeof(p->why), "%s", why);
+}
+
+static void both_exit(void *ctx, const struct an_exit *e)
+{
+	struct pipe *p = ctx;
+
+	ol_window_exit(&p->iv, e);
+	ol_window_exit(&p->cum, e);
+}
+
+/* Hand the interval ending at @end to the view and start the next one. */
+static void close_interval(struct pipe *p, uint64_t end, bool final)
+{
+	struct ol_report r = { .w = p->w, .iv = &p->iv, .cum = &p->cum, .index = p->index,
+			       .final = final };
+	int e;
+
+	if (p->error)
+		return;
+	if (ol_snap_take(&p->now, p->w) || ol_snap_diff(&p->iv.t, &p->now, &p->base) ||
+	    ol_snap_take(&p->cum.t, p->w)) {
+		fail(p, -ENOMEM, "out of memory");
+		return;
+	}
+	ol_snap_swap(&p->base, &p->now);
+	p->iv.end = p->cum.end = end;
+	p->iv.n_longest = an_topn_sort(&p->iv.by_reason.top);
+	an_exits_sort(&p->iv.by_reason, p->o->sort);
+	an_exits_sort(&p->iv.by_task, p->o->sort);
+	an_exits_sort(&p->cum.by_reason, p->o->sort);
+	an_exits_sort(&p->cum.by_task, p->o->sort);
+	e = p->o->view(p->o->view_ctx, &r);
+	if (e) {
+		fail(p, e, "the view failed");
+		return;
+	}
+	p->index++;
+	ol_window_free(&p->iv);
+	if (ol_window_init(&p->iv, end, p->o->top))
+		fail(p, -ENOMEM, "out of memory");
+}
+
+/* --speed: wait until the wall clock has caught up with host time @ts. */
+static void pace(struct pipe *p, uint64_t ts)
+{
+	struct timespec now, d;
+	double due, spent;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	due = (double)(ts - p->first_ts) / p->o->speed;
+	spent = (double)(now.tv_sec - p->wall0.tv_sec) * 1e9 +
+		(double)(now.tv_nsec - p->wall0.tv_nsec);
+	if (due <= spent)
+		return;
+	d.tv_sec = (time_t)((due - spent) / 1e9);
+	d.tv_nsec = (long)((due - spent) - (double)d.tv_sec * 1e9);
+	nanosleep(&d, NULL);
+}
+
+static void tick(void *ctx, uint64_t ts)
+{
+	struct pipe *p = ctx;
+
+	if (!p->started) {
+		p->started = true;
+		p->first_ts = ts;
+		p->iv.start = p->cum.start = ts;
+		p->next_edge = ts + p->o->interval_ns;
+		clock_gettime(CLOCK_MONOTONIC, &p->wall0);
+	}
+	if (p->o->speed > 0)
+		pace(p, ts);
+	/* records come in host-time order; an empty interval is still one */
+	while (ts >= p->next_edge && !p->error) {
+		close_interval(p, p->next_edge, false);
+		p->next_edge += p->o->interval_ns;
+	}
+}
+
+static void end(void *ctx, uint64_t ts)
+{
+	struct pipe *p = ctx;
+
+	if (p->started)
+		close_interval(p, ts + 1 > p->iv.start ? ts + 1 : p->iv.start, true);
+}
+
+int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, char *err,
+	      size_t errlen)
+{
+	struct pipe p = { .o = o };
+	struct an_hooks h = { .ctx = &p, .tick = tick, .exit = both_exit, .end = end };
+	int e;
+
+	e = an_walk_open(&p.w, path, flags, err, errlen);
+	if (e)
+		return e;
+	if (ol_window_init(&p.iv, 0, o->top) || ol_window_init(&p.cum, 0, 0)) {
+		snprintf(err, errlen, "out of memory");
+		e = -ENOMEM;
+		goto out;
+	}
+	e = an_walk_run(p.w, &h, err, errlen);
+	if (e >= 0 && p.error) {
+		snprintf(err, errlen, "%s", p.why);
+		e = p.error;
+	} else if (e >= 0 && !p.started) {
+		snprintf(err, errlen, "the trace has no records");
+		e = 1;
+	}
+	if (!e && an_walk_damage(p.w))
+		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p.w));
+	if (e >= 0 && (ol_window_oom(&p.iv) || ol_window_oom(&p.cum))) {
+		snprintf(err, errlen, "out of memory: %d exits not counted", ol_window_oom(&p.cum));
+		e = 1;
+	}
+out:
+	ol_window_free(&p.iv);
+	ol_window_free(&p.cum);
+	ol_snap_free(&p.base);
+	ol_snap_free(&p.now);
+	an_walk_close(p.w);
+	return e;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The pipeline's intervals as JSON lines (json-c): see view.h, README.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "view.h"
+
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
+static const char *const q_json[] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns" };
+#define NQ 4
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static json_object *jcounts(const struct an_counts *c)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "records", c->records);
+	add_u64(o, "exits", c->exits);
+	add_u64(o, "losses", c->losses);
+	add_u64(o, "unattributed", c->unattributed);
+	add_u64(o, "open_dropped", c->open_dropped);
+	add_u64(o, "entries_without_exit", c->entries_without_exit);
+	return o;
+}
+
+static json_object *jtask(const struct an_walk *w, int32_t task)
+{
+	const struct an_task *t = an_walk_task(w, task);
+	json_object *o = json_object_new_object();
+	char b[64];
+
+	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
+	json_object_object_add(o, "comm", json_object_new_string(
+		t ? t->comm : an_walk_task_label(w, task, b, sizeof(b))));
+	return o;
+}
+
+/* One group of a window's exits (the fields of `report exits --json`). */
+static json_object *jgroup(const struct an_group *g, double secs)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "vm", json_object_new_int((int)g->vm));
+	add_u64(j, "count", g->h.count);
+	json_object_object_add(j, "rate_per_s",
+			       json_object_new_double(secs > 0 ? (double)g->h.count / secs : 0));
+	add_u64(j, "total_ns", g->h.sum);
+	add_u64(j, "kernel_ns", g->kernel_ns);
+	add_u64(j, "user_ns", g->user_ns);
+	add_u64(j, "halted_ns", g->halted_ns);
+	add_u64(j, "min_ns", g->h.count ? g->h.min : 0);
+	for (int q = 0; q < NQ; q++)
+		add_u64(j, q_json[q], an_hist_quantile(&g->h, quantiles[q]));
+	add_u64(j, "max_ns", g->h.max);
+	return j;
+}
+
+static json_object *jreasons(const struct an_walk *w, const struct ol_window *win)
+{
+	json_object *a = json_object_new_array();
+	double secs = (double)(win->end - win->start) / 1e9;
+
+	for (size_t i = 0; i < win->by_reason.n; i++) {
+		const struct an_group *g = &win->by_reason.g[i];
+		json_object *j = jgroup(g, secs);
+
+		json_object_object_add(j, "reason", json_object_new_string(
+			an_walk_reason_name(w, g->reason)));
+		json_object_array_add(a, j);
+	}
+	return a;
+}
+
+/* The first @n task groups of VMs that have a guest side. */
+static json_object *jtasks(const struct an_walk *w, const struct ol_window *win, size_t n)
+{
+	json_object *a = json_object_new_array();
+	double secs = (double)(win->end - win->start) / 1e9;
+
+	for (size_t i = 0, k = 0; i < win->by_task.n && k < n; i++) {
+		const struct an_group *g = &win->by_task.g[i];
+		json_object *j;
+
+		if (!an_walk_vm_has_guest(w, g->vm))
+			continue;
+		j = jgroup(g, secs);
+		json_object_object_add(j, "task", jtask(w, g->task));
+		json_object_array_add(a, j);
+		k++;
+	}
+	return a;
+}
+
+static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
+{
+	json_object *vms = json_object_new_array();
+
+	for (uint32_t vm = 0; vm < t->n_vms; vm++) {
+		json_object *v = json_object_new_object(), *cpus = json_object_new_array();
+
+		json_object_object_add(v, "vm", json_object_new_int((int)vm));
+		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
+		json_object_object_add(v, "agent", json_object_new_boolean(
+			an_walk_vm_has_guest(w, vm)));
+		for (uint32_t c = 0; c < t->n_vcpus[vm]; c++) {
+			const struct an_vcpu_time *x = &t->t[vm][c];
+			json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "vcpu", json_object_new_int((int)c));
+			json_object_object_add(j, "tid", json_object_new_int(
+				an_walk_vcpu_tid(w, vm, c)));
+			add_u64(j, "exits", x->exits);
+			add_u64(j, "guest_ns", x->guest_ns);
+			add_u64(j, "kernel_ns", x->kernel_ns);
+			add_u64(j, "user_ns", x->user_ns);
+			add_u64(j, "halted_ns", x->halted_ns);
+			json_object_array_add(cpus, j);
+		}
+		json_object_object_add(v, "vcpus", cpus);
+		json_object_array_add(vms, v);
+	}
+	return vms;
+}
+
+static json_object *jlongest(const struct an_walk *w, const struct ol_window *win)
+{
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < win->n_longest; i++) {
+		const struct an_exit *e = an_topn_item(&win->by_reason.top, i);
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "vm", json_object_new_int((int)e->vm));
+		json_object_object_add(j, "vcpu", json_object_new_int((int)e->vcpu));
+		json_object_object_add(j, "reason", json_object_new_string(
+			an_walk_reason_name(w, e->reason)));
+		add_u64(j, "start_ns", e->start);
+		add_u64(j, "duration_ns", e->end - e->start);
+		if (an_walk_vm_has_guest(w, e->vm))
+			json_object_object_add(j, "task", jtask(w, e->task));
+		json_object_array_add(a, j);
+	}
+	return a;
+}
+
+int ol_view_json(void *ctx, const struct ol_report *r)
+{
+	const struct ol_view *v = ctx;
+	json_object *o = json_object_new_object(), *cum = json_object_new_object();
+	int e = 0;
+
+	add_u64(o, "interval", r->index);
+	add_u64(o, "start_ns", r->iv->start);
+	add_u64(o, "end_ns", r->iv->end);
+	json_object_object_add(o, "final", json_object_new_boolean(r->final));
+	json_object_object_add(o, "counts", jcounts(&r->iv->t.counts));
+	json_object_object_add(o, "vms", jvms(r->w, &r->iv->t));
+	json_object_object_add(o, "reasons", jreasons(r->w, r->iv));
+	json_object_object_add(o, "tasks", jtasks(r->w, r->iv, v->tasks));
+	json_object_object_add(o, "longest", jlongest(r->w, r->iv));
+	add_u64(cum, "start_ns", r->cum->start);
+	add_u64(cum, "end_ns", r->cum->end);
+	json_object_object_add(cum, "counts", jcounts(&r->cum->t.counts));
+	json_object_object_add(cum, "reasons", jreasons(r->w, r->cum));
+	json_object_object_add(o, "cumulative", cum);
+	if (fprintf(v->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+		    JSON_C_TO_STRING_NOSLASHESCAPE)) < 0 || fflush(v->out))
+		e = -EIO;
+	json_object_put(o);
+	return e;
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A window of the online pipeline: see window.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "window.h"
+
+/* struct an_counts is a list of u64 counters: differences field by field */
+_Static_assert(sizeof(struct an_counts) % sizeof(uint64_t) == 0,
+	       "an_counts holds only u64 counters");
+#define NCOUNTS (sizeof(struct an_counts) / sizeof(uint64_t))
+
+void ol_snap_free(struct ol_snap *s)
+{
+	for (uint32_t v = 0; v < s->n_vms && s->t; v++)
+		free(s->t[v]);
+	free(s->t);
+	free(s->n_vcpus);
+	memset(s, 0, sizeof(*s));
+}
+
+void ol_snap_swap(struct ol_snap *a, struct ol_snap *b)
+{
+	struct ol_snap t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* @s shaped for @n_vms VMs of @n_vcpus vCPUs each, times zeroed. */
+static int snap_shape(struct ol_snap *s, uint32_t n_vms, const uint32_t *n_vcpus)
+{
+	if (s->n_vms != n_vms) {
+		ol_snap_free(s);
+		s->t = calloc(n_vms ? n_vms : 1, sizeof(*s->t));
+		s->n_vcpus = calloc(n_vms ? n_vms : 1, sizeof(*s->n_vcpus));
+		if (!s->t || !s->n_vcpus) {
+			ol_snap_free(s);
+			return -ENOMEM;
+		}
+		s->n_vms = n_vms;
+	}
+	for (uint32_t v = 0; v < n_vms; v++) {
+		if (s->n_vcpus[v] != n_vcpus[v]) {
+			struct an_vcpu_time *t = realloc(s->t[v], (n_vcpus[v] ? n_vcpus[v] : 1) *
+							 sizeof(*t));
+
+			if (!t)
+				return -ENOMEM;
+			s->t[v] = t;
+			s->n_vcpus[v] = n_vcpus[v];
+		}
+		memset(s->t[v], 0, (n_vcpus[v] ? n_vcpus[v] : 1) * sizeof(*s->t[v]));
+	}
+	return 0;
+}
+
+int ol_snap_take(struct ol_snap *s, const struct an_walk *w)
+{
+	uint32_t n = an_walk_nr_vms(w);
+	uint32_t *nc = calloc(n ? n : 1, sizeof(*nc));
+	int e;
+
+	if (!nc)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < n; v++)
+		nc[v] = an_walk_nr_vcpus(w, v);
+	e = snap_shape(s, n, nc);
+	free(nc);
+	if (e)
+		return e;
+	s->counts = *an_walk_counts(w);
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t c = 0; c < s->n_vcpus[v]; c++)
+			s->t[v][c] = *an_walk_vcpu_time(w, v, c);
+	return 0;
+}
+
+static void time_sub(struct an_vcpu_time *d, const struct an_vcpu_time *a,
+		     const struct an_vcpu_time *b)
+{
+	d->guest_ns = a->guest_ns - b->guest_ns;
+	d->kernel_ns = a->kernel_ns - b->kernel_ns;
+	d->user_ns = a->user_ns - b->user_ns;
+	d->halted_ns = a->halted_ns - b->halted_ns;
+	d->exits = a->exits - b->exits;
+}
+
+int ol_snap_diff(struct ol_snap *d, const struct ol_snap *now, const struct ol_snap *base)
+{
+	const uint64_t *a = (const uint64_t *)&now->counts, *b = (const uint64_t *)&base->counts;
+	uint64_t *o = (uint64_t *)&d->counts;
+	int e = snap_shape(d, now->n_vms, now->n_vcpus);
+
+	if (e)
+		return e;
+	for (size_t i = 0; i < NCOUNTS; i++)
+		o[i] = a[i] - b[i];
+	for (uint32_t v = 0; v < now->n_vms; v++)
+		for (uint32_t c = 0; c < now->n_vcpus[v]; c++) {
+			static const struct an_vcpu_time zero;
+			const struct an_vcpu_time *bt = v < base->n_vms && c < base->n_vcpus[v] ?
+							&base->t[v][c] : &zero;
+
+			time_sub(&d->t[v][c], &now->t[v][c], bt);
+		}
+	return 0;
+}
+
+int ol_window_init(struct ol_window *win, uint64_t start, size_t top)
+{
+	memset(win, 0, sizeof(*win));
+	win->start = win->end = start;
+	if (an_exits_init(&win->by_reason, AN_BY_REASON, top) ||
+	    an_exits_init(&win->by_task, AN_BY_TASK, 0)) {
+		ol_window_free(win);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void ol_window_free(struct ol_window *win)
+{
+	an_exits_free(&win->by_reason);
+	an_exits_free(&win->by_task);
+	ol_snap_free(&win->t);
+}
+
+void ol_window_exit(void *ctx, const struct an_exit *e)
+{
+	struct ol_window *win = ctx;
+
+	an_exits_add(&win->by_reason, e);
+	an_exits_add(&win->by_task, e);
+}
+
+int ol_window_oom(const struct ol_window *win)
+{
+	return win->by_reason.oom + win->by_task.oom;
+}
