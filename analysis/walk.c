@@ -100,7 +100,7 @@ struct an_walk {
 	int32_t task_hash[TASK_HASH];	/* index + 1, 0: empty */
 	struct an_counts n;
 	uint64_t first_ts, last_ts;
-	bool any;
+	bool any, stop;
 	const Vmscope__Trace__SessionMetadata *sess;
 };
 
@@ -673,9 +673,9 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	struct mo_origin o;
 	struct vr_item it;
 	bool has_o;
-	int r;
+	int r = 0;
 
-	while ((r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
+	while (!w->stop && (r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
 		uint64_t ts = vr_clock_ns(w->clock, it.ts);
 
 		if (!w->any)
@@ -710,6 +710,8 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	}
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
+	if (w->stop)
+		return 0;
 	if (r < 0) {
 		snprintf(err, errlen, "reading the merged stream: %s", strerror(-r));
 		return r;
@@ -726,6 +728,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	else
 		snprintf(err, errlen, "%s: the report covers what was read", w->damage);
 	return 1;
+}
+
+void an_walk_stop(struct an_walk *w)
+{
+	w->stop = true;
 }
 
 const char *an_walk_damage(const struct an_walk *w)

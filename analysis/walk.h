@@ -153,6 +153,10 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 void an_walk_close(struct an_walk *w);
 
+/* From a hook: end an_walk_run() after this record, as if the trace ended
+ * there (the end hook still runs; the rest is not read). */
+void an_walk_stop(struct an_walk *w);
+
 uint32_t an_walk_nr_vms(const struct an_walk *w);
 /* Whether the trace has @vm's guest side (its merged vmN:sched_switch):
  * without it (no agent streamed) no exit has a guest task. */

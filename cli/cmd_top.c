@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "out.h"
 #include "rec_args.h"
+#include "screen.h"
 #include "view.h"
 
 #define TOP_SPEED_MAX 1e6
@@ -21,7 +22,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --replay MERGED [--speed X] (--json | --batch)\n"
+	fprintf(out, "usage: vmscope top --replay MERGED [--speed X] [--json | --batch]\n"
 		"                   [--interval S] [--sort count|total|p99|max] [--tasks N]\n"
 		"                   [--top N] [--accept-damage]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -30,8 +31,8 @@ static void usage(FILE *out)
 		"intervals' counts, totals, minima and maxima add up to the report's.\n\n"
 		"  --replay MERGED       read a merged trace (`vmscope merge`'s output); a raw\n"
 		"                        recording is refused: merge it first\n"
-		"  --speed X             X seconds of trace per second (default: as fast as\n"
-		"                        it reads)\n"
+		"  --speed X             X seconds of trace per second (default: 1 on the\n"
+		"                        screen, as fast as it reads with --json or --batch)\n"
 		"  --interval S          the interval, seconds of host time (default 1; from\n"
 		"                        %g; \"500ms\" is not taken, \"0.5\" is)\n"
 		"  --json                one JSON object per interval, one per line (fields:\n"
@@ -41,6 +42,11 @@ static void usage(FILE *out)
 		"                        p99, max, and the guest tasks by exit time (\"no\n"
 		"                        agent\" for a VM without a guest side)\n"
 		"  --sort count|total|p99|max  order of reasons and tasks, largest first (total)\n"
+		"Without --json or --batch, a screen (the terminal on stdin and stdout): per VM\n"
+		"its vCPUs' exits/s and time split, the interval's exits by reason, guest task\n"
+		"or vCPU with exits/s, total, p50, p99, max, and its longest exits. Keys: s the\n"
+		"sort, g the grouping, v one VM or all, p pause, q quit. After the last\n"
+		"interval it stays until q.\n"
 		"  --tasks N             guest tasks per interval (default 10)\n"
 		"  --top N               the N longest exits of each interval in the JSON\n"
 		"                        (default 5)\n"
@@ -49,11 +55,11 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: live tracing (--pid, --domain, --all, -o) and the\n"
-		"interactive screen; record, merge, then replay.\n\n"
-		"Exit status: 0; 1 when MERGED is not a readable merged trace, is damaged\n"
-		"(every interval read is still shown) or has no records, or the output\n"
-		"could not be written; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
+		"Not built yet: live tracing (--pid, --domain, --all, -o); record, merge,\n"
+		"then replay.\n\n"
+		"Exit status: 0 (also on q); 1 when MERGED is not a readable merged trace, is\n"
+		"damaged (every interval read is still shown) or has no records, the output\n"
+		"could not be written, or the screen has no terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
 }
 
 static const char *const sort_names[] = { "count", "total", "p99", "max" };
@@ -105,7 +111,9 @@ int cmd_top(int argc, char **argv)
 	struct ol_view view = { .out = stdout, .tasks = 10 };
 	struct ol_opts o = { .interval_ns = 1000000000ull, .top = 5, .sort = AN_SORT_TOTAL,
 			     .view_ctx = &view };
+	struct ol_screen screen = { 0 };
 	const char *replay = NULL;
+	bool speed_set = false;
 	unsigned int flags = 0;
 	unsigned long long n;
 	char err[4200] = "";
@@ -119,6 +127,7 @@ int cmd_top(int argc, char **argv)
 		case 'S':
 			if (parse_speed(optarg, &o.speed))
 				return EXIT_USAGE;
+			speed_set = true;
 			break;
 		case 'i':
 			if (parse_interval(optarg, &o.interval_ns))
@@ -164,10 +173,17 @@ int cmd_top(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!o.view) {
-		fprintf(stderr, "vmscope top: the interactive screen is not built yet: give --json or --batch\n");
-		return EXIT_USAGE;
+		if (ol_screen_open(&screen, replay, o.sort)) {
+			fprintf(stderr, "vmscope top: the screen needs a terminal on stdin and stdout (and TERM): or give --json or --batch\n");
+			return EXIT_FAILURE_RUNTIME;
+		}
+		o.view = ol_view_screen;
+		o.view_ctx = &screen;
+		if (!speed_set)
+			o.speed = 1;
 	}
 	e = ol_replay(replay, flags, &o, err, sizeof(err));
+	ol_screen_close(&screen);
 	if (e) {
 		fprintf(stderr, "vmscope top: %s: %s\n", replay, err);
 		return EXIT_FAILURE_RUNTIME;

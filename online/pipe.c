@@ -14,7 +14,7 @@ struct pipe {
 	struct ol_snap base, now;	/* the walk's figures at iv's start, and now */
 	uint64_t next_edge, index, first_ts;
 	struct timespec wall0;
-	bool started;
+	bool started, quit;
 	int error;			/* the first failure: -errno */
 	char why[128];
 };
@@ -42,7 +42,7 @@ static void close_interval(struct pipe *p, uint64_t end, bool final)
 			       .final = final };
 	int e;
 
-	if (p->error)
+	if (p->error || p->quit)
 		return;
 	if (ol_snap_take(&p->now, p->w) || ol_snap_diff(&p->iv.t, &p->now, &p->base) ||
 	    ol_snap_take(&p->cum.t, p->w)) {
@@ -57,6 +57,11 @@ static void close_interval(struct pipe *p, uint64_t end, bool final)
 	an_exits_sort(&p->cum.by_reason, p->o->sort);
 	an_exits_sort(&p->cum.by_task, p->o->sort);
 	e = p->o->view(p->o->view_ctx, &r);
+	if (e == OL_VIEW_QUIT) {
+		p->quit = true;
+		an_walk_stop(p->w);
+		return;
+	}
 	if (e) {
 		fail(p, e, "the view failed");
 		return;
@@ -95,10 +100,10 @@ static void tick(void *ctx, uint64_t ts)
 		p->next_edge = ts + p->o->interval_ns;
 		clock_gettime(CLOCK_MONOTONIC, &p->wall0);
 	}
-	if (p->o->speed > 0)
+	if (p->o->speed > 0 && !p->quit)
 		pace(p, ts);
 	/* records come in host-time order; an empty interval is still one */
-	while (ts >= p->next_edge && !p->error) {
+	while (ts >= p->next_edge && !p->error && !p->quit) {
 		close_interval(p, p->next_edge, false);
 		p->next_edge += p->o->interval_ns;
 	}

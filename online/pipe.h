@@ -21,13 +21,16 @@
 /* What a view is handed at the end of each interval. */
 struct ol_report {
 	const struct an_walk *w;
-	const struct ol_window *iv;	/* the interval, groups sorted by the opts' key */
-	const struct ol_window *cum;	/* everything since the start, sorted likewise */
+	/* sorted by the opts' key; a view may sort them again (an_exits_sort) */
+	struct ol_window *iv;		/* the interval */
+	struct ol_window *cum;		/* everything since the start */
 	uint64_t index;			/* 0, 1, ... */
 	bool final;			/* the last one: the source ended (iv may be short) */
 };
 
-/* A view; 0, or -errno to stop the run (e.g. its output failed). */
+/* A view; 0 to go on, OL_VIEW_QUIT to end the run there (the user quit:
+ * not a failure), or -errno to stop it (e.g. its output failed). */
+#define OL_VIEW_QUIT 1
 typedef int ol_view_fn(void *ctx, const struct ol_report *r);
 
 struct ol_opts {

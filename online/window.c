@@ -113,7 +113,8 @@ int ol_window_init(struct ol_window *win, uint64_t start, size_t top)
 	memset(win, 0, sizeof(*win));
 	win->start = win->end = start;
 	if (an_exits_init(&win->by_reason, AN_BY_REASON, top) ||
-	    an_exits_init(&win->by_task, AN_BY_TASK, 0)) {
+	    an_exits_init(&win->by_task, AN_BY_TASK, 0) ||
+	    an_exits_init(&win->by_vcpu, AN_BY_VCPU, 0)) {
 		ol_window_free(win);
 		return -ENOMEM;
 	}
@@ -124,6 +125,7 @@ void ol_window_free(struct ol_window *win)
 {
 	an_exits_free(&win->by_reason);
 	an_exits_free(&win->by_task);
+	an_exits_free(&win->by_vcpu);
 	ol_snap_free(&win->t);
 }
 
@@ -133,9 +135,10 @@ void ol_window_exit(void *ctx, const struct an_exit *e)
 
 	an_exits_add(&win->by_reason, e);
 	an_exits_add(&win->by_task, e);
+	an_exits_add(&win->by_vcpu, e);
 }
 
 int ol_window_oom(const struct ol_window *win)
 {
-	return win->by_reason.oom + win->by_task.oom;
+	return win->by_reason.oom + win->by_task.oom + win->by_vcpu.oom;
 }

@@ -2,8 +2,8 @@
 /*
  * One window of the online pipeline (README.md): what `report exits`
  * counts, over a span of host time. The exits are aggregated by the
- * report's own code (analysis/exits.h), once by exit reason and once by
- * guest task; the vCPUs' time split and the walk's counts are the
+ * report's own code (analysis/exits.h), by exit reason, by guest task and
+ * by vCPU; the vCPUs' time split and the walk's counts are the
  * difference of the walk's cumulative figures (a snapshot) between the
  * window's edges. An exit belongs to the window its kvm_entry (its end)
  * falls in, so the windows of a run partition its exits.
@@ -34,7 +34,7 @@ void ol_snap_swap(struct ol_snap *a, struct ol_snap *b);
 
 struct ol_window {
 	uint64_t start, end;		/* host time, ns: [start, end) */
-	struct an_exits by_reason, by_task;
+	struct an_exits by_reason, by_task, by_vcpu;
 	struct ol_snap t;		/* counts and vCPU time over the window */
 	/* once the interval is closed: by_reason.top sorted, largest first */
 	size_t n_longest;

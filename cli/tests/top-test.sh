@@ -7,7 +7,7 @@
 # split; per guest task count and total; the last line's cumulative
 # percentiles equal the report's, as they come from the same histograms);
 # the intervals tile the trace; --sort orders each interval; --batch text;
-# --speed paces the replay; a cut stream (exit 1, intervals still shown);
+# --speed paces the replay (the screen: top-screen-test.sh); a cut stream (exit 1, intervals still shown);
 # stdout on a full disk; usage errors.
 # Usage: top-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
@@ -23,7 +23,6 @@ m=$dir/merged
 expect 0 'usage: vmscope top --replay' -- top --help
 expect 0 'Not built yet: live tracing' -- top --help
 expect 2 'live tracing is not built yet' -- top --json
-expect 2 'screen is not built yet' -- top --replay "$m"
 expect 2 'usage: vmscope top' -- top --replay "$m" --json extra
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 0
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 1x
