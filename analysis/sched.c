@@ -277,6 +277,8 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	uint64_t d = ts - v->off_since;
 	int32_t by = AN_TASK_UNKNOWN;
 	struct an_sched_task *t = task(s, v->off_task);
+	struct an_stall st;
+	struct an_off off;
 
 	v->off = false;
 	if (v->off_preempted) {
@@ -296,19 +298,26 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
 	v->ring[v->nring % AN_OFF_RING].end = ts;
 	v->nring++;
+	off = (struct an_off){ .vm = vm, .vcpu = vc, .preempted = v->off_preempted,
+			       .start = v->off_since, .end = ts, .by = v->cur,
+			       .by_other_ns = v->cur_other_ns };
 	/* the task that was running there, if it still is in guest terms */
 	if (t && t->st == AN_T_RUNNING && t->cpu == vc) {
 		const struct an_task *k = an_walk_task(s->w, v->off_task);
-		struct an_stall st = { .vm = vm, .vcpu = vc, .host_cpu = v->host_cpu,
-				       .task = v->off_task, .host_task = by,
-				       .start = v->off_since, .end = ts,
-				       .preempted = v->off_preempted };
 
+		st = (struct an_stall){ .vm = vm, .vcpu = vc, .host_cpu = v->host_cpu,
+					.task = v->off_task, .host_task = by,
+					.start = v->off_since, .end = ts,
+					.preempted = v->off_preempted };
 		t->stall_running_ns += d;
 		charge_all(t->by, &t->by_other_ns, v->cur, v->cur_other_ns);
-		if (k && k->tid != 0)	/* the idle task is not stalled */
+		if (k && k->tid != 0) {	/* the idle task is not stalled */
 			an_topn_add(&s->worst, d, &st);
+			off.stall = &st;
+		}
 	}
+	if (s->on_off)
+		s->on_off(s->off_ctx, &off);
 	for (uint32_t i = 0; i < v->nrunq; i++) {
 		struct an_sched_task *q = task(s, v->runq[i]);
 
@@ -427,22 +436,26 @@ static void sort_by(struct an_by_host *by)
 	qsort(by, n, sizeof(*by), by_ns_desc);
 }
 
-size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+size_t an_by_host_list(const uint64_t *ns, const uint32_t *times, struct an_by_host **out)
 {
 	size_t n = 0, k = 0;
 
 	*out = NULL;
-	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++)
-		n += v->host_n[i] != 0;
+	for (size_t i = 0; ns && i < AN_HOST_SLOTS; i++)
+		n += times[i] != 0;
 	if (!n || !(*out = calloc(n, sizeof(**out))))
 		return 0;
 	for (size_t i = 0; i < AN_HOST_SLOTS; i++)
-		if (v->host_n[i])
+		if (times[i])
 			(*out)[k++] = (struct an_by_host){ .host_task = (int32_t)i + AN_TASK_OTHER,
-							   .ns = v->host_ns[i],
-							   .n = v->host_n[i] };
+							   .ns = ns[i], .n = times[i] };
 	qsort(*out, n, sizeof(**out), by_ns_desc);
 	return n;
+}
+
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+{
+	return an_by_host_list(v->host_ns, v->host_n, out);
 }
 
 /* A vCPU's exact charges: the AN_SCHED_BY largest in by[], the rest in other. */

@@ -10,6 +10,8 @@
 struct pipe {
 	struct an_walk *w;
 	const struct ol_opts *o;
+	struct an_sched sched;		/* `report sched`'s pass */
+	struct an_hooks sh;		/* its hooks, called from ours */
 	struct ol_window iv, cum;
 	struct ol_snap base, now;	/* the walk's figures at iv's start, and now */
 	uint64_t next_edge, index, first_ts;
@@ -27,12 +29,59 @@ static void fail(struct pipe *p, int e, const char *why)
 	snprintf(p->why, sizeof(p->why), "%s", why);
 }
 
-static void both_exit(void *ctx, const struct an_exit *e)
+/* The walk's hooks: the windows' and the sched pass's. */
+static void on_exit_done(void *ctx, const struct an_exit *e)
 {
 	struct pipe *p = ctx;
 
 	ol_window_exit(&p->iv, e);
 	ol_window_exit(&p->cum, e);
+	p->sh.exit(p->sh.ctx, e);
+}
+
+static void on_off(void *ctx, const struct an_off *o)
+{
+	struct pipe *p = ctx;
+
+	ol_window_off(&p->iv, o);
+	ol_window_off(&p->cum, o);
+}
+
+static void on_guest_switch(void *ctx, uint32_t vm, const struct an_switch *s, int32_t prev,
+			    int32_t next)
+{
+	struct pipe *p = ctx;
+
+	p->sh.guest_switch(p->sh.ctx, vm, s, prev, next);
+}
+
+static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t task, int32_t cpu)
+{
+	struct pipe *p = ctx;
+
+	p->sh.guest_wakeup(p->sh.ctx, vm, ts, task, cpu);
+}
+
+static void on_host_switch(void *ctx, const struct an_switch *s, int32_t prev, int32_t next)
+{
+	struct pipe *p = ctx;
+
+	p->sh.host_switch(p->sh.ctx, s, prev, next);
+}
+
+static void on_guest_sync(void *ctx, uint32_t vm, uint64_t ts, uint32_t cpu, bool has_steal,
+			  uint64_t steal_ns)
+{
+	struct pipe *p = ctx;
+
+	p->sh.guest_sync(p->sh.ctx, vm, ts, cpu, has_steal, steal_ns);
+}
+
+static void on_loss(void *ctx, uint64_t ts)
+{
+	struct pipe *p = ctx;
+
+	p->sh.loss(p->sh.ctx, ts);
 }
 
 /* Hand the interval ending at @end to the view and start the next one. */
@@ -44,14 +93,15 @@ static void close_interval(struct pipe *p, uint64_t end, bool final)
 
 	if (p->error || p->quit)
 		return;
-	if (ol_snap_take(&p->now, p->w) || ol_snap_diff(&p->iv.t, &p->now, &p->base) ||
-	    ol_snap_take(&p->cum.t, p->w)) {
+	if (ol_snap_take(&p->now, p->w, &p->sched) ||
+	    ol_snap_diff(&p->iv.t, &p->now, &p->base) ||
+	    ol_snap_take(&p->cum.t, p->w, &p->sched)) {
 		fail(p, -ENOMEM, "out of memory");
 		return;
 	}
 	ol_snap_swap(&p->base, &p->now);
-	p->iv.end = p->cum.end = end;
-	p->iv.n_longest = an_topn_sort(&p->iv.by_reason.top);
+	ol_window_close(&p->iv, end);
+	p->cum.end = end;	/* it goes on: its heaps stay heaps */
 	an_exits_sort(&p->iv.by_reason, p->o->sort);
 	an_exits_sort(&p->iv.by_task, p->o->sort);
 	an_exits_sort(&p->cum.by_reason, p->o->sort);
@@ -113,6 +163,7 @@ static void end(void *ctx, uint64_t ts)
 {
 	struct pipe *p = ctx;
 
+	p->sh.end(p->sh.ctx, ts);
 	if (p->started)
 		close_interval(p, ts + 1 > p->iv.start ? ts + 1 : p->iv.start, true);
 }
@@ -121,17 +172,25 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	      size_t errlen)
 {
 	struct pipe p = { .o = o };
-	struct an_hooks h = { .ctx = &p, .tick = tick, .exit = both_exit, .end = end };
+	struct an_hooks h = { .ctx = &p, .tick = tick, .exit = on_exit_done,
+			      .guest_switch = on_guest_switch, .guest_wakeup = on_guest_wakeup,
+			      .host_switch = on_host_switch, .guest_sync = on_guest_sync,
+			      .loss = on_loss, .end = end };
+	bool sched = false;
 	int e;
 
 	e = an_walk_open(&p.w, path, flags, err, errlen);
 	if (e)
 		return e;
-	if (ol_window_init(&p.iv, 0, o->top) || ol_window_init(&p.cum, 0, 0)) {
+	sched = !an_sched_init(&p.sched, p.w, 0);
+	if (!sched || ol_window_init(&p.iv, 0, o->top) || ol_window_init(&p.cum, 0, 0)) {
 		snprintf(err, errlen, "out of memory");
 		e = -ENOMEM;
 		goto out;
 	}
+	an_sched_hooks(&p.sched, &p.sh);
+	p.sched.on_off = on_off;
+	p.sched.off_ctx = &p;
 	e = an_walk_run(p.w, &h, err, errlen);
 	if (e >= 0 && p.error) {
 		snprintf(err, errlen, "%s", p.why);
@@ -142,11 +201,14 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	}
 	if (!e && an_walk_damage(p.w))
 		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p.w));
-	if (e >= 0 && (ol_window_oom(&p.iv) || ol_window_oom(&p.cum))) {
-		snprintf(err, errlen, "out of memory: %d exits not counted", ol_window_oom(&p.cum));
+	if (e >= 0 && (ol_window_oom(&p.cum) || p.sched.oom)) {
+		snprintf(err, errlen, "out of memory: %d exits or off-CPU intervals not counted",
+			 ol_window_oom(&p.cum) + p.sched.oom);
 		e = 1;
 	}
 out:
+	if (sched)
+		an_sched_free(&p.sched);
 	ol_window_free(&p.iv);
 	ol_window_free(&p.cum);
 	ol_snap_free(&p.base);

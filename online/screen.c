@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <curses.h>
@@ -18,7 +19,7 @@ int ol_screen_open(struct ol_screen *s, const char *source, enum an_sort sort)
 {
 	SCREEN *t;
 
-	*s = (struct ol_screen){ .source = source, .sort = sort, .group = AN_BY_REASON,
+	*s = (struct ol_screen){ .source = source, .sort = sort, .group = OL_GROUP_REASON,
 				 .vm = -1 };
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return -1;
@@ -78,26 +79,31 @@ static void vcpus(const struct ol_screen *s, const struct ol_report *r, double s
 		line(y, "VM %u %s%s", vm, an_walk_vm_name(r->w, vm),
 		     an_walk_vm_has_guest(r->w, vm) ? "" : "   guest: no agent");
 		attroff(A_BOLD);
-		line(y, "  %-5s %8s %10s %8s %8s %8s %8s", "vcpu", "thread", "exits/s", "guest%",
-		     "kernel%", "user%", "halted%");
+		line(y, "  %-5s %8s %10s %8s %8s %8s %8s %10s %10s %12s", "vcpu", "thread",
+		     "exits/s", "guest%", "kernel%", "user%", "halted%", "preempted", "blocked",
+		     "guest steal");
 		for (uint32_t c = 0; c < t->n_vcpus[vm]; c++) {
-			const struct an_vcpu_time *x = &t->t[vm][c];
-			uint64_t all = x->guest_ns + x->kernel_ns + x->user_ns + x->halted_ns;
+			const struct ol_vcpu *x = &t->t[vm][c];
+			uint64_t all = x->t.guest_ns + x->t.kernel_ns + x->t.user_ns + x->t.halted_ns;
+			char b[3][32];
 
-			line(y, "  %-5u %8d %10.0f %8.1f %8.1f %8.1f %8.1f", c,
-			     an_walk_vcpu_tid(r->w, vm, c), secs > 0 ? (double)x->exits / secs : 0,
-			     pct(x->guest_ns, all), pct(x->kernel_ns, all), pct(x->user_ns, all),
-			     pct(x->halted_ns, all));
+			line(y, "  %-5u %8d %10.0f %8.1f %8.1f %8.1f %8.1f %10s %10s %12s", c,
+			     an_walk_vcpu_tid(r->w, vm, c), secs > 0 ? (double)x->t.exits / secs : 0,
+			     pct(x->t.guest_ns, all), pct(x->t.kernel_ns, all), pct(x->t.user_ns, all),
+			     pct(x->t.halted_ns, all), an_dur(x->preempted_ns, b[0], sizeof(b[0])),
+			     an_dur(x->blocked_ns, b[1], sizeof(b[1])),
+			     an_walk_vm_has_guest(r->w, vm) ?
+			     an_dur(x->steal_ns, b[2], sizeof(b[2])) : "no agent");
 		}
 	}
 }
 
-static const char *group_label(const struct ol_report *r, enum an_by by,
-			       const struct an_group *g, char *buf, size_t len)
+static const char *group_label(const struct ol_report *r, int group, const struct an_group *g,
+			       char *buf, size_t len)
 {
-	if (by == AN_BY_REASON)
+	if (group == OL_GROUP_REASON)
 		snprintf(buf, len, "%s", an_walk_reason_name(r->w, g->reason));
-	else if (by == AN_BY_VCPU)
+	else if (group == OL_GROUP_VCPU)
 		snprintf(buf, len, "vcpu %u", g->vcpu);
 	else if (!an_walk_vm_has_guest(r->w, g->vm))
 		snprintf(buf, len, "(no agent)");
@@ -106,16 +112,42 @@ static const char *group_label(const struct ol_report *r, enum an_by by,
 	return buf;
 }
 
+/* The host tasks that had vCPU threads' CPUs in the interval (all VMs). */
+static void preemptors(const struct ol_report *r, int *y)
+{
+	struct an_by_host *by;
+	size_t n = ol_window_preemptors(r->iv, &by);
+	char l[64], b[32];
+
+	attron(A_REVERSE);
+	line(y, "%-32s %12s %8s", "host task on vCPU threads' CPUs", "time", "times");
+	attroff(A_REVERSE);
+	for (size_t i = 0; i < n; i++) {
+		if (by[i].host_task == AN_TASK_UNKNOWN)
+			snprintf(l, sizeof(l), "(blocked in the host)");
+		else
+			an_walk_task_label(r->w, by[i].host_task, l, sizeof(l));
+		line(y, "%-32s %12s %8" PRIu64, l, an_dur(by[i].ns, b, sizeof(b)), by[i].n);
+	}
+	if (!n)
+		line(y, "(none in this interval)");
+	free(by);
+}
+
 static void groups(const struct ol_screen *s, const struct ol_report *r, double secs, int *y)
 {
-	static const char *const by_names[] = { "vm", "vcpu", "exit reason", "guest task" };
-	struct an_exits *x = s->group == AN_BY_TASK ? &r->iv->by_task :
-			     s->group == AN_BY_VCPU ? &r->iv->by_vcpu : &r->iv->by_reason;
+	static const char *const names[] = { "exit reason", "guest task", "vcpu" };
+	struct an_exits *x = s->group == OL_GROUP_TASK ? &r->iv->by_task :
+			     s->group == OL_GROUP_VCPU ? &r->iv->by_vcpu : &r->iv->by_reason;
 	char l[64], b[5][32];
 
+	if (s->group == OL_GROUP_PREEMPTOR) {
+		preemptors(r, y);
+		return;
+	}
 	an_exits_sort(x, s->sort);
 	attron(A_REVERSE);
-	line(y, "%-4s %-24s %10s %10s %10s %10s %10s", "VM", by_names[s->group], "exits/s",
+	line(y, "%-4s %-24s %10s %10s %10s %10s %10s", "VM", names[s->group], "exits/s",
 	     "total", "p50", "p99", "max");
 	attroff(A_REVERSE);
 	for (size_t i = 0; i < x->n; i++) {
@@ -129,6 +161,30 @@ static void groups(const struct ol_screen *s, const struct ol_report *r, double 
 		     an_dur(an_hist_quantile(&g->h, 0.5), b[1], sizeof(b[1])),
 		     an_dur(an_hist_quantile(&g->h, 0.99), b[2], sizeof(b[2])),
 		     an_dur(g->h.max, b[3], sizeof(b[3])));
+	}
+}
+
+/* The interval's worst stalls of running guest threads, with the host task. */
+static void stalls(const struct ol_screen *s, const struct ol_report *r, int *y)
+{
+	char b[32], t[64], h[64];
+
+	if (!r->iv->n_stalls)
+		return;
+	line(y, "");
+	line(y, "worst guest-thread stalls of the interval (vCPU thread off its CPU):");
+	for (size_t i = 0; i < r->iv->n_stalls; i++) {
+		const struct an_stall *st = an_topn_item(&r->iv->stalls, i);
+
+		if (!shown(s, st->vm))
+			continue;
+		if (st->host_task == AN_TASK_UNKNOWN)
+			snprintf(h, sizeof(h), "blocked in the host");
+		else
+			an_walk_task_label(r->w, st->host_task, h, sizeof(h));
+		line(y, "  VM %u vcpu %u %-20s %10s  by %s (host CPU %u)", st->vm, st->vcpu,
+		     an_walk_task_label(r->w, st->task, t, sizeof(t)),
+		     an_dur(st->end - st->start, b, sizeof(b)), h, st->host_cpu);
 	}
 }
 
@@ -179,6 +235,7 @@ static void draw(const struct ol_screen *s, const struct ol_report *r)
 	vcpus(s, r, secs, &y);
 	line(&y, "");
 	groups(s, r, secs, &y);
+	stalls(s, r, &y);
 	longest(s, r, &y);
 	refresh();
 }
@@ -193,8 +250,7 @@ static int key(struct ol_screen *s, const struct ol_report *r, int k)
 		s->sort = sort_next[s->sort];
 		break;
 	case 'g':
-		s->group = s->group == AN_BY_REASON ? AN_BY_TASK :
-			   s->group == AN_BY_TASK ? AN_BY_VCPU : AN_BY_REASON;
+		s->group = (s->group + 1) % OL_GROUPS;
 		break;
 	case 'v':
 		s->vm = s->vm + 1 < (int64_t)an_walk_nr_vms(r->w) ? s->vm + 1 : -1;

@@ -2,8 +2,10 @@
 /*
  * The interactive view of the pipeline's intervals (ncurses): a header,
  * per VM its vCPUs' exits/s and time split, one table of the interval's
- * exits grouped by reason, guest task or vCPU, and the interval's longest
- * exits. Keys: s sort (total, count, p99, max), g grouping, v one VM or
+ * exits grouped by reason, guest task or vCPU (or the host tasks that had
+ * vCPU threads' CPUs), the interval's worst guest-thread stalls with who
+ * caused them and its longest exits. Keys: s sort (total, count, p99,
+ * max), g grouping, v one VM or
  * all, p pause, q quit; a resize redraws. After the last interval it
  * stays until q.
  */
@@ -12,10 +14,12 @@
 
 #include "pipe.h"
 
+enum { OL_GROUP_REASON, OL_GROUP_TASK, OL_GROUP_VCPU, OL_GROUP_PREEMPTOR, OL_GROUPS };
+
 struct ol_screen {
 	const char *source;	/* what is shown, for the header */
 	enum an_sort sort;
-	enum an_by group;	/* AN_BY_REASON, AN_BY_TASK or AN_BY_VCPU */
+	int group;		/* OL_GROUP_* */
 	int64_t vm;		/* -1: all */
 	bool paused;
 	void *term;		/* ncurses' SCREEN */

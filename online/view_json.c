@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <json-c/json.h>
 
@@ -110,17 +111,30 @@ static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
 		json_object_object_add(v, "agent", json_object_new_boolean(
 			an_walk_vm_has_guest(w, vm)));
 		for (uint32_t c = 0; c < t->n_vcpus[vm]; c++) {
-			const struct an_vcpu_time *x = &t->t[vm][c];
+			const struct ol_vcpu *x = &t->t[vm][c];
 			json_object *j = json_object_new_object();
 
 			json_object_object_add(j, "vcpu", json_object_new_int((int)c));
 			json_object_object_add(j, "tid", json_object_new_int(
 				an_walk_vcpu_tid(w, vm, c)));
-			add_u64(j, "exits", x->exits);
-			add_u64(j, "guest_ns", x->guest_ns);
-			add_u64(j, "kernel_ns", x->kernel_ns);
-			add_u64(j, "user_ns", x->user_ns);
-			add_u64(j, "halted_ns", x->halted_ns);
+			add_u64(j, "exits", x->t.exits);
+			add_u64(j, "guest_ns", x->t.guest_ns);
+			add_u64(j, "kernel_ns", x->t.kernel_ns);
+			add_u64(j, "user_ns", x->t.user_ns);
+			add_u64(j, "halted_ns", x->t.halted_ns);
+			add_u64(j, "preempted_ns", x->preempted_ns);
+			add_u64(j, "preemptions", x->preemptions);
+			add_u64(j, "blocked_ns", x->blocked_ns);
+			add_u64(j, "blocks", x->blocks);
+			/* the guest's own steal needs its side (and ABI 0.4 readings) */
+			if (an_walk_vm_has_guest(w, vm)) {
+				add_u64(j, "steal_readings", x->steal_readings);
+				add_u64(j, "guest_steal_ns", x->steal_ns);
+				add_u64(j, "preempted_in_steal_span_ns", x->steal_host_ns);
+				add_u64(j, "steal_span_ns", x->steal_span_ns);
+			} else {
+				json_object_object_add(j, "guest_steal_ns", NULL);
+			}
 			json_object_array_add(cpus, j);
 		}
 		json_object_object_add(v, "vcpus", cpus);
@@ -149,6 +163,59 @@ static json_object *jlongest(const struct an_walk *w, const struct ol_window *wi
 	return a;
 }
 
+static json_object *jhost(const struct an_walk *w, const struct an_by_host *b)
+{
+	json_object *j = json_object_new_object();
+
+	if (b->host_task == AN_TASK_UNKNOWN)
+		json_object_object_add(j, "blocked_in_host", json_object_new_boolean(1));
+	else
+		json_object_object_add(j, "host_task", jtask(w, b->host_task));
+	add_u64(j, "ns", b->ns);
+	add_u64(j, "times", b->n);
+	return j;
+}
+
+/* The first @n host tasks of the window's off-CPU time; NULL out of memory. */
+static json_object *jpreemptors(const struct an_walk *w, const struct ol_window *win, size_t n)
+{
+	struct an_by_host *by;
+	size_t nb = ol_window_preemptors(win, &by);
+	json_object *a;
+
+	if (!by && win->host_ns)
+		return NULL;
+	a = json_object_new_array();
+	for (size_t i = 0; i < nb && i < n; i++)
+		json_object_array_add(a, jhost(w, &by[i]));
+	free(by);
+	return a;
+}
+
+static json_object *jstalls(const struct an_walk *w, const struct ol_window *win)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < win->n_stalls; i++) {
+		const struct an_stall *st = an_topn_item(&win->stalls, i);
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "vm", json_object_new_int((int)st->vm));
+		json_object_object_add(j, "vcpu", json_object_new_int((int)st->vcpu));
+		json_object_object_add(j, "thread", jtask(w, st->task));
+		json_object_object_add(j, "preempted", json_object_new_boolean(st->preempted));
+		if (st->host_task == AN_TASK_UNKNOWN)
+			json_object_object_add(j, "blocked_in_host", json_object_new_boolean(1));
+		else
+			json_object_object_add(j, "host_task", jtask(w, st->host_task));
+		json_object_object_add(j, "host_cpu", json_object_new_int((int)st->host_cpu));
+		add_u64(j, "start_ns", st->start);
+		add_u64(j, "duration_ns", st->end - st->start);
+		json_object_array_add(a, j);
+	}
+	return a;
+}
+
 int ol_view_json(void *ctx, const struct ol_report *r)
 {
 	const struct ol_view *v = ctx;
@@ -164,6 +231,9 @@ int ol_view_json(void *ctx, const struct ol_report *r)
 	json_object_object_add(o, "reasons", jreasons(r->w, r->iv));
 	json_object_object_add(o, "tasks", jtasks(r->w, r->iv, v->tasks));
 	json_object_object_add(o, "longest", jlongest(r->w, r->iv));
+	json_object_object_add(o, "preemptors", jpreemptors(r->w, r->iv, v->tasks));
+	add_u64(o, "preemptors_other_ns", r->iv->off_other_ns);
+	json_object_object_add(o, "stalls", jstalls(r->w, r->iv));
 	add_u64(cum, "start_ns", r->cum->start);
 	add_u64(cum, "end_ns", r->cum->end);
 	json_object_object_add(cum, "counts", jcounts(&r->cum->t.counts));

@@ -15,18 +15,24 @@ static double per_s(uint64_t n, double secs)
 static void vcpus(FILE *f, const struct an_walk *w, const struct ol_snap *t, uint32_t vm,
 		  double secs)
 {
-	char b[4][32];
+	char b[7][32];
 
-	fprintf(f, "  %-5s %8s %10s %10s %10s %10s %10s\n", "vcpu", "thread", "exits/s",
-		"in guest", "kernel", "userspace", "halted");
+	fprintf(f, "  %-5s %8s %10s %10s %10s %10s %10s %10s %10s %12s\n", "vcpu", "thread",
+		"exits/s", "in guest", "kernel", "userspace", "halted", "preempted", "blocked",
+		"guest steal");
 	for (uint32_t c = 0; c < t->n_vcpus[vm]; c++) {
-		const struct an_vcpu_time *x = &t->t[vm][c];
+		const struct ol_vcpu *x = &t->t[vm][c];
 
-		fprintf(f, "  %-5u %8d %10.0f %10s %10s %10s %10s\n", c, an_walk_vcpu_tid(w, vm, c),
-			per_s(x->exits, secs), an_dur(x->guest_ns, b[0], sizeof(b[0])),
-			an_dur(x->kernel_ns, b[1], sizeof(b[1])),
-			an_dur(x->user_ns, b[2], sizeof(b[2])),
-			an_dur(x->halted_ns, b[3], sizeof(b[3])));
+		fprintf(f, "  %-5u %8d %10.0f %10s %10s %10s %10s %10s %10s %12s\n", c,
+			an_walk_vcpu_tid(w, vm, c), per_s(x->t.exits, secs),
+			an_dur(x->t.guest_ns, b[0], sizeof(b[0])),
+			an_dur(x->t.kernel_ns, b[1], sizeof(b[1])),
+			an_dur(x->t.user_ns, b[2], sizeof(b[2])),
+			an_dur(x->t.halted_ns, b[3], sizeof(b[3])),
+			an_dur(x->preempted_ns, b[4], sizeof(b[4])),
+			an_dur(x->blocked_ns, b[5], sizeof(b[5])),
+			an_walk_vm_has_guest(w, vm) ? an_dur(x->steal_ns, b[6], sizeof(b[6])) :
+			"no agent");
 	}
 }
 

@@ -43,8 +43,8 @@ static int snap_shape(struct ol_snap *s, uint32_t n_vms, const uint32_t *n_vcpus
 	}
 	for (uint32_t v = 0; v < n_vms; v++) {
 		if (s->n_vcpus[v] != n_vcpus[v]) {
-			struct an_vcpu_time *t = realloc(s->t[v], (n_vcpus[v] ? n_vcpus[v] : 1) *
-							 sizeof(*t));
+			struct ol_vcpu *t = realloc(s->t[v], (n_vcpus[v] ? n_vcpus[v] : 1) *
+						    sizeof(*t));
 
 			if (!t)
 				return -ENOMEM;
@@ -56,7 +56,45 @@ static int snap_shape(struct ol_snap *s, uint32_t n_vms, const uint32_t *n_vcpus
 	return 0;
 }
 
-int ol_snap_take(struct ol_snap *s, const struct an_walk *w)
+static void vcpu_sub(struct ol_vcpu *d, const struct ol_vcpu *a, const struct ol_vcpu *b)
+{
+	d->t.guest_ns = a->t.guest_ns - b->t.guest_ns;
+	d->t.kernel_ns = a->t.kernel_ns - b->t.kernel_ns;
+	d->t.user_ns = a->t.user_ns - b->t.user_ns;
+	d->t.halted_ns = a->t.halted_ns - b->t.halted_ns;
+	d->t.exits = a->t.exits - b->t.exits;
+	d->preempted_ns = a->preempted_ns - b->preempted_ns;
+	d->preemptions = a->preemptions - b->preemptions;
+	d->blocked_ns = a->blocked_ns - b->blocked_ns;
+	d->blocks = a->blocks - b->blocks;
+	d->steal_readings = a->steal_readings - b->steal_readings;
+	d->steal_ns = a->steal_ns - b->steal_ns;
+	d->steal_host_ns = a->steal_host_ns - b->steal_host_ns;
+	d->steal_span_ns = a->steal_span_ns - b->steal_span_ns;
+}
+
+static void vcpu_of(struct ol_vcpu *o, const struct an_walk *w, const struct an_sched *sched,
+		    uint32_t vm, uint32_t c)
+{
+	const struct an_sched_vcpu *v = sched ? an_sched_vcpu(sched, vm, c) : NULL;
+	struct an_steal st;
+
+	memset(o, 0, sizeof(*o));
+	o->t = *an_walk_vcpu_time(w, vm, c);
+	if (!v)
+		return;
+	o->preempted_ns = v->preempted_ns;
+	o->preemptions = v->n_preempted;
+	o->blocked_ns = v->blocked_ns;
+	o->blocks = v->n_blocked;
+	an_steal_result(v, &st);
+	o->steal_readings = st.n;
+	o->steal_ns = st.guest_ns;
+	o->steal_host_ns = st.host_ns;
+	o->steal_span_ns = st.span_ns;
+}
+
+int ol_snap_take(struct ol_snap *s, const struct an_walk *w, const struct an_sched *sched)
 {
 	uint32_t n = an_walk_nr_vms(w);
 	uint32_t *nc = calloc(n ? n : 1, sizeof(*nc));
@@ -73,18 +111,8 @@ int ol_snap_take(struct ol_snap *s, const struct an_walk *w)
 	s->counts = *an_walk_counts(w);
 	for (uint32_t v = 0; v < n; v++)
 		for (uint32_t c = 0; c < s->n_vcpus[v]; c++)
-			s->t[v][c] = *an_walk_vcpu_time(w, v, c);
+			vcpu_of(&s->t[v][c], w, sched, v, c);
 	return 0;
-}
-
-static void time_sub(struct an_vcpu_time *d, const struct an_vcpu_time *a,
-		     const struct an_vcpu_time *b)
-{
-	d->guest_ns = a->guest_ns - b->guest_ns;
-	d->kernel_ns = a->kernel_ns - b->kernel_ns;
-	d->user_ns = a->user_ns - b->user_ns;
-	d->halted_ns = a->halted_ns - b->halted_ns;
-	d->exits = a->exits - b->exits;
 }
 
 int ol_snap_diff(struct ol_snap *d, const struct ol_snap *now, const struct ol_snap *base)
@@ -99,11 +127,11 @@ int ol_snap_diff(struct ol_snap *d, const struct ol_snap *now, const struct ol_s
 		o[i] = a[i] - b[i];
 	for (uint32_t v = 0; v < now->n_vms; v++)
 		for (uint32_t c = 0; c < now->n_vcpus[v]; c++) {
-			static const struct an_vcpu_time zero;
-			const struct an_vcpu_time *bt = v < base->n_vms && c < base->n_vcpus[v] ?
-							&base->t[v][c] : &zero;
+			static const struct ol_vcpu zero;
+			const struct ol_vcpu *bt = v < base->n_vms && c < base->n_vcpus[v] ?
+						   &base->t[v][c] : &zero;
 
-			time_sub(&d->t[v][c], &now->t[v][c], bt);
+			vcpu_sub(&d->t[v][c], &now->t[v][c], bt);
 		}
 	return 0;
 }
@@ -114,7 +142,8 @@ int ol_window_init(struct ol_window *win, uint64_t start, size_t top)
 	win->start = win->end = start;
 	if (an_exits_init(&win->by_reason, AN_BY_REASON, top) ||
 	    an_exits_init(&win->by_task, AN_BY_TASK, 0) ||
-	    an_exits_init(&win->by_vcpu, AN_BY_VCPU, 0)) {
+	    an_exits_init(&win->by_vcpu, AN_BY_VCPU, 0) ||
+	    an_topn_init(&win->stalls, top, sizeof(struct an_stall))) {
 		ol_window_free(win);
 		return -ENOMEM;
 	}
@@ -126,6 +155,9 @@ void ol_window_free(struct ol_window *win)
 	an_exits_free(&win->by_reason);
 	an_exits_free(&win->by_task);
 	an_exits_free(&win->by_vcpu);
+	an_topn_free(&win->stalls);
+	free(win->host_ns);
+	free(win->host_n);
 	ol_snap_free(&win->t);
 }
 
@@ -140,5 +172,46 @@ void ol_window_exit(void *ctx, const struct an_exit *e)
 
 int ol_window_oom(const struct ol_window *win)
 {
-	return win->by_reason.oom + win->by_task.oom + win->by_vcpu.oom;
+	return win->by_reason.oom + win->by_task.oom + win->by_vcpu.oom + win->oom;
+}
+
+void ol_window_off(void *ctx, const struct an_off *o)
+{
+	struct ol_window *win = ctx;
+
+	if (o->stall)
+		an_topn_add(&win->stalls, o->stall->end - o->stall->start, o->stall);
+	if (!win->host_ns) {
+		win->host_ns = calloc(AN_HOST_SLOTS, sizeof(*win->host_ns));
+		win->host_n = calloc(AN_HOST_SLOTS, sizeof(*win->host_n));
+		if (!win->host_ns || !win->host_n) {
+			free(win->host_ns);
+			free(win->host_n);
+			win->host_ns = NULL;
+			win->host_n = NULL;
+			win->oom++;
+			return;
+		}
+	}
+	for (int i = 0; i < AN_SCHED_KEEP && o->by[i].n; i++) {
+		size_t k = (size_t)(o->by[i].host_task - AN_TASK_OTHER);
+
+		if (o->by[i].host_task < AN_TASK_OTHER || k >= AN_HOST_SLOTS)
+			continue;
+		win->host_ns[k] += o->by[i].ns;
+		win->host_n[k]++;	/* off intervals it had a part in */
+	}
+	win->off_other_ns += o->by_other_ns;
+}
+
+size_t ol_window_preemptors(const struct ol_window *win, struct an_by_host **out)
+{
+	return an_by_host_list(win->host_ns, win->host_n, out);
+}
+
+void ol_window_close(struct ol_window *win, uint64_t end)
+{
+	win->end = end;
+	win->n_longest = an_topn_sort(&win->by_reason.top);
+	win->n_stalls = an_topn_sort(&win->stalls);
 }

@@ -6,6 +6,8 @@
 # total and its split exactly, min and max exactly; per vCPU the time
 # split; per guest task count and total; the last line's cumulative
 # percentiles equal the report's, as they come from the same histograms);
+# the host view of `report sched` likewise (preempted and blocked time per
+# vCPU, the host tasks that had the CPU, the worst stall);
 # the intervals tile the trace; --sort orders each interval; --batch text;
 # --speed paces the replay (the screen: top-screen-test.sh); a cut stream (exit 1, intervals still shown);
 # stdout on a full disk; usage errors.
@@ -103,6 +105,54 @@ then
 	echo "ok: the intervals add up to report exits"
 else
 	echo "FAIL: top --json against report exits"; cat "$out"; fails=$((fails + 1))
+fi
+
+# `report sched`'s host view per interval, on the trace where a host task
+# preempts VM 0's vCPU 0 (--write-sched): per vCPU preempted and blocked
+# time and times add up to the report's, the host tasks of the intervals'
+# off-CPU time to the report's per vCPU (by task: time and times), the
+# worst stall of all intervals is the report's worst
+mkdir "$dir/s"
+"$writer" --write-sched "$dir/s" >/dev/null || { echo "FAIL: writing the sched trace"; exit 1; }
+"$exe" report sched --json "$dir/s/merged" >"$dir/sched.json" &&
+"$exe" top --replay "$dir/s/merged" --json --interval 0.05 --tasks 100 >"$dir/stop.json" 2>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/sched.json" "$dir/stop.json" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+assert len(lines) >= 10, len(lines)
+pre = 0
+for vm in rep["vms"]:
+    for v in vm["vcpus"]:
+        got = {k: sum(c[k] for l in lines for m in l["vms"] if m["vm"] == vm["vm"]
+                      for c in m["vcpus"] if c["vcpu"] == v["vcpu"])
+               for k in ("preempted_ns", "preemptions", "blocked_ns", "blocks")}
+        want = {k: v[k] for k in got}
+        assert got == want, (vm["vm"], v["vcpu"], got, want)
+        pre += v["preempted_ns"]
+assert pre > 0
+def key(b):
+    return "blocked" if b.get("blocked_in_host") else b["host_task"]["tid"]
+want, got = {}, {}
+for vm in rep["vms"]:
+    for v in vm["vcpus"]:
+        assert len(v["by"]) < 4, v["by"]	# the report shows 4 at most: all of them here
+        for b in v["by"]:
+            w = want.setdefault(key(b), [0, 0]); w[0] += b["ns"]; w[1] += b["times"]
+for l in lines:
+    assert l["preemptors_other_ns"] == 0
+    for b in l["preemptors"]:
+        g = got.setdefault(key(b), [0, 0]); g[0] += b["ns"]; g[1] += b["times"]
+assert got == want and len(got) == 3, (got, want)
+worst = max((s for l in lines for s in l["stalls"]), key=lambda s: s["duration_ns"])
+w0 = rep["worst"][0]
+assert worst["duration_ns"] == w0["duration_ns"] and worst["start_ns"] == w0["start_ns"], (worst, w0)
+assert all(len(l["stalls"]) <= 5 for l in lines)
+PY
+then
+	echo "ok: preempted and blocked time, their host tasks and the worst stall add up to report sched"
+else
+	echo "FAIL: top --json against report sched"; cat "$out"; fails=$((fails + 1))
 fi
 
 # --sort count: every interval's reasons and tasks by count, largest first
