@@ -210,27 +210,34 @@ static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int
  * AN_TASK_UNKNOWN for blocked in host, AN_TASK_OTHER); @times: one more
  * off interval for it. The table is allocated at the vCPU's first charge.
  */
-static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
-			 uint64_t ns, bool times)
+int an_by_host_charge(uint64_t **ns_tab, uint32_t **n_tab, int32_t host_task, uint64_t ns,
+		      uint32_t times)
 {
 	size_t i = (size_t)(host_task - AN_TASK_OTHER);
 
-	if (!v->host_ns) {
-		v->host_ns = calloc(AN_HOST_SLOTS, sizeof(*v->host_ns));
-		v->host_n = calloc(AN_HOST_SLOTS, sizeof(*v->host_n));
-		if (!v->host_ns || !v->host_n) {
-			free(v->host_ns);
-			free(v->host_n);
-			v->host_ns = NULL;
-			v->host_n = NULL;
-			s->oom++;
-			return;
+	if (!*ns_tab) {
+		*ns_tab = calloc(AN_HOST_SLOTS, sizeof(**ns_tab));
+		*n_tab = calloc(AN_HOST_SLOTS, sizeof(**n_tab));
+		if (!*ns_tab || !*n_tab) {
+			free(*ns_tab);
+			free(*n_tab);
+			*ns_tab = NULL;
+			*n_tab = NULL;
+			return -ENOMEM;
 		}
 	}
 	if (host_task < AN_TASK_OTHER || i >= AN_HOST_SLOTS)
-		return;
-	v->host_ns[i] += ns;
-	v->host_n[i] += times;
+		return 0;
+	(*ns_tab)[i] += ns;
+	(*n_tab)[i] += times;
+	return 0;
+}
+
+static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
+			 uint64_t ns, bool times)
+{
+	if (an_by_host_charge(&v->host_ns, &v->host_n, host_task, ns, times))
+		s->oom++;
 }
 
 /* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */

@@ -149,6 +149,12 @@ const struct an_sched_vcpu *an_sched_vcpu(const struct an_sched *s, uint32_t vm,
  * array *@out (free it); their count (0: none, or out of memory). */
 size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out);
 
+/* Charge @ns and @times to @host_task in the table by host task *@ns_tab,
+ * *@n_tab ([AN_HOST_SLOTS] each, allocated at the first charge); -ENOMEM
+ * (nothing charged) or 0. */
+int an_by_host_charge(uint64_t **ns_tab, uint32_t **n_tab, int32_t host_task, uint64_t ns,
+		      uint32_t times);
+
 /* The same from a table by host task ([AN_HOST_SLOTS], index host_task -
  * AN_TASK_OTHER: time and times; @ns NULL is an empty table). */
 size_t an_by_host_list(const uint64_t *ns, const uint32_t *times, struct an_by_host **out);

@@ -7,59 +7,26 @@
 
 #include <json-c/json.h>
 
+#include "exits_json.h"
 #include "view.h"
-
-static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
-static const char *const q_json[] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns" };
-#define NQ 4
-
-static void add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
 
 static json_object *jcounts(const struct an_counts *c)
 {
 	json_object *o = json_object_new_object();
 
-	add_u64(o, "records", c->records);
-	add_u64(o, "exits", c->exits);
-	add_u64(o, "losses", c->losses);
-	add_u64(o, "unattributed", c->unattributed);
-	add_u64(o, "open_dropped", c->open_dropped);
-	add_u64(o, "entries_without_exit", c->entries_without_exit);
+	an_json_counts(o, c);
 	return o;
 }
 
-static json_object *jtask(const struct an_walk *w, int32_t task)
-{
-	const struct an_task *t = an_walk_task(w, task);
-	json_object *o = json_object_new_object();
-	char b[64];
-
-	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
-	json_object_object_add(o, "comm", json_object_new_string(
-		t ? t->comm : an_walk_task_label(w, task, b, sizeof(b))));
-	return o;
-}
-
-/* One group of a window's exits (the fields of `report exits --json`). */
+/* One group of a window's exits: `report exits --json`'s fields and its rate. */
 static json_object *jgroup(const struct an_group *g, double secs)
 {
 	json_object *j = json_object_new_object();
 
 	json_object_object_add(j, "vm", json_object_new_int((int)g->vm));
-	add_u64(j, "count", g->h.count);
+	an_json_group(j, g, NULL);
 	json_object_object_add(j, "rate_per_s",
 			       json_object_new_double(secs > 0 ? (double)g->h.count / secs : 0));
-	add_u64(j, "total_ns", g->h.sum);
-	add_u64(j, "kernel_ns", g->kernel_ns);
-	add_u64(j, "user_ns", g->user_ns);
-	add_u64(j, "halted_ns", g->halted_ns);
-	add_u64(j, "min_ns", g->h.count ? g->h.min : 0);
-	for (int q = 0; q < NQ; q++)
-		add_u64(j, q_json[q], an_hist_quantile(&g->h, quantiles[q]));
-	add_u64(j, "max_ns", g->h.max);
 	return j;
 }
 
@@ -92,7 +59,7 @@ static json_object *jtasks(const struct an_walk *w, const struct ol_window *win,
 		if (!an_walk_vm_has_guest(w, g->vm))
 			continue;
 		j = jgroup(g, secs);
-		json_object_object_add(j, "task", jtask(w, g->task));
+		json_object_object_add(j, "task", an_json_task(w, g->task));
 		json_object_array_add(a, j);
 		k++;
 	}
@@ -117,21 +84,21 @@ static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
 			json_object_object_add(j, "vcpu", json_object_new_int((int)c));
 			json_object_object_add(j, "tid", json_object_new_int(
 				an_walk_vcpu_tid(w, vm, c)));
-			add_u64(j, "exits", x->t.exits);
-			add_u64(j, "guest_ns", x->t.guest_ns);
-			add_u64(j, "kernel_ns", x->t.kernel_ns);
-			add_u64(j, "user_ns", x->t.user_ns);
-			add_u64(j, "halted_ns", x->t.halted_ns);
-			add_u64(j, "preempted_ns", x->preempted_ns);
-			add_u64(j, "preemptions", x->preemptions);
-			add_u64(j, "blocked_ns", x->blocked_ns);
-			add_u64(j, "blocks", x->blocks);
+			an_json_u64(j, "exits", x->t.exits);
+			an_json_u64(j, "guest_ns", x->t.guest_ns);
+			an_json_u64(j, "kernel_ns", x->t.kernel_ns);
+			an_json_u64(j, "user_ns", x->t.user_ns);
+			an_json_u64(j, "halted_ns", x->t.halted_ns);
+			an_json_u64(j, "preempted_ns", x->preempted_ns);
+			an_json_u64(j, "preemptions", x->preemptions);
+			an_json_u64(j, "blocked_ns", x->blocked_ns);
+			an_json_u64(j, "blocks", x->blocks);
 			/* the guest's own steal needs its side (and ABI 0.4 readings) */
 			if (an_walk_vm_has_guest(w, vm)) {
-				add_u64(j, "steal_readings", x->steal_readings);
-				add_u64(j, "guest_steal_ns", x->steal_ns);
-				add_u64(j, "preempted_in_steal_span_ns", x->steal_host_ns);
-				add_u64(j, "steal_span_ns", x->steal_span_ns);
+				an_json_u64(j, "steal_readings", x->steal_readings);
+				an_json_u64(j, "guest_steal_ns", x->steal_ns);
+				an_json_u64(j, "preempted_in_steal_span_ns", x->steal_host_ns);
+				an_json_u64(j, "steal_span_ns", x->steal_span_ns);
 			} else {
 				json_object_object_add(j, "guest_steal_ns", NULL);
 			}
@@ -146,19 +113,11 @@ static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
 static json_object *jlongest(const struct an_walk *w, const struct ol_window *win)
 {
 	json_object *a = json_object_new_array();
+
 	for (size_t i = 0; i < win->n_longest; i++) {
 		const struct an_exit *e = an_topn_item(&win->by_reason.top, i);
-		json_object *j = json_object_new_object();
 
-		json_object_object_add(j, "vm", json_object_new_int((int)e->vm));
-		json_object_object_add(j, "vcpu", json_object_new_int((int)e->vcpu));
-		json_object_object_add(j, "reason", json_object_new_string(
-			an_walk_reason_name(w, e->reason)));
-		add_u64(j, "start_ns", e->start);
-		add_u64(j, "duration_ns", e->end - e->start);
-		if (an_walk_vm_has_guest(w, e->vm))
-			json_object_object_add(j, "task", jtask(w, e->task));
-		json_object_array_add(a, j);
+		json_object_array_add(a, an_json_exit(w, e, an_walk_vm_has_guest(w, e->vm)));
 	}
 	return a;
 }
@@ -170,9 +129,9 @@ static json_object *jhost(const struct an_walk *w, const struct an_by_host *b)
 	if (b->host_task == AN_TASK_UNKNOWN)
 		json_object_object_add(j, "blocked_in_host", json_object_new_boolean(1));
 	else
-		json_object_object_add(j, "host_task", jtask(w, b->host_task));
-	add_u64(j, "ns", b->ns);
-	add_u64(j, "times", b->n);
+		json_object_object_add(j, "host_task", an_json_task(w, b->host_task));
+	an_json_u64(j, "ns", b->ns);
+	an_json_u64(j, "times", b->n);
 	return j;
 }
 
@@ -202,15 +161,15 @@ static json_object *jstalls(const struct an_walk *w, const struct ol_window *win
 
 		json_object_object_add(j, "vm", json_object_new_int((int)st->vm));
 		json_object_object_add(j, "vcpu", json_object_new_int((int)st->vcpu));
-		json_object_object_add(j, "thread", jtask(w, st->task));
+		json_object_object_add(j, "thread", an_json_task(w, st->task));
 		json_object_object_add(j, "preempted", json_object_new_boolean(st->preempted));
 		if (st->host_task == AN_TASK_UNKNOWN)
 			json_object_object_add(j, "blocked_in_host", json_object_new_boolean(1));
 		else
-			json_object_object_add(j, "host_task", jtask(w, st->host_task));
+			json_object_object_add(j, "host_task", an_json_task(w, st->host_task));
 		json_object_object_add(j, "host_cpu", json_object_new_int((int)st->host_cpu));
-		add_u64(j, "start_ns", st->start);
-		add_u64(j, "duration_ns", st->end - st->start);
+		an_json_u64(j, "start_ns", st->start);
+		an_json_u64(j, "duration_ns", st->end - st->start);
 		json_object_array_add(a, j);
 	}
 	return a;
@@ -222,9 +181,9 @@ int ol_view_json(void *ctx, const struct ol_report *r)
 	json_object *o = json_object_new_object(), *cum = json_object_new_object();
 	int e = 0;
 
-	add_u64(o, "interval", r->index);
-	add_u64(o, "start_ns", r->iv->start);
-	add_u64(o, "end_ns", r->iv->end);
+	an_json_u64(o, "interval", r->index);
+	an_json_u64(o, "start_ns", r->iv->start);
+	an_json_u64(o, "end_ns", r->iv->end);
 	json_object_object_add(o, "final", json_object_new_boolean(r->final));
 	json_object_object_add(o, "counts", jcounts(&r->iv->t.counts));
 	json_object_object_add(o, "vms", jvms(r->w, &r->iv->t));
@@ -232,10 +191,10 @@ int ol_view_json(void *ctx, const struct ol_report *r)
 	json_object_object_add(o, "tasks", jtasks(r->w, r->iv, v->tasks));
 	json_object_object_add(o, "longest", jlongest(r->w, r->iv));
 	json_object_object_add(o, "preemptors", jpreemptors(r->w, r->iv, v->tasks));
-	add_u64(o, "preemptors_other_ns", r->iv->off_other_ns);
+	an_json_u64(o, "preemptors_other_ns", r->iv->off_other_ns);
 	json_object_object_add(o, "stalls", jstalls(r->w, r->iv));
-	add_u64(cum, "start_ns", r->cum->start);
-	add_u64(cum, "end_ns", r->cum->end);
+	an_json_u64(cum, "start_ns", r->cum->start);
+	an_json_u64(cum, "end_ns", r->cum->end);
 	json_object_object_add(cum, "counts", jcounts(&r->cum->t.counts));
 	json_object_object_add(cum, "reasons", jreasons(r->w, r->cum));
 	json_object_object_add(o, "cumulative", cum);

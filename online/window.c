@@ -181,26 +181,11 @@ void ol_window_off(void *ctx, const struct an_off *o)
 
 	if (o->stall)
 		an_topn_add(&win->stalls, o->stall->end - o->stall->start, o->stall);
-	if (!win->host_ns) {
-		win->host_ns = calloc(AN_HOST_SLOTS, sizeof(*win->host_ns));
-		win->host_n = calloc(AN_HOST_SLOTS, sizeof(*win->host_n));
-		if (!win->host_ns || !win->host_n) {
-			free(win->host_ns);
-			free(win->host_n);
-			win->host_ns = NULL;
-			win->host_n = NULL;
+	/* times: the off intervals it had a part in */
+	for (int i = 0; i < AN_SCHED_KEEP && o->by[i].n; i++)
+		if (an_by_host_charge(&win->host_ns, &win->host_n, o->by[i].host_task, o->by[i].ns,
+				      1))
 			win->oom++;
-			return;
-		}
-	}
-	for (int i = 0; i < AN_SCHED_KEEP && o->by[i].n; i++) {
-		size_t k = (size_t)(o->by[i].host_task - AN_TASK_OTHER);
-
-		if (o->by[i].host_task < AN_TASK_OTHER || k >= AN_HOST_SLOTS)
-			continue;
-		win->host_ns[k] += o->by[i].ns;
-		win->host_n[k]++;	/* off intervals it had a part in */
-	}
 	win->off_other_ns += o->by_other_ns;
 }
 
