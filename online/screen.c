@@ -92,8 +92,8 @@ static void vcpus(const struct ol_screen *s, const struct ol_report *r, double s
 			     pct(x->t.guest_ns, all), pct(x->t.kernel_ns, all), pct(x->t.user_ns, all),
 			     pct(x->t.halted_ns, all), an_dur(x->preempted_ns, b[0], sizeof(b[0])),
 			     an_dur(x->blocked_ns, b[1], sizeof(b[1])),
-			     an_walk_vm_has_guest(r->w, vm) ?
-			     an_dur(x->steal_ns, b[2], sizeof(b[2])) : "no agent");
+			     !an_walk_vm_has_guest(r->w, vm) ? "no agent" :
+			     !x->steal_readings ? "n/a" : an_dur(x->steal_ns, b[2], sizeof(b[2])));
 		}
 	}
 }

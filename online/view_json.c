@@ -94,8 +94,9 @@ static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
 			an_json_u64(j, "blocked_ns", x->blocked_ns);
 			an_json_u64(j, "blocks", x->blocks);
 			/* the guest's own steal needs its side (and ABI 0.4 readings) */
-			if (an_walk_vm_has_guest(w, vm)) {
+			if (an_walk_vm_has_guest(w, vm))
 				an_json_u64(j, "steal_readings", x->steal_readings);
+			if (an_walk_vm_has_guest(w, vm) && x->steal_readings) {
 				an_json_u64(j, "guest_steal_ns", x->steal_ns);
 				an_json_u64(j, "preempted_in_steal_span_ns", x->steal_host_ns);
 				an_json_u64(j, "steal_span_ns", x->steal_span_ns);

@@ -31,8 +31,8 @@ static void vcpus(FILE *f, const struct an_walk *w, const struct ol_snap *t, uin
 			an_dur(x->t.halted_ns, b[3], sizeof(b[3])),
 			an_dur(x->preempted_ns, b[4], sizeof(b[4])),
 			an_dur(x->blocked_ns, b[5], sizeof(b[5])),
-			an_walk_vm_has_guest(w, vm) ? an_dur(x->steal_ns, b[6], sizeof(b[6])) :
-			"no agent");
+			!an_walk_vm_has_guest(w, vm) ? "no agent" : !x->steal_readings ? "n/a" :
+			an_dur(x->steal_ns, b[6], sizeof(b[6])));
 	}
 }
 

@@ -7,7 +7,8 @@
 # split; per guest task count and total; the last line's cumulative
 # percentiles equal the report's, as they come from the same histograms);
 # the host view of `report sched` likewise (preempted and blocked time per
-# vCPU, the host tasks that had the CPU, the worst stall);
+# vCPU, the host tasks that had the CPU, the worst stall); a VM without
+# agent (--write-noagent): host columns filled, guest columns marked;
 # the intervals tile the trace; --sort orders each interval; --batch text;
 # --speed paces the replay (the screen: top-screen-test.sh); a cut stream (exit 1, intervals still shown);
 # stdout on a full disk; usage errors.
@@ -154,6 +155,42 @@ then
 else
 	echo "FAIL: top --json against report sched"; cat "$out"; fails=$((fails + 1))
 fi
+
+# VM 1 without its guest side (no agent): its host columns are filled,
+# its guest columns say so (no tasks, no steal, no task on its longest
+# exits), and its exits still add up to the report's
+mkdir "$dir/n"
+"$writer" --write-noagent "$dir/n" || { echo "FAIL: writing the no-agent trace"; exit 1; }
+"$exe" report exits --json "$dir/n/merged" >"$dir/nrep.json" &&
+"$exe" top --replay "$dir/n/merged" --json --interval 0.05 --tasks 100 --top 1000 >"$dir/ntop.json" 2>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/nrep.json" "$dir/ntop.json" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+for l in lines:
+    vm = {m["vm"]: m for m in l["vms"]}
+    assert vm[0]["agent"] and not vm[1]["agent"], l["vms"]
+    for c in vm[1]["vcpus"]:
+        assert c["guest_steal_ns"] is None and "steal_readings" not in c, c
+    assert all(t["vm"] == 0 for t in l["tasks"])
+    assert all(("task" in x) == (x["vm"] == 0) for x in l["longest"])
+assert any(x["vm"] == 1 for l in lines for x in l["longest"])
+for v in (0, 1):
+    ex = sum(c["exits"] for l in lines for m in l["vms"] if m["vm"] == v for c in m["vcpus"])
+    gn = sum(c["guest_ns"] for l in lines for m in l["vms"] if m["vm"] == v for c in m["vcpus"])
+    assert ex > 1000 and gn > 0, (v, ex, gn)
+    assert ex == sum(c["exits"] for m in rep["vms"] if m["vm"] == v for c in m["vcpus"])
+    n = sum(g["count"] for l in lines for g in l["reasons"] if g["vm"] == v)
+    assert n == sum(g["count"] for g in rep["groups"] if g["vm"] == v) == ex, (v, n, ex)
+PY
+then
+	echo "ok: a VM without agent: host columns filled, guest columns marked"
+else
+	echo "FAIL: top --json on a VM without agent"; cat "$out"; fails=$((fails + 1))
+fi
+expect 0 '^VM 1 synth1 \(no agent\)' -- top --replay "$dir/n/merged" --batch --interval 0.1
+expect 0 'guest tasks: no agent' -- top --replay "$dir/n/merged" --batch --interval 0.1
+expect 0 '^  0 +2001 +[0-9]+ .* no agent$' -- top --replay "$dir/n/merged" --batch --interval 0.1
 
 # --sort count: every interval's reasons and tasks by count, largest first
 "$exe" top --replay "$m" --json --interval 0.05 --sort count >"$dir/count.json" 2>"$out"
