@@ -747,6 +747,12 @@ uint32_t an_walk_nr_vms(const struct an_walk *w)
 	return w->n_vms;
 }
 
+uint32_t an_walk_host_cpus(const struct an_walk *w)
+{
+	return w->sess && w->sess->host && w->sess->host->kernel ?
+	       w->sess->host->kernel->nr_cpus : 0;
+}
+
 bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm)
 {
 	return vm < w->n_vms && w->vm[vm].guest;

@@ -158,6 +158,8 @@ void an_walk_close(struct an_walk *w);
 void an_walk_stop(struct an_walk *w);
 
 uint32_t an_walk_nr_vms(const struct an_walk *w);
+/* The host's CPUs as the session metadata says, 0 when it does not. */
+uint32_t an_walk_host_cpus(const struct an_walk *w);
 /* Whether the trace has @vm's guest side (its merged vmN:sched_switch):
  * without it (no agent streamed) no exit has a guest task. */
 bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm);

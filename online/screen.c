@@ -213,7 +213,7 @@ static void draw(const struct ol_screen *s, const struct ol_report *r)
 	const struct ol_window *iv = r->iv;
 	const struct an_counts *c = &iv->t.counts;
 	double secs = (double)(iv->end - iv->start) / 1e9;
-	char b[32], vm[32];
+	char b[32], vm[32], cpus[16];
 	int y = 0;
 
 	erase();
@@ -226,8 +226,13 @@ static void draw(const struct ol_screen *s, const struct ol_report *r)
 	     r->index, an_dur(iv->end - iv->start, b, sizeof(b)),
 	     r->final ? "  END OF TRACE" : "", s->paused ? "  PAUSED" : "");
 	attroff(A_BOLD);
-	line(&y, "VMs %u   records/s %.0f   exits/s %.0f   lost %" PRIu64 " (cut exits %" PRIu64
-	     ")   sync bound: not stored in a merged trace", iv->t.n_vms,
+	if (an_walk_host_cpus(r->w))
+		snprintf(cpus, sizeof(cpus), "%u", an_walk_host_cpus(r->w));
+	else
+		snprintf(cpus, sizeof(cpus), "?");
+	line(&y, "host CPUs %s   VMs %u   records/s %.0f   exits/s %.0f   lost %" PRIu64
+	     " (cut exits %" PRIu64 ")   sync bound: not stored in a merged trace", cpus,
+	     iv->t.n_vms,
 	     secs > 0 ? (double)c->records / secs : 0, secs > 0 ? (double)c->exits / secs : 0,
 	     c->losses, c->open_dropped);
 	line(&y, "keys: s sort (%s)  g group  v VM (%s)  p pause  q quit", sort_names[s->sort], vm);

@@ -186,6 +186,8 @@ int ol_view_json(void *ctx, const struct ol_report *r)
 	an_json_u64(o, "start_ns", r->iv->start);
 	an_json_u64(o, "end_ns", r->iv->end);
 	json_object_object_add(o, "final", json_object_new_boolean(r->final));
+	json_object_object_add(o, "host_cpus", an_walk_host_cpus(r->w) ?
+			       json_object_new_int((int)an_walk_host_cpus(r->w)) : NULL);
 	json_object_object_add(o, "counts", jcounts(&r->iv->t.counts));
 	json_object_object_add(o, "vms", jvms(r->w, &r->iv->t));
 	json_object_object_add(o, "reasons", jreasons(r->w, r->iv));
