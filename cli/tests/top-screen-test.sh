@@ -5,7 +5,9 @@
 # task names; s sorts by count (the exits/s column then never grows down
 # the table, and the order differs from the default sort by total); p
 # pauses (the interval shown stays); v picks one VM; q quits with exit 0;
-# without a terminal the command says so and exits 1.
+# on a trace with a host task preempting a vCPU thread, the worst stalls
+# name it and the host-preemptor grouping lists it; without a terminal the
+# command says so and exits 1.
 # Usage: top-screen-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
 exe=$1 writer=$2
@@ -79,6 +81,25 @@ else bad "v: VM 0 alone"; fi
 tm send-keys -t top q
 if wait_for '^EXIT=0'; then ok "q quits, exit 0"
 else bad "q"; fi
+
+# the trace where a host task preempts VM 0's vCPU 0 (--write-sched): the
+# worst stalls name the hog, and the fourth grouping (g three times) lists
+# the host tasks that had the vCPU thread's CPU
+mkdir "$dir/s"
+"$writer" --write-sched "$dir/s" >/dev/null || { echo "FAIL: writing the sched trace"; exit 1; }
+tm kill-session -t top
+tm new-session -d -s top -x 130 -y 60 \
+	"'$exe' top --replay '$dir/s/merged' --interval 10 --speed 1000; echo EXIT=\$?; sleep 60"
+if wait_for 'END OF TRACE' && grep -Eq '^  VM 0 vcpu 0 [a-z]+/10[0-9] .* by hog/4242 \(host CPU 0\)' "$dir/screen"
+then ok "the worst stalls name the host task"
+else bad "stalls"; fi
+tm send-keys -t top g g g
+if wait_for '^host task on vCPU threads' && grep -Eq '^hog/4242 ' "$dir/screen" &&
+   grep -Eq '^kworker/0:1/4343 ' "$dir/screen" && grep -Eq '^\(blocked in the host\) ' "$dir/screen"
+then ok "g: the host tasks that had the vCPU thread's CPU"
+else bad "g: host preemptors"; fi
+tm send-keys -t top q
+wait_for '^EXIT=0' || bad "q on the sched trace"
 
 [ $fails -eq 0 ] && echo "all top screen tests passed" || echo "$fails top screen test(s) failed"
 [ $fails -eq 0 ]
