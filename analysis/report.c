@@ -11,13 +11,7 @@
 
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len)
 {
-	const struct an_task *t = an_walk_task(w, task);
-
-	if (t)
-		snprintf(buf, len, "%s/%d", t->comm, t->tid);
-	else
-		snprintf(buf, len, "%s", an_task_placeholder(task));
-	return buf;
+	return an_walk_task_label(w, task, buf, len);
 }
 
 uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu)

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "exits.h"
+#include "exits_json.h"
 #include "exits_svg.h"
 #include "report.h"
 
@@ -20,7 +21,6 @@ const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
 static const char *const q_names[] = { "p50", "p90", "p99", "p99.9" };
-static const char *const q_json[] = { "p50_ns", "p90_ns", "p99_ns", "p999_ns" };
 #define NQ 4
 
 static double share(const struct an_walk *w, const struct an_exits *x, const struct an_group *g)
@@ -177,22 +177,6 @@ int report_exits_svg(int fd, const char *path, const struct an_walk *w,
 
 /* ---- JSON ---- */
 
-static json_object *jtask(const struct an_walk *w, int32_t task)
-{
-	const struct an_task *t = an_walk_task(w, task);
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
-	json_object_object_add(o, "comm", json_object_new_string(
-		t ? t->comm : an_task_placeholder(task)));
-	return o;
-}
-
-static void jadd_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
 json_object *report_exits_json(const char *path, const struct an_walk *w,
 			       const struct an_exits *x, enum an_sort sort, size_t ntop)
 {
@@ -204,16 +188,9 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 
 	an_walk_span(w, &first, &last);
 	json_object_object_add(root, "trace", json_object_new_string(path));
-	jadd_u64(root, "first_ns", first);
-	jadd_u64(root, "last_ns", last);
-	jadd_u64(counts, "records", c->records);
-	jadd_u64(counts, "exits", c->exits);
-	jadd_u64(counts, "unattributed", c->unattributed);
-	jadd_u64(counts, "open_dropped", c->open_dropped);
-	jadd_u64(counts, "entries_without_exit", c->entries_without_exit);
-	jadd_u64(counts, "losses", c->losses);
-	jadd_u64(counts, "exits_before_session", c->exits_before_session);
-	jadd_u64(counts, "exits_task_unknown", c->exits_task_unknown);
+	an_json_u64(root, "first_ns", first);
+	an_json_u64(root, "last_ns", last);
+	an_json_counts(counts, c);
 	report_clock_json(counts, c);
 	json_object_object_add(root, "counts", counts);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
@@ -227,11 +204,11 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 
 			json_object_object_add(j, "vcpu", json_object_new_int((int)i));
 			json_object_object_add(j, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
-			jadd_u64(j, "guest_ns", t->guest_ns);
-			jadd_u64(j, "kernel_ns", t->kernel_ns);
-			jadd_u64(j, "user_ns", t->user_ns);
-			jadd_u64(j, "halted_ns", t->halted_ns);
-			jadd_u64(j, "exits", t->exits);
+			an_json_u64(j, "guest_ns", t->guest_ns);
+			an_json_u64(j, "kernel_ns", t->kernel_ns);
+			an_json_u64(j, "user_ns", t->user_ns);
+			an_json_u64(j, "halted_ns", t->halted_ns);
+			an_json_u64(j, "exits", t->exits);
 			json_object_array_add(cpus, j);
 		}
 		json_object_object_add(v, "vcpus", cpus);
@@ -243,6 +220,7 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 	for (size_t i = 0; i < x->n; i++) {
 		const struct an_group *g = &x->g[i];
 		json_object *j = json_object_new_object();
+		double sh;
 
 		json_object_object_add(j, "vm", json_object_new_int((int)g->vm));
 		if (x->by == AN_BY_VCPU)
@@ -251,17 +229,9 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 			json_object_object_add(j, "reason", json_object_new_string(
 				an_walk_reason_name(w, g->reason)));
 		if (x->by == AN_BY_TASK)
-			json_object_object_add(j, "task", jtask(w, g->task));
-		jadd_u64(j, "count", g->h.count);
-		jadd_u64(j, "total_ns", g->h.sum);
-		json_object_object_add(j, "share", json_object_new_double(share(w, x, g)));
-		jadd_u64(j, "kernel_ns", g->kernel_ns);
-		jadd_u64(j, "user_ns", g->user_ns);
-		jadd_u64(j, "halted_ns", g->halted_ns);
-		jadd_u64(j, "min_ns", g->h.count ? g->h.min : 0);
-		for (int q = 0; q < NQ; q++)
-			jadd_u64(j, q_json[q], an_hist_quantile(&g->h, quantiles[q]));
-		jadd_u64(j, "max_ns", g->h.max);
+			json_object_object_add(j, "task", an_json_task(w, g->task));
+		sh = share(w, x, g);
+		an_json_group(j, g, &sh);
 		if (x->by != AN_BY_REASON) {
 			json_object *rs = json_object_new_array();
 
@@ -270,8 +240,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 
 				json_object_object_add(jr, "reason", json_object_new_string(
 					an_walk_reason_name(w, g->r[r].reason)));
-				jadd_u64(jr, "count", g->r[r].count);
-				jadd_u64(jr, "total_ns", g->r[r].total_ns);
+				an_json_u64(jr, "count", g->r[r].count);
+				an_json_u64(jr, "total_ns", g->r[r].total_ns);
 				json_object_array_add(rs, jr);
 			}
 			json_object_object_add(j, "reasons", rs);
@@ -280,22 +250,7 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 	}
 	json_object_object_add(root, "groups", groups);
 	for (size_t i = 0; i < ntop; i++) {
-		const struct an_exit *e = an_topn_item(&x->top, i);
-		json_object *j = json_object_new_object();
-		char rip[24];
-
-		json_object_object_add(j, "vm", json_object_new_int((int)e->vm));
-		json_object_object_add(j, "vcpu", json_object_new_int((int)e->vcpu));
-		json_object_object_add(j, "reason", json_object_new_string(
-			an_walk_reason_name(w, e->reason)));
-		jadd_u64(j, "start_ns", e->start);
-		jadd_u64(j, "duration_ns", e->end - e->start);
-		jadd_u64(j, "user_ns", e->user_ns);
-		json_object_object_add(j, "halted", json_object_new_boolean(e->halted));
-		json_object_object_add(j, "task", jtask(w, e->task));
-		snprintf(rip, sizeof(rip), "%#" PRIx64, e->rip);
-		json_object_object_add(j, "rip", json_object_new_string(rip));
-		json_object_array_add(top, j);
+		json_object_array_add(top, an_json_exit(w, an_topn_item(&x->top, i), true));
 	}
 	json_object_object_add(root, "top", top);
 	return root;

@@ -210,27 +210,34 @@ static void on_guest_wakeup(void *ctx, uint32_t vm, uint64_t ts, int32_t ti, int
  * AN_TASK_UNKNOWN for blocked in host, AN_TASK_OTHER); @times: one more
  * off interval for it. The table is allocated at the vCPU's first charge.
  */
-static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
-			 uint64_t ns, bool times)
+int an_by_host_charge(uint64_t **ns_tab, uint32_t **n_tab, int32_t host_task, uint64_t ns,
+		      uint32_t times)
 {
 	size_t i = (size_t)(host_task - AN_TASK_OTHER);
 
-	if (!v->host_ns) {
-		v->host_ns = calloc(AN_HOST_SLOTS, sizeof(*v->host_ns));
-		v->host_n = calloc(AN_HOST_SLOTS, sizeof(*v->host_n));
-		if (!v->host_ns || !v->host_n) {
-			free(v->host_ns);
-			free(v->host_n);
-			v->host_ns = NULL;
-			v->host_n = NULL;
-			s->oom++;
-			return;
+	if (!*ns_tab) {
+		*ns_tab = calloc(AN_HOST_SLOTS, sizeof(**ns_tab));
+		*n_tab = calloc(AN_HOST_SLOTS, sizeof(**n_tab));
+		if (!*ns_tab || !*n_tab) {
+			free(*ns_tab);
+			free(*n_tab);
+			*ns_tab = NULL;
+			*n_tab = NULL;
+			return -ENOMEM;
 		}
 	}
 	if (host_task < AN_TASK_OTHER || i >= AN_HOST_SLOTS)
-		return;
-	v->host_ns[i] += ns;
-	v->host_n[i] += times;
+		return 0;
+	(*ns_tab)[i] += ns;
+	(*n_tab)[i] += times;
+	return 0;
+}
+
+static void charge_exact(struct an_sched *s, struct an_sched_vcpu *v, int32_t host_task,
+			 uint64_t ns, bool times)
+{
+	if (an_by_host_charge(&v->host_ns, &v->host_n, host_task, ns, times))
+		s->oom++;
 }
 
 /* The host task that ran on a preempted vCPU's CPU since seg_start ends at @ts. */
@@ -277,6 +284,8 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	uint64_t d = ts - v->off_since;
 	int32_t by = AN_TASK_UNKNOWN;
 	struct an_sched_task *t = task(s, v->off_task);
+	struct an_stall st;
+	struct an_off off;
 
 	v->off = false;
 	if (v->off_preempted) {
@@ -296,19 +305,26 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	v->ring[v->nring % AN_OFF_RING].start = v->off_since;
 	v->ring[v->nring % AN_OFF_RING].end = ts;
 	v->nring++;
+	off = (struct an_off){ .vm = vm, .vcpu = vc, .preempted = v->off_preempted,
+			       .start = v->off_since, .end = ts, .by = v->cur,
+			       .by_other_ns = v->cur_other_ns };
 	/* the task that was running there, if it still is in guest terms */
 	if (t && t->st == AN_T_RUNNING && t->cpu == vc) {
 		const struct an_task *k = an_walk_task(s->w, v->off_task);
-		struct an_stall st = { .vm = vm, .vcpu = vc, .host_cpu = v->host_cpu,
-				       .task = v->off_task, .host_task = by,
-				       .start = v->off_since, .end = ts,
-				       .preempted = v->off_preempted };
 
+		st = (struct an_stall){ .vm = vm, .vcpu = vc, .host_cpu = v->host_cpu,
+					.task = v->off_task, .host_task = by,
+					.start = v->off_since, .end = ts,
+					.preempted = v->off_preempted };
 		t->stall_running_ns += d;
 		charge_all(t->by, &t->by_other_ns, v->cur, v->cur_other_ns);
-		if (k && k->tid != 0)	/* the idle task is not stalled */
+		if (k && k->tid != 0) {	/* the idle task is not stalled */
 			an_topn_add(&s->worst, d, &st);
+			off.stall = &st;
+		}
 	}
+	if (s->on_off)
+		s->on_off(s->off_ctx, &off);
 	for (uint32_t i = 0; i < v->nrunq; i++) {
 		struct an_sched_task *q = task(s, v->runq[i]);
 
@@ -427,22 +443,26 @@ static void sort_by(struct an_by_host *by)
 	qsort(by, n, sizeof(*by), by_ns_desc);
 }
 
-size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+size_t an_by_host_list(const uint64_t *ns, const uint32_t *times, struct an_by_host **out)
 {
 	size_t n = 0, k = 0;
 
 	*out = NULL;
-	for (size_t i = 0; v->host_ns && i < AN_HOST_SLOTS; i++)
-		n += v->host_n[i] != 0;
+	for (size_t i = 0; ns && i < AN_HOST_SLOTS; i++)
+		n += times[i] != 0;
 	if (!n || !(*out = calloc(n, sizeof(**out))))
 		return 0;
 	for (size_t i = 0; i < AN_HOST_SLOTS; i++)
-		if (v->host_n[i])
+		if (times[i])
 			(*out)[k++] = (struct an_by_host){ .host_task = (int32_t)i + AN_TASK_OTHER,
-							   .ns = v->host_ns[i],
-							   .n = v->host_n[i] };
+							   .ns = ns[i], .n = times[i] };
 	qsort(*out, n, sizeof(**out), by_ns_desc);
 	return n;
+}
+
+size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out)
+{
+	return an_by_host_list(v->host_ns, v->host_n, out);
 }
 
 /* A vCPU's exact charges: the AN_SCHED_BY largest in by[], the rest in other. */

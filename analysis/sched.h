@@ -109,8 +109,24 @@ struct an_stall {
 	bool preempted;
 };
 
+/* A vCPU thread back on its host CPU after [start, end) off it (the
+ * optional an_sched.on_off hook): which host tasks had that CPU (the
+ * charges of @by with n > 0, AN_SCHED_KEEP at most, the rest in
+ * by_other_ns), and the stall of the guest task running there, if one. */
+struct an_off {
+	uint32_t vm, vcpu;
+	bool preempted;			/* else blocked in the host */
+	uint64_t start, end;
+	const struct an_by_host *by;	/* [AN_SCHED_KEEP] */
+	uint64_t by_other_ns;
+	const struct an_stall *stall;	/* NULL: no running task (or the idle one) */
+};
+
 struct an_sched {
 	const struct an_walk *w;
+	/* optional: each completed off-CPU interval, as it is counted */
+	void (*on_off)(void *ctx, const struct an_off *o);
+	void *off_ctx;
 	struct an_sched_task *t;	/* [AN_MAX_TASKS] */
 	struct an_sched_vcpu **v;	/* [n_vms][AN_MAX_VCPUS], allocated per VM */
 	uint32_t n_vms;
@@ -132,5 +148,15 @@ const struct an_sched_vcpu *an_sched_vcpu(const struct an_sched *s, uint32_t vm,
 /* Every host task that kept @v off its CPU, largest first, into a new
  * array *@out (free it); their count (0: none, or out of memory). */
 size_t an_sched_vcpu_by_all(const struct an_sched_vcpu *v, struct an_by_host **out);
+
+/* Charge @ns and @times to @host_task in the table by host task *@ns_tab,
+ * *@n_tab ([AN_HOST_SLOTS] each, allocated at the first charge); -ENOMEM
+ * (nothing charged) or 0. */
+int an_by_host_charge(uint64_t **ns_tab, uint32_t **n_tab, int32_t host_task, uint64_t ns,
+		      uint32_t times);
+
+/* The same from a table by host task ([AN_HOST_SLOTS], index host_task -
+ * AN_TASK_OTHER: time and times; @ns NULL is an empty table). */
+size_t an_by_host_list(const uint64_t *ns, const uint32_t *times, struct an_by_host **out);
 
 #endif

@@ -61,6 +61,7 @@ struct vm {
 	struct vcpu *v;
 	struct switch_fields sw;
 	bool has_cpu_task;	/* its guest module records cpu_task */
+	bool guest;		/* its vmN:sched_switch is in the table */
 };
 
 struct thread {			/* the session's vCPU thread map */
@@ -103,7 +104,7 @@ struct an_walk {
 	int32_t task_hash[TASK_HASH];	/* index + 1, 0: empty */
 	struct an_counts n;
 	uint64_t first_ts, last_ts;
-	bool any;
+	bool any, stop;
 	const Vmscope__Trace__SessionMetadata *sess;
 };
 
@@ -344,6 +345,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
 		find_switch(w->ev, name, &w->vm[v].sw, &d);
 		set_role(w, d, R_GSWITCH, v);
+		w->vm[v].guest = d != NULL;
 		if (d)
 			w->roles[d - w->ev->desc].sw = &w->vm[v].sw;
 		for (int k = 0; k < 2; k++) {
@@ -725,9 +727,9 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	struct mo_origin o;
 	struct vr_item it;
 	bool has_o;
-	int r;
+	int r = 0;
 
-	while ((r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
+	while (!w->stop && (r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
 		uint64_t ts = vr_clock_ns(w->clock, it.ts);
 
 		if (!w->any)
@@ -735,6 +737,8 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 		w->any = true;
 		if (ts > w->last_ts)
 			w->last_ts = ts;
+		if (h->tick)
+			h->tick(h->ctx, ts);
 		if (it.kind == VR_LOSS || it.kind == VR_GAP || it.kind == VR_BAD) {
 			w->n.losses++;
 			drop_open(w);
@@ -760,6 +764,8 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	}
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
+	if (w->stop)
+		return 0;
 	if (r < 0) {
 		snprintf(err, errlen, "reading the merged stream: %s", strerror(-r));
 		return r;
@@ -778,6 +784,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	return 1;
 }
 
+void an_walk_stop(struct an_walk *w)
+{
+	w->stop = true;
+}
+
 const char *an_walk_damage(const struct an_walk *w)
 {
 	return w->damage[0] ? w->damage : NULL;
@@ -788,6 +799,17 @@ const char *an_walk_damage(const struct an_walk *w)
 uint32_t an_walk_nr_vms(const struct an_walk *w)
 {
 	return w->n_vms;
+}
+
+uint32_t an_walk_host_cpus(const struct an_walk *w)
+{
+	return w->sess && w->sess->host && w->sess->host->kernel ?
+	       w->sess->host->kernel->nr_cpus : 0;
+}
+
+bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm)
+{
+	return vm < w->n_vms && w->vm[vm].guest;
 }
 
 const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm)
@@ -837,6 +859,17 @@ const struct an_task *an_walk_task(const struct an_walk *w, int32_t i)
 uint32_t an_walk_nr_tasks(const struct an_walk *w)
 {
 	return w->ntask;
+}
+
+const char *an_walk_task_label(const struct an_walk *w, int32_t i, char *buf, size_t len)
+{
+	const struct an_task *t = an_walk_task(w, i);
+
+	if (t)
+		snprintf(buf, len, "%s/%d", t->comm, t->tid);
+	else
+		snprintf(buf, len, "%s", an_task_placeholder(i));
+	return buf;
 }
 
 const struct an_counts *an_walk_counts(const struct an_walk *w)

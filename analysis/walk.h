@@ -96,6 +96,9 @@ struct an_switch {
 
 struct an_hooks {
 	void *ctx;
+	/* every record (event, loss, gap, damage) at host time @ts, before
+	 * it is handled: where an online consumer closes its windows */
+	void (*tick)(void *ctx, uint64_t ts);
 	void (*exit)(void *ctx, const struct an_exit *x);
 	/* guest sched_switch of VM @vm; prev/next as walk task indexes */
 	void (*guest_switch)(void *ctx, uint32_t vm, const struct an_switch *s,
@@ -160,7 +163,16 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 void an_walk_close(struct an_walk *w);
 
+/* From a hook: end an_walk_run() after this record, as if the trace ended
+ * there (the end hook still runs; the rest is not read). */
+void an_walk_stop(struct an_walk *w);
+
 uint32_t an_walk_nr_vms(const struct an_walk *w);
+/* The host's CPUs as the session metadata says, 0 when it does not. */
+uint32_t an_walk_host_cpus(const struct an_walk *w);
+/* Whether the trace has @vm's guest side (its merged vmN:sched_switch):
+ * without it (no agent streamed) no exit has a guest task. */
+bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm);
 const char *an_walk_vm_name(const struct an_walk *w, uint32_t vm);
 /* vCPUs of @vm seen (index bound), and their time split. */
 uint32_t an_walk_nr_vcpus(const struct an_walk *w, uint32_t vm);
@@ -180,6 +192,8 @@ uint32_t an_walk_nr_reasons(const struct an_walk *w);
 /* Task @i (>= 0), or NULL for AN_TASK_UNKNOWN / AN_TASK_OTHER. */
 const struct an_task *an_walk_task(const struct an_walk *w, int32_t i);
 uint32_t an_walk_nr_tasks(const struct an_walk *w);
+/* "comm/tid" of task @i into @buf, or "(unknown task)" / "(other tasks)". */
+const char *an_walk_task_label(const struct an_walk *w, int32_t i, char *buf, size_t len);
 
 const struct an_counts *an_walk_counts(const struct an_walk *w);
 /* Host time of the first and last record (ns). */

@@ -25,6 +25,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_hook(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_session(int argc, char **argv);

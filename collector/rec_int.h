@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What record.c (host readers, writer, metadata) and rec_guests.c (guest
- * agent connections) share inside one recording: the queue's node, the
- * per-stream write state and the recording itself. Not an API.
+ * What the files of one recording share: record.c (the run), rec_pipe.c
+ * (host readers, writer), rec_streams.c (stream files), rec_meta.c
+ * (metadata) and rec_guests.c (guest agent connections): the queue's node,
+ * the per-stream write state, the recording itself and their functions.
+ * Not an API.
  */
 #ifndef VMSCOPE_COLLECTOR_REC_INT_H
 #define VMSCOPE_COLLECTOR_REC_INT_H
@@ -17,6 +19,7 @@
 #include "node_pool.h"
 #include "reserve.h"
 #include "record.h"
+#include "session.pb-c.h"
 #include "tracefmt.h"
 
 /* A guest CPU number at or above this ends its connection (each guest
@@ -100,8 +103,34 @@ struct rec {
 };
 
 void rec_set_err(int *slot, int err);
+uint64_t rec_realtime_ns(void);
+
+/* rec_pipe.c: the readers and the writer */
 void rec_wake_writer(struct rec *r);
 /* Hand a node to the writer (the queue bound is the caller's business). */
 void rec_enqueue(struct rec *r, struct node *n);
+/* A reader thread per mapped host buffer and the writer; 0 or -1 (said). */
+int rec_start_threads(struct rec *r);
+/* Readers take the rest (the session is stopped), then the writer ends. */
+void rec_stop_threads(struct rec *r);
+
+/* rec_streams.c: the stream files */
+int rec_open_streams(struct rec *r);
+struct stream_w *rec_guest_stream(struct rec *r, uint32_t vm, uint32_t cpu);
+void rec_origin_of(const struct stream_w *s, Vmscope__Trace__Origin *o);
+uint64_t rec_stream_lost(struct rec *r, const struct stream_w *s);
+int rec_finish_stream(struct rec *r, struct stream_w *s, uint64_t *lost_total);
+unsigned int rec_all_streams(struct rec *r, struct stream_w **out);
+unsigned int rec_max_streams(struct rec *r);
+
+/* rec_meta.c: the metadata file */
+int rec_write_header(struct rec *r, struct tf_writer *w, int role, const struct stream_w *s);
+int rec_write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts, uint64_t last_ts);
+void rec_read_tsc(struct rec *r);
+void rec_rescan_vcpus(struct rec *r);
+int rec_write_final(struct rec *r, uint64_t last_ts);
+/* Room for the final frames (reserve.h): for the streams open now or those
+ * the VMs' vCPUs will open, whichever are more. */
+uint64_t rec_final_room(struct rec *r);
 
 #endif

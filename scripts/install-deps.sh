@@ -16,6 +16,8 @@ PACKAGES=(
 	libbpf-dev
 	# reports: --json output; xmllint checks `report exits --svg` in the tests
 	libjson-c-dev libxml2-utils
+	# `vmscope top`'s screen, and the terminal its tests drive it in
+	libncurses-dev tmux
 	# fuzzing and sanitizers
 	clang llvm libclang-rt-14-dev
 	# kernel modules and test kernels

@@ -91,6 +91,8 @@ static void emit(struct scen *s, struct scen_out *o, uint32_t origin, unsigned i
 	struct mo_origin mo = { .orig_ts = ts, .cpu = cpu, .tid = tid, .origin = origin,
 				.vcpu = vcpu };
 
+	if (s->last_vm_no_agent && origin == s->n_vms)
+		return;		/* that VM's guest side is not in the trace */
 	scen_out_event(o, origin, ev, ts, p, size, &mo);
 	s->records++;
 	s->last_ts = ts;
@@ -322,6 +324,13 @@ int scen_out_open_spans(struct scen_out **out, const char *dir, unsigned int n_v
 			unsigned int vcpus, bool guest_abi03,
 			Vmscope__Trace__ClockSpan **spans, size_t n_spans)
 {
+	return scen_out_open_vms(out, dir, n_vms, vcpus, guest_abi03, spans, n_spans, false);
+}
+
+int scen_out_open_vms(struct scen_out **out, const char *dir, unsigned int n_vms,
+		      unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
+		      size_t n_spans, bool last_vm_no_agent)
+{
 	struct scen_out *o = calloc(1, sizeof(*o));
 	char in[4096], merged[4096], err[256];
 	struct synth sy;
@@ -341,6 +350,7 @@ int scen_out_open_spans(struct scen_out **out, const char *dir, unsigned int n_v
 	sy.vcpus = vcpus;
 	sy.real_guest_table = true;
 	sy.guest_abi03 = guest_abi03;
+	sy.last_vm_no_agent = last_vm_no_agent;
 	sy.H0 = SCEN_H0;
 	e = tf_trace_create(in, &dfd);
 	if (e) {
@@ -421,7 +431,7 @@ int scen_write(struct scen *s, const char *dir)
 		for (int r = 0; r < SCEN_REASONS; r++)
 			s->x.min[vm][r] = UINT64_MAX;
 	s->records = 0;
-	e = scen_out_open(&o, dir, s->n_vms, s->vcpus);
+	e = scen_out_open_vms(&o, dir, s->n_vms, s->vcpus, false, NULL, 0, s->last_vm_no_agent);
 	if (e)
 		return e;
 	n = s->n_vms * s->vcpus;

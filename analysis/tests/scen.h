@@ -75,6 +75,9 @@ struct scen {
 	bool cpu_task;			/* each vCPU's first task from a cpu_task
 					 * record (a guest session's start), not
 					 * a sched_switch */
+	bool last_vm_no_agent;		/* the last VM has no guest side (no
+					 * agent): no guest table, no guest
+					 * records, so no guest task is known */
 	uint64_t loss_after;		/* 0, or: a loss record inside the first
 					 * exit of VM 0 vCPU 0 after this many
 					 * records; that exit is not expected */
@@ -111,6 +114,10 @@ int scen_out_open_abi(struct scen_out **o, const char *dir, unsigned int n_vms,
 		      unsigned int vcpus, bool guest_abi03);
 /* The same with @spans as VM 0's clock-unreliable spans (as `vmscope
  * merge` writes them into the metadata). */
+/* The same with the last VM's guest side absent when @last_vm_no_agent. */
+int scen_out_open_vms(struct scen_out **o, const char *dir, unsigned int n_vms,
+		      unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
+		      size_t n_spans, bool last_vm_no_agent);
 int scen_out_open_spans(struct scen_out **o, const char *dir, unsigned int n_vms,
 			unsigned int vcpus, bool guest_abi03,
 			Vmscope__Trace__ClockSpan **spans, size_t n_spans);

@@ -587,6 +587,13 @@ int main(int argc, char **argv)
 
 		return scen_write(&s, argv[2]) ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--write-noagent")) {
+		/* --write's trace with VM 1's guest side absent (no agent) */
+		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000,
+				  .last_vm_no_agent = true };
+
+		return scen_write(&s, argv[2]) ? 1 : 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--write-sched")) {
 		struct scen s = { .seed = 5, .n_vms = 1, .vcpus = 1, .n_records = 20000,
 				  .hog = true };

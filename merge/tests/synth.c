@@ -440,6 +440,8 @@ int synth_write_meta(struct synth *s, int dfd)
 		vm[v].qemu_pid = (int32_t)(1000 * (v + 1));
 		vm[v].guest_clock = &clk;
 		vm[v].guest_events = s->real_guest_table ? &guestev.table : &gt;
+		if (s->last_vm_no_agent && v == s->n_vms - 1)
+			vm[v].guest_events = NULL;
 		for (unsigned int c = 0; c < s->vcpus && !s->no_tid_map; c++) {
 			vmscope__trace__vcpu_thread__init(&vt[v][c]);
 			vt[v][c].vcpu = c;

@@ -51,6 +51,8 @@ struct synth {
 				 * of the synthetic one (analysis tests) */
 	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
 				 * (sync_guest without steal_ns) */
+	bool last_vm_no_agent;	/* the session's last VM has no guest event
+				 * table (no agent connected; metadata only) */
 	bool steal;		/* the synthetic sync_guest laid out as ABI 0.4's:
 				 * t1 t4 token seq ret tsc_a tsc_b steal_ns cpu
 				 * missed (72 bytes, cpu at 64) */

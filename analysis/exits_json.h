@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The JSON (json-c) that `report exits` and `vmscope top` print alike: a
+ * walk task, the walk's counts, an exit group's statistics.
+ */
+#ifndef VMSCOPE_ANALYSIS_EXITS_JSON_H
+#define VMSCOPE_ANALYSIS_EXITS_JSON_H
+
+#include <json-c/json.h>
+
+#include "exits.h"
+
+void an_json_u64(json_object *o, const char *key, uint64_t v);
+
+/* {"tid", "comm"} of walk task @task ("(unknown task)", "(other tasks)"
+ * with tid -1). */
+json_object *an_json_task(const struct an_walk *w, int32_t task);
+
+/* records, exits, unattributed, open_dropped, entries_without_exit,
+ * losses into @o. */
+void an_json_counts(json_object *o, const struct an_counts *c);
+
+/* count, total_ns, share (when @share is not NULL), kernel_ns, user_ns,
+ * halted_ns, min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns into @o. */
+void an_json_group(json_object *o, const struct an_group *g, const double *share);
+
+/* A completed exit: vm, vcpu, reason, start_ns, duration_ns, user_ns,
+ * halted, task (when @with_task), rip. */
+json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool with_task);
+
+#endif

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metadata of one recording: file headers, the SessionMetadata as
+ * known now (rewritten when a guest says hello or a vCPU appears), KVM's
+ * TSC relation, and the Statistics and Summary at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vmscope/version.h>
+
+#include "exit_layout.h"
+#include "file.pb-c.h"
+#include "reader_desc.h"
+#include "rec_guests.h"
+#include "rec_int.h"
+#include "stream.pb-c.h"
+
+static char *slurp_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/* The session as known now (stop = 0 while recording). */
+int rec_write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
+			 uint64_t last_ts)
+{
+	static struct vr_pb_events ev;
+	static char hostname[256], machine_id[64];
+	static struct utsname u;
+	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__HostInfo hi = VMSCOPE__TRACE__HOST_INFO__INIT;
+	Vmscope__Trace__KernelInfo ki = VMSCOPE__TRACE__KERNEL_INFO__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__Options opt = VMSCOPE__TRACE__OPTIONS__INIT;
+	const struct rec_opts *o = r->o;
+	Vmscope__Trace__VmInfo *vi = calloc(o->nvms + 1, sizeof(*vi));
+	Vmscope__Trace__VmInfo **vip = calloc(o->nvms + 1, sizeof(*vip));
+	Vmscope__Trace__VcpuThread *vt = NULL, **vtp = NULL;
+	Vmscope__Trace__VcpuTsc *tsc = NULL, **tscp = NULL;
+	Vmscope__Trace__GuestHello **gh = calloc(o->nvms + 1, sizeof(*gh));
+	size_t nvt = 0, k = 0, ntsc = 0, kt = 0;
+	int e = -ENOMEM;
+
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		nvt += r->vms[i].nvcpus;
+		ntsc += r->tsc ? r->tsc[i].n : 0;
+	}
+	vt = calloc(nvt + 1, sizeof(*vt));
+	vtp = calloc(nvt + 1, sizeof(*vtp));
+	tsc = calloc(ntsc + 1, sizeof(*tsc));
+	tscp = calloc(ntsc + 1, sizeof(*tscp));
+	if (!vi || !vip || !vt || !vtp || !gh || !tsc || !tscp)
+		goto out;
+	uname(&u);
+	if (gethostname(hostname, sizeof(hostname) - 1))
+		hostname[0] = 0;
+	slurp_line("/etc/machine-id", machine_id, sizeof(machine_id));
+	ki.sysname = u.sysname;
+	ki.release = u.release;
+	ki.version = u.version;
+	ki.machine = u.machine;
+	ki.nr_cpus = r->h->cfg.nr_cpu_ids;
+	hi.hostname = hostname;
+	hi.machine_id = machine_id;
+	hi.kernel = &ki;
+	hi.vmscope_version = VMSCOPE_VERSION_STRING;
+	/* trace_clock_local(): ns, monotonic per CPU only */
+	clk.name = "trace_clock_local";
+	clk.unit = "ns";
+	clk.ns_mul = clk.ns_div = 1;
+	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
+	clk.ts_bits = 64;
+	vr_events_to_pb(&ev, r->h->descs, r->h->nev, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0,
+			o->module_version);
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		const struct vm_desc *v = &r->vms[i];
+
+		vmscope__trace__vm_info__init(&vi[i]);
+		vi[i].name = (char *)v->name;
+		vi[i].qemu_pid = v->pid;
+		vi[i].vsock_cid = v->cid;
+		/* the guest's own claims, from its last hello: for decoding */
+		gh[i] = rg_hello(r, i);
+		if (gh[i]) {
+			vi[i].agent_connected = true;
+			vi[i].guest_kernel = gh[i]->kernel;
+			vi[i].guest_clock = gh[i]->clock;
+			vi[i].guest_events = gh[i]->events;
+		}
+		vi[i].vcpus = &vtp[k];
+		vi[i].n_vcpus = v->nvcpus;
+		for (unsigned int c = 0; c < v->nvcpus; c++, k++) {
+			vmscope__trace__vcpu_thread__init(&vt[k]);
+			vt[k].vcpu = v->vcpu[c];
+			vt[k].tid = v->tid[c];
+			vtp[k] = &vt[k];
+		}
+		vi[i].tsc = &tscp[kt];
+		vi[i].n_tsc = r->tsc ? r->tsc[i].n : 0;
+		for (unsigned int c = 0; c < vi[i].n_tsc; c++, kt++) {
+			const struct vm_tsc *t = &r->tsc[i].v[c];
+
+			vmscope__trace__vcpu_tsc__init(&tsc[kt]);
+			tsc[kt].vcpu_id = t->vcpu_id;
+			tsc[kt].offset = t->offset;
+			tsc[kt].ratio = t->ratio;
+			tsc[kt].frac_bits = t->frac_bits;
+			tscp[kt] = &tsc[kt];
+		}
+		vip[i] = &vi[i];
+	}
+	/* the selected events by name (Options.events: empty = all) */
+	const char *sel[VMSCOPE_MAX_EVENTS];
+
+	opt.events = (char **)sel;
+	opt.n_events = o->ctl.flags & VMSCOPE_CTL_EVENTS ?
+		       hb_event_names(r->h, o->ctl.events, sel) : 0;
+	/* the channels: channel 0's geometry is also in the fields above */
+	Vmscope__Trace__ChannelOptions chan[VMSCOPE_SESSION_CHANNELS], *chanp[VMSCOPE_SESSION_CHANNELS];
+	const char *csel[VMSCOPE_SESSION_CHANNELS][VMSCOPE_MAX_EVENTS];
+
+	for (unsigned int k = 0; k < r->h->cfg.nr_chans && k < VMSCOPE_SESSION_CHANNELS; k++) {
+		const struct vmscope_chan_cfg *c = &r->h->cfg.chan[k];
+
+		vmscope__trace__channel_options__init(&chan[k]);
+		chan[k].buffer_mode = c->mode;
+		chan[k].subbuf_size = 1ull << c->subbuf_shift;
+		chan[k].nr_subbufs = 1u << c->nr_subbuf_shift;
+		chan[k].events = (char **)csel[k];
+		chan[k].n_events = k ? hb_event_names(r->h, c->events, csel[k]) : 0;
+		chanp[k] = &chan[k];
+	}
+	opt.channels = chanp;
+	opt.n_channels = r->h->cfg.nr_chans;
+	opt.buffer_mode = r->h->cfg.chan[0].mode;
+	opt.subbuf_size = 1ull << r->h->cfg.chan[0].subbuf_shift;
+	opt.nr_subbufs = 1u << r->h->cfg.chan[0].nr_subbuf_shift;
+	opt.duration_ns = (uint64_t)(o->duration_s * 1e9);
+	opt.argv = o->argv;
+	opt.n_argv = (size_t)o->argc;
+	s.format_version = 1;
+	s.session_id.data = r->session_id;
+	s.session_id.len = sizeof(r->session_id);
+	s.host = &hi;
+	s.host_clock = &clk;
+	s.host_events = &ev.table;
+	s.vms = vip;
+	s.n_vms = o->nvms;
+	s.start_realtime_ns = r->start_rt;
+	s.start_ts = first_ts;
+	s.stop_realtime_ns = stop_rt;
+	s.stop_ts = last_ts;
+	s.options = &opt;
+	/* where this session's exit reasons come from, now */
+	Vmscope__Trace__ExitReasonSource xs = VMSCOPE__TRACE__EXIT_REASON_SOURCE__INIT;
+	struct vmscope_exit_mode xm;
+
+	memset(&xm, 0, sizeof(xm));
+	if (ioctl(r->h->fd, VMSCOPE_IOC_GET_EXIT_MODE, &xm) == 0) {
+		const char *refused = exit_refused_name(xm.refused);
+
+		xm.why[sizeof(xm.why) - 1] = 0;
+		xs.mode = (char *)exit_mode_name(xm.mode);
+		xs.refused = (char *)(refused ? refused : "");
+		xs.why = xm.why;
+		xs.layout = xm.layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
+			    xm.layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf";
+		xs.compared = xm.compared;
+		xs.mismatches = xm.mismatches;
+		xs.direct_since_ts = xm.direct_since_ts;
+		xs.calibrations = xm.calibrations;
+		xs.fallbacks = xm.fallbacks;
+		s.exit_reasons = &xs;
+	}
+	r->session_bytes = TF_FRAME_HDR_SIZE + protobuf_c_message_get_packed_size(&s.base);
+	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
+out:
+	for (unsigned int i = 0; gh && i < o->nvms; i++)
+		if (gh[i])
+			vmscope__trace__guest_hello__free_unpacked(gh[i], NULL);
+	free(gh);
+	free(vi);
+	free(vip);
+	free(vt);
+	free(vtp);
+	free(tsc);
+	free(tscp);
+	return e;
+}
+
+/* KVM's TSC relation of every VM's vCPUs, read once probing is on (a
+ * later write is then in the trace), into the next SessionMetadata. */
+void rec_read_tsc(struct rec *r)
+{
+	const struct rec_opts *o = r->o;
+
+	r->tsc = calloc(o->nvms + 1, sizeof(*r->tsc));
+	if (!r->tsc)
+		return;
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		int n = vm_tsc_read(&r->tsc[i], o->vms[i].pid, VM_KVM_DEBUGFS);
+
+		if (n > 0)
+			continue;
+		fprintf(stderr, "vmscope record: VM %u (pid %d): KVM's TSC offsets not read "
+			"from %s: %s; the merge's TSC cross-check then needs a "
+			"kvm_write_tsc_offset in the trace\n", i, (int)o->vms[i].pid,
+			VM_KVM_DEBUGFS, n ? strerror(-n) : "no vCPU there");
+	}
+	__atomic_store_n(&r->meta_dirty, 1, __ATOMIC_RELEASE);
+}
+
+int rec_write_header(struct rec *r, struct tf_writer *w, int role,
+			const struct stream_w *s);
+
+
+
+
+
+
+
+
+
+
+int rec_write_header(struct rec *r, struct tf_writer *w, int role,
+			const struct stream_w *s)
+{
+	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+
+	fh.format_version = 1;
+	fh.session_id.data = r->session_id;
+	fh.session_id.len = sizeof(r->session_id);
+	fh.role = role;
+	fh.created_realtime_ns = rec_realtime_ns();
+	fh.writer = "vmscope record " VMSCOPE_VERSION_STRING;
+	if (s) {
+		rec_origin_of(s, &o);
+		fh.origin = &o;
+	}
+	return tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base);
+}
+
+uint64_t rec_final_room(struct rec *r)
+{
+	unsigned int vcpus = 0, guest = __atomic_load_n(&r->guest_streams, __ATOMIC_RELAXED);
+
+	for (unsigned int i = 0; i < r->o->nvms; i++)
+		vcpus += r->vms[i].nvcpus;
+	return rec_reserve_need(r->session_bytes, r->h->nbuf + 1 + (guest > vcpus ? guest : vcpus));
+}
+
+/* Statistics and Summary at the end of the metadata file. */
+int rec_write_final(struct rec *r, uint64_t last_ts)
+{
+	unsigned int n = rec_max_streams(r), k;
+	struct stream_w **sv = calloc(n, sizeof(*sv));
+	Vmscope__Trace__StreamStats *ss = calloc(n, sizeof(*ss)), **ssp = calloc(n, sizeof(*ssp));
+	Vmscope__Trace__FileSummary *fs = calloc(n, sizeof(*fs)), **fsp = calloc(n, sizeof(*fsp));
+	Vmscope__Trace__Origin *o = calloc(n, sizeof(*o));
+	char (*names)[32] = calloc(n, sizeof(*names));
+	Vmscope__Trace__Statistics st = VMSCOPE__TRACE__STATISTICS__INIT;
+	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
+	int e = -ENOMEM;
+
+	if (!sv || !ss || !ssp || !fs || !fsp || !o || !names)
+		goto out;
+	k = rec_all_streams(r, sv);
+	for (unsigned int i = 0; i < k; i++) {
+		struct stream_w *s = sv[i];
+
+		vmscope__trace__origin__init(&o[i]);
+		rec_origin_of(s, &o[i]);
+		vmscope__trace__stream_stats__init(&ss[i]);
+		ss[i].origin = &o[i];
+		ss[i].chunks = s->chunks;
+		ss[i].records = s->records;
+		ss[i].bytes = s->bytes;
+		ss[i].lost_events = rec_stream_lost(r, s);
+		ss[i].lost_subbufs = s->gap_subbufs;
+		ss[i].first_ts = s->first_ts;
+		ss[i].last_ts = s->last_ts;
+		ssp[i] = &ss[i];
+		vmscope__trace__file_summary__init(&fs[i]);
+		if (s->guest)
+			tf_trace_guest_name(names[i], sizeof(names[i]), s->vm, s->cpu);
+		else
+			tf_trace_host_name(names[i], sizeof(names[i]), s->chan, s->cpu);
+		fs[i].name = names[i];
+		fs[i].role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+		fs[i].origin = &o[i];
+		fs[i].frames = s->frames_end;
+		fs[i].bytes = s->bytes_end;
+		fs[i].closed_cleanly = s->closed_ok;
+		fsp[i] = &fs[i];
+	}
+	st.realtime_ns = r->stop_rt;
+	st.streams = ssp;
+	st.n_streams = k;
+	st.write_errors = r->write_err ? 1 : 0;
+	st.bytes_written = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+	e = tf_writer_append_msg(r->meta, TF_FRAME_STATS, &st.base);
+	if (e)
+		goto out;
+	sum.stop_realtime_ns = r->stop_rt;
+	sum.stop_ts = last_ts;
+	sum.final_stats = &st;
+	sum.files = fsp;
+	sum.n_files = k;
+	e = tf_writer_append_msg(r->meta, TF_FRAME_SUMMARY, &sum.base);
+out:
+	free(sv);
+	free(ss);
+	free(ssp);
+	free(fs);
+	free(fsp);
+	free(o);
+	free(names);
+	return e;
+}
+
+/*
+ * vCPU threads that appeared since the recording started (a vCPU
+ * hot-plugged, a thread named late): into the VM's map, and with its
+ * TSC relation, into the next SessionMetadata. Called once a second;
+ * a vCPU that comes and goes within that second stays unnamed.
+ */
+void rec_rescan_vcpus(struct rec *r)
+{
+	const struct rec_opts *o = r->o;
+
+	for (unsigned int i = 0; i < o->nvms; i++) {
+		struct vm_desc *v = &r->vms[i];
+		unsigned int before = v->nvcpus;
+
+		if (vm_add_vcpus(v) <= 0)
+			continue;
+		for (unsigned int k = before; k < v->nvcpus; k++)
+			fprintf(stderr, "vmscope record: VM %u (%s): vCPU %u appeared, thread %d\n",
+				i, v->name, v->vcpu[k], (int)v->tid[k]);
+		if (r->tsc && vm_tsc_read(&r->tsc[i], v->pid, VM_KVM_DEBUGFS) < 0)
+			r->tsc[i].n = 0;
+		__atomic_store_n(&r->meta_dirty, 1, __ATOMIC_RELEASE);
+	}
+}
+
+uint64_t rec_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
