@@ -26,6 +26,12 @@ int args_usage_error(args_usage_fn *usage);
  */
 int args_help_or_usage(int c, args_usage_fn *usage);
 
+/*
+ * 0 when getopt_long has taken all of @argv (optind == @argc); else says
+ * "vmscope @cmd: unexpected argument" and -1 (for a usage error).
+ */
+int args_none_left(const char *cmd, int argc, char **argv);
+
 /* "--NAME" of the option whose getopt_long value is @val in @opts. */
 const char *args_opt_name(const struct option *opts, int val);
 

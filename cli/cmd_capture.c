@@ -337,18 +337,12 @@ int cmd_capture(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope capture: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("capture", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	/* refused before the session, not after it */
 	if (outpath && (ex_out_file(&dst, outpath, force, err, sizeof(err)) ||

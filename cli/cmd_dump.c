@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "format_prog.h"
@@ -377,18 +378,12 @@ int cmd_dump(int argc, char **argv)
 		case 'A':
 			accept = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(opt, usage);
 		}
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return args_usage_error(usage);
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope dump: %s\n", err);
 		return EXIT_FAILURE_RUNTIME;

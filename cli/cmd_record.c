@@ -263,18 +263,12 @@ int cmd_record(int argc, char **argv)
 		case 'o':
 			o.path = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope record: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("record", argc, argv))
 		return EXIT_USAGE;
-	}
 	if (!o.path || (!all) == (o.ctl.nr_pids == 0)) {
 		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
 		usage(stderr);

@@ -13,6 +13,7 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
@@ -243,7 +244,6 @@ int cmd_stats(int argc, char **argv)
 	int measure = 0, c;
 	bool exit_perf = false, exit_verify = false;
 	const char *events = NULL;
-	char *end;
 
 	memset(&ctl, 0, sizeof(ctl));
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -267,12 +267,10 @@ int cmd_stats(int argc, char **argv)
 			}
 			break;
 		case 'p': {
-			long pid = strtol(optarg, &end, 10);
+			unsigned long long pid;
 
-			if (*end || pid <= 0 || pid > 0x3fffffff) {
-				fprintf(stderr, "vmscope stats: bad pid '%s'\n", optarg);
+			if (args_number("stats", "--pid", optarg, 1, ARGS_PID_MAX, &pid))
 				return EXIT_USAGE;
-			}
 			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 				fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
 				return EXIT_USAGE;
@@ -280,14 +278,12 @@ int cmd_stats(int argc, char **argv)
 			ctl.pids[ctl.nr_pids++] = (__s32)pid;
 			break;
 		}
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		default:
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope stats: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("stats", argc, argv))
 		return EXIT_USAGE;
-	}
 	if (start && stop) {
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;

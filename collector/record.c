@@ -31,6 +31,7 @@
 #include "record.h"
 #include "stream.pb-c.h"
 #include "tracefmt.h"
+#include "util_clock.h"
 
 #define IDX_MAX (1u << 20)
 
@@ -40,14 +41,6 @@ static uint64_t realtime_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 void rec_set_err(int *slot, int err)
@@ -778,7 +771,7 @@ out:
 
 static void status_line(struct rec *r, double t0, uint64_t *prev_ev, double *prev_t)
 {
-	double now = mono_s();
+	double now = util_mono_s();
 	uint64_t ev = __atomic_load_n(&r->events, __ATOMIC_RELAXED);
 	uint64_t by = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
 	uint64_t lost = 0;
@@ -1023,10 +1016,10 @@ out_oom:
 			fprintf(stderr, "%s%s", i ? "," : ", for ", names[i]);
 	}
 	fprintf(stderr, "%s\n", o->status ? "; Ctrl-C stops" : "");
-	t0 = prev_t = last_rescan = mono_s();
+	t0 = prev_t = last_rescan = util_mono_s();
 	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&
-	       (o->duration_s <= 0 || mono_s() - t0 < o->duration_s)) {
+	       (o->duration_s <= 0 || util_mono_s() - t0 < o->duration_s)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
@@ -1039,13 +1032,13 @@ out_oom:
 			if (e)
 				rec_set_err(&r->write_err, -e);
 		}
-		if (mono_s() - last_rescan >= 1.0) {
+		if (util_mono_s() - last_rescan >= 1.0) {
 			rescan_vcpus(r);
-			last_rescan = mono_s();
+			last_rescan = util_mono_s();
 		}
-		if (o->status && mono_s() - last_status >= 1.0) {
+		if (o->status && util_mono_s() - last_status >= 1.0) {
 			status_line(r, t0, &prev_ev, &prev_t);
-			last_status = mono_s();
+			last_status = util_mono_s();
 		}
 	}
 	if (o->status)

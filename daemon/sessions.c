@@ -19,6 +19,7 @@
 #include "dmlog.h"
 #include "domrun.h"
 #include "sessions.h"
+#include "util_clock.h"
 
 static const char *const state_names[] = {
 	[SS_PENDING] = "pending", [SS_RECORDING] = "recording", [SS_STOPPING] = "stopping",
@@ -28,14 +29,6 @@ static const char *const state_names[] = {
 const char *ss_state_name(enum ss_state st)
 {
 	return state_names[st];
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* @src into @dst, cut to fit (messages and names known to fit) */
@@ -433,7 +426,7 @@ static void stop_session(struct session *s, const char *why, double timeout)
 	if (s->child > 0)
 		kill(s->child, SIGTERM);
 	s->state = SS_STOPPING;
-	s->deadline = mono_s() + timeout;
+	s->deadline = util_mono_s() + timeout;
 	dm_log("%s: stopping (%s)", s->dom.name, why);
 }
 
@@ -459,12 +452,12 @@ void ss_tick(struct sessions *ss)
 			registry_remove(ss, s);
 			dm_log("%s: %s", s->dom.name, s->detail);
 		}
-		if (s->state == SS_STOPPING && s->child > 0 && mono_s() > s->deadline) {
+		if (s->state == SS_STOPPING && s->child > 0 && util_mono_s() > s->deadline) {
 			dm_log("%s: recorder %d did not stop in %.0f s: killed (what it wrote "
 			       "stays readable)", s->dom.name, (int)s->child,
 			       ss->cfg->stop_timeout_s);
 			kill(s->child, SIGKILL);
-			s->deadline = mono_s() + 3600;
+			s->deadline = util_mono_s() + 3600;
 		}
 		/* QEMU gone without a hook (libvirtd down, kill -9): stop too */
 		if (s->state == SS_RECORDING && s->qemu_pid > 0 && kill(s->qemu_pid, 0) &&
@@ -743,7 +736,7 @@ void ss_recover(struct sessions *ss)
 			continue;
 		}
 		s->state = SS_STOPPING;
-		s->deadline = mono_s() + ss->cfg->stop_timeout_s;
+		s->deadline = util_mono_s() + ss->cfg->stop_timeout_s;
 		snprintf(s->detail, sizeof(s->detail), "left by a previous daemon");
 		if (pid > 0 && is_recorder_of((pid_t)pid, s->dir)) {
 			s->child = (pid_t)pid;

@@ -31,6 +31,8 @@
 #include "domrun.h"
 #include "proto.h"
 #include "sessions.h"
+#include "util_clock.h"
+#include "util_number.h"
 
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_S 2.0
@@ -45,14 +47,6 @@ void dm_log(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*
@@ -283,7 +277,7 @@ int main(int argc, char **argv)
 	struct client cl[MAX_CLIENTS];
 	unsigned int ncl = 0;
 	int opt, lfd, sfd, vfd = -1, stopping = 0;
-	unsigned long guest_port = VMSCOPE_AGENT_PORT;
+	unsigned long long guest_port = VMSCOPE_AGENT_PORT;
 	double vsock_retry = 0;
 	sigset_t mask;
 
@@ -304,18 +298,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
-		case 'g': {
-			char *end;
-
-			errno = 0;
-			guest_port = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || optarg[0] == '-' ||
-			    guest_port > 0xfffffffeul) {
+		case 'g':
+			if (util_parse_ull(optarg, 0, 0xfffffffeull, &guest_port)) {
 				fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
 				return 2;
 			}
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -355,9 +343,9 @@ int main(int argc, char **argv)
 		struct pollfd p[3 + MAX_CLIENTS];
 		struct signalfd_siginfo si;
 
-		if (vfd < 0 && mono_s() >= vsock_retry) {
+		if (vfd < 0 && util_mono_s() >= vsock_retry) {
 			vfd = vsock_listen((uint32_t)guest_port, vsock_retry == 0);
-			vsock_retry = mono_s() + 10;
+			vsock_retry = util_mono_s() + 10;
 		}
 		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -378,7 +366,7 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < ncl; i++) {
 			if (p[2 + i].revents & POLLIN)
 				handle(&ss, cl[i].fd, stopping);
-			if (p[2 + i].revents || mono_s() - cl[i].since > CLIENT_TIMEOUT_S) {
+			if (p[2 + i].revents || util_mono_s() - cl[i].since > CLIENT_TIMEOUT_S) {
 				close(cl[i].fd);
 				cl[i].fd = -1;
 			}
@@ -404,7 +392,7 @@ int main(int argc, char **argv)
 					close(c);
 					continue;
 				}
-				cl[ncl++] = (struct client){ .fd = c, .since = mono_s() };
+				cl[ncl++] = (struct client){ .fd = c, .since = util_mono_s() };
 			}
 		}
 		ss_tick(&ss);

@@ -86,7 +86,7 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 		CHECK_EQ(first_err, -ENOSPC);
 
 	size_t len;
-	uint8_t *img = tf_test_slurp(dfd, name, &len);
+	uint8_t *img = util_read_all(dfd, name, &len);
 	struct tf_end_info end;
 	size_t got = tf_test_read_all(img, len, &end);
 

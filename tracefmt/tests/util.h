@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "tracefmt.h"
+#include "util_fs.h"
 
 extern int tf_test_failures;
 
@@ -21,8 +22,6 @@ extern int tf_test_failures;
 int tf_test_mkdir(char *path, size_t len);
 void tf_test_rmdir(const char *path);
 
-/* Slurp a file; caller frees. */
-uint8_t *tf_test_slurp(int dirfd, const char *name, size_t *len);
 
 /*
  * A reference file: n frames, frame i of type 1 + i % 8 (or RAW) with a
