@@ -667,7 +667,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(tf_trace_create(argv[2], &dfd), 0);
 		write_trace(dfd, strcmp(argv[1], "--write") ? META_KILLED : META_SUMMARY);
 		close(dfd);
-		return tf_test_failures ? 1 : 0;
+		return check_failures ? 1 : 0;
 	}
 	bfd = tf_test_mkdir(base, sizeof(base));
 	snprintf(path, sizeof(path), "%s/t", base);

@@ -113,7 +113,7 @@ int main(void)
 	for (d.cap = 0; d.cap < 60000; d.cap += d.cap < 6000 ? 1 : 97) {
 		run(dfd, "f.vtf", &io, 1);
 		runs++;
-		if (tf_test_failures) {
+		if (check_failures) {
 			fprintf(stderr, "disk of %llu bytes\n", (unsigned long long)d.cap);
 			break;
 		}

@@ -9,8 +9,6 @@
 
 #include "util.h"
 
-int tf_test_failures;
-
 int tf_test_mkdir(char *path, size_t len)
 {
 	snprintf(path, len, "/var/tmp/tracefmt-test-XXXXXX");
@@ -95,8 +93,8 @@ size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end)
 
 int tf_test_result(const char *name)
 {
-	if (tf_test_failures) {
-		fprintf(stderr, "%s: %d failures\n", name, tf_test_failures);
+	if (check_failures) {
+		fprintf(stderr, "%s: %d failures\n", name, check_failures);
 		return 1;
 	}
 	printf("%s: ok\n", name);
