@@ -35,14 +35,6 @@
 
 #define IDX_MAX (1u << 20)
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void rec_set_err(int *slot, int err)
 {
 	int zero = 0;
@@ -610,7 +602,7 @@ static int write_header(struct rec *r, struct tf_writer *w, int role,
 	fh.session_id.data = r->session_id;
 	fh.session_id.len = sizeof(r->session_id);
 	fh.role = role;
-	fh.created_realtime_ns = realtime_ns();
+	fh.created_realtime_ns = util_realtime_ns();
 	fh.writer = "vmscope record " VMSCOPE_VERSION_STRING;
 	if (s) {
 		origin_of(s, &o);
@@ -968,7 +960,7 @@ out_oom:
 		fprintf(stderr, "vmscope record: out of memory or eventfd failed\n");
 		goto out;
 	}
-	r->start_rt = realtime_ns();
+	r->start_rt = util_realtime_ns();
 	e = tf_writer_create(&r->meta, r->dirfd, TF_TRACE_METADATA, NULL);
 	if (!e)
 		e = write_header(r, r->meta, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
@@ -1050,7 +1042,7 @@ out:
 	if (started && hb_stop(h))
 		rc = 1;
 	stop_threads(r);
-	r->stop_rt = realtime_ns();
+	r->stop_rt = util_realtime_ns();
 	if (r->write_err) {
 		fprintf(stderr, "vmscope record: writing the trace: %s; recording stopped, "
 			"what was written stays readable\n", strerror(r->write_err));

@@ -19,4 +19,20 @@ ssize_t util_read_small(const char *path, char *buf, size_t len);
  */
 uint8_t *util_read_all(int dirfd, const char *path, size_t *len);
 
+/* mkdir -p @path with @mode: 0 (also when it exists) or -errno. */
+int util_mkdir_p(const char *path, mode_t mode);
+
+/* fsync @path, opened with O_RDONLY | @flags (O_DIRECTORY for a folder); best effort. */
+void util_fsync_path(const char *path, int flags);
+
+/* fsync every regular file of @dir (one level) and @dir itself; best effort. */
+void util_fsync_dir_files(const char *dir);
+
+/*
+ * @text as the whole of @path, atomically and durably: PATH.tmp written
+ * (mode 0640) and fsynced, renamed over @path, its folder fsynced.
+ * 0 or -errno (PATH.tmp removed).
+ */
+int util_write_file(const char *path, const char *text);
+
 #endif

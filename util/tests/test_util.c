@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../tests/lib/check.h"
@@ -66,11 +68,34 @@ static void test_fs(void)
 	CHECK(!util_read_all(AT_FDCWD, path, &len) && errno == ENOENT);
 }
 
+static void test_write(void)
+{
+	char dir[] = "/var/tmp/test_util_dir.XXXXXX", path[128], back[16];
+	struct stat st;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	CHECK(util_mkdir_p(path, 0700) == 0);
+	CHECK(util_mkdir_p(path, 0700) == 0);	/* exists: fine */
+	CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/a/f", dir);
+	CHECK(util_write_file(path, "one") == 0);
+	CHECK(util_write_file(path, "two!") == 0);
+	CHECK(util_read_small(path, back, sizeof(back)) == 4 && !strcmp(back, "two!"));
+	snprintf(path, sizeof(path), "%s/a/f.tmp", dir);
+	CHECK(access(path, F_OK) == -1);	/* the temporary is renamed */
+	snprintf(path, sizeof(path), "%s/none/f", dir);
+	CHECK(util_write_file(path, "x") == -ENOENT);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
 static void test_clock(void)
 {
 	double a = util_mono_s(), b = util_mono_s();
 
 	CHECK(a > 0 && b >= a);
+	CHECK(util_realtime_ns() > 1600000000ull * 1000000000ull);
 }
 
 int main(void)
@@ -78,6 +103,7 @@ int main(void)
 	test_number();
 	test_endian();
 	test_fs();
+	test_write();
 	test_clock();
 	return check_result("test_util");
 }
