@@ -6,102 +6,7 @@
 #include <string.h>
 
 #include "exit_reason.h"
-#include "out.h"
-#include "roles.h"
-#include "walk.h"
-
-enum role {
-	R_NONE = 0,
-	R_EXIT,		/* host kvm_exit */
-	R_ENTRY,	/* host kvm_entry */
-	R_USER,		/* host kvm_userspace_exit */
-	R_HSWITCH,	/* host sched_switch */
-	R_GSWITCH,	/* vmN:sched_switch */
-	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
-	R_GSYNC,	/* vmN:sync_guest */
-};
-
-enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
-enum { S_PREV, S_STATE, S_NEXT, S_N };
-
-struct switch_fields {
-	struct mg_field f[S_N], prev_comm, next_comm, preempt;
-	bool has_comm, has_preempt;
-};
-
-struct role_of {
-	uint8_t role;
-	uint32_t vm;
-	const struct switch_fields *sw;	/* R_HSWITCH, R_GSWITCH */
-	struct mg_field wake_pid, wake_cpu;	/* R_GWAKE */
-	bool has_wake_cpu;
-	struct mg_field steal;			/* R_GSYNC */
-	bool has_steal;
-};
-
-enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
-
-struct vcpu {
-	enum vstate st;
-	uint64_t since, exit_ts, user_ts, rip;
-	uint32_t reason;
-	int32_t task, exit_task;
-	struct an_vcpu_time t;
-	/* into its VM's clock-unreliable spans: exits, guest records */
-	size_t span_x, span_g;
-	bool span_init;
-};
-
-struct vm {
-	char name[64];
-	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
-	struct vcpu *v;
-	struct switch_fields sw;
-};
-
-struct thread {			/* the session's vCPU thread map */
-	int32_t tid;
-	uint32_t vm, vcpu;
-};
-
-struct host_cpu {
-	uint32_t vm, vcpu;	/* of the last kvm_exit here */
-	bool valid;
-};
-
-struct reason {
-	uint32_t isa, code;
-	bool valid;
-	char name[40];
-};
-
-#define TASK_HASH	(2 * AN_MAX_TASKS)
-
-struct an_walk {
-	struct mr *mr;
-	unsigned int flags;		/* mr_open's */
-	char damage[1024];		/* an_walk_damage() */
-	const struct vr_events *ev;	/* the merged table */
-	const Vmscope__Trace__ClockDesc *clock;
-	struct role_of *roles;		/* [ev->n] */
-	struct mg_field fx[X_N], entry_vcpu;
-	struct switch_fields host_sw;
-	uint32_t n_vms;
-	struct vm *vm;
-	struct thread *th;
-	size_t nth;
-	struct host_cpu *hc;
-	uint32_t nhc;
-	struct reason reason[AN_MAX_REASONS + 1];	/* + "other" */
-	uint32_t nreason;
-	struct an_task *task;		/* [AN_MAX_TASKS] */
-	uint32_t ntask;
-	int32_t task_hash[TASK_HASH];	/* index + 1, 0: empty */
-	struct an_counts n;
-	uint64_t first_ts, last_ts;
-	bool any;
-	const Vmscope__Trace__SessionMetadata *sess;
-};
+#include "walk_int.h"
 
 /*
  * Does [a, b] overlap a clock-unreliable span of (vm, cpu)? Merge writes
@@ -136,7 +41,7 @@ static bool clock_unreliable(const struct an_walk *w, uint32_t vm, struct vcpu *
 
 /* ---- tables ---- */
 
-static int cmp_thread(const void *a, const void *b)
+int an_walk_cmp_thread(const void *a, const void *b)
 {
 	const struct thread *x = a, *y = b;
 
@@ -146,7 +51,7 @@ static int cmp_thread(const void *a, const void *b)
 bool an_walk_thread_vcpu(const struct an_walk *w, int32_t tid, uint32_t *vm, uint32_t *vcpu)
 {
 	struct thread key = { .tid = tid };
-	const struct thread *t = w->nth ? bsearch(&key, w->th, w->nth, sizeof(*w->th), cmp_thread) :
+	const struct thread *t = w->nth ? bsearch(&key, w->th, w->nth, sizeof(*w->th), an_walk_cmp_thread) :
 				 NULL;
 
 	if (!t)
@@ -269,186 +174,6 @@ static struct host_cpu *host_cpu(struct an_walk *w, uint32_t cpu)
 	if (cpu >= AN_MAX_HOST_CPUS || !grow((void **)&w->hc, &w->nhc, cpu, sizeof(*w->hc)))
 		return NULL;
 	return &w->hc[cpu];
-}
-
-/* ---- opening ---- */
-
-static void find_switch(const struct vr_events *ev, const char *name, struct switch_fields *s,
-			const struct vmscope_event_desc **d)
-{
-	static const char *const f[S_N] = { "prev_pid", "prev_state", "next_pid" };
-
-	*d = mg_role_find(ev, name, f, S_N, s->f);
-	s->has_comm = *d && mg_str_field_find(*d, "prev_comm", &s->prev_comm) &&
-		      mg_str_field_find(*d, "next_comm", &s->next_comm);
-	s->has_preempt = *d && mg_field_find(*d, "preempt", &s->preempt);
-}
-
-static void set_role(struct an_walk *w, const struct vmscope_event_desc *d, enum role r,
-		     uint32_t vm)
-{
-	if (!d)
-		return;
-	w->roles[d - w->ev->desc].role = (uint8_t)r;
-	w->roles[d - w->ev->desc].vm = vm;
-}
-
-static int find_roles(struct an_walk *w, char *err, size_t errlen)
-{
-	static const char *const fx[X_N] = { "vcpu_id", "exit_reason", "guest_rip", "isa",
-					     "reason_valid" };
-	static const char *const fe[1] = { "vcpu_id" };
-	const struct vmscope_event_desc *d;
-	char name[64];
-
-	w->roles = calloc(w->ev->n ? w->ev->n : 1, sizeof(*w->roles));
-	if (!w->roles)
-		return -ENOMEM;
-	d = mg_role_find(w->ev, "kvm_exit", fx, X_N, w->fx);
-	if (!d) {
-		snprintf(err, errlen, "the trace has no usable kvm_exit event (with %s, %s, %s, %s, %s)",
-			 fx[0], fx[1], fx[2], fx[3], fx[4]);
-		return -ENOENT;
-	}
-	set_role(w, d, R_EXIT, 0);
-	d = mg_role_find(w->ev, "kvm_entry", fe, 1, &w->entry_vcpu);
-	if (!d) {
-		snprintf(err, errlen, "the trace has no usable kvm_entry event (with vcpu_id)");
-		return -ENOENT;
-	}
-	set_role(w, d, R_ENTRY, 0);
-	set_role(w, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
-	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
-	set_role(w, d, R_HSWITCH, 0);
-	if (d)
-		w->roles[d - w->ev->desc].sw = &w->host_sw;
-	for (uint32_t v = 0; v < w->n_vms; v++) {
-		static const char *const fw[1] = { "pid" };
-		const char *wake[2] = { "sched_wakeup", "sched_waking" };
-
-		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
-		find_switch(w->ev, name, &w->vm[v].sw, &d);
-		set_role(w, d, R_GSWITCH, v);
-		if (d)
-			w->roles[d - w->ev->desc].sw = &w->vm[v].sw;
-		for (int k = 0; k < 2; k++) {
-			struct mg_field pid;
-
-			snprintf(name, sizeof(name), "vm%u:%s", v, wake[k]);
-			d = mg_role_find(w->ev, name, fw, 1, &pid);
-			set_role(w, d, R_GWAKE, v);
-			if (d) {
-				struct role_of *r = &w->roles[d - w->ev->desc];
-
-				r->wake_pid = pid;
-				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
-			}
-		}
-		snprintf(name, sizeof(name), "vm%u:sync_guest", v);
-		d = mg_role_find(w->ev, name, NULL, 0, NULL);
-		set_role(w, d, R_GSYNC, v);
-		if (d) {
-			struct role_of *r = &w->roles[d - w->ev->desc];
-
-			/* absent from traces of guest modules before ABI 0.4 */
-			r->has_steal = mg_field_find(d, "steal_ns", &r->steal);
-		}
-	}
-	return 0;
-}
-
-static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata *s)
-{
-	size_t nth = 0;
-
-	w->sess = s;
-	for (uint32_t v = 0; s && v < s->n_vms; v++)
-		w->n.clock_spans += s->vms[v]->n_clock_unreliable;
-	w->n_vms = s ? (uint32_t)s->n_vms : 0;
-	w->vm = calloc(w->n_vms ? w->n_vms : 1, sizeof(*w->vm));
-	if (!w->vm)
-		return -ENOMEM;
-	for (uint32_t v = 0; v < w->n_vms; v++) {
-		snprintf(w->vm[v].name, sizeof(w->vm[v].name), "%s",
-			 s->vms[v]->name && s->vms[v]->name[0] ? s->vms[v]->name : "?");
-		nth += s->vms[v]->n_vcpus;
-	}
-	w->th = calloc(nth ? nth : 1, sizeof(*w->th));
-	if (!w->th)
-		return -ENOMEM;
-	for (uint32_t v = 0; v < w->n_vms; v++)
-		for (size_t i = 0; i < s->vms[v]->n_vcpus; i++) {
-			const Vmscope__Trace__VcpuThread *t = s->vms[v]->vcpus[i];
-
-			if (!t)
-				continue;
-			w->th[w->nth].tid = t->tid;
-			w->th[w->nth].vm = v;
-			w->th[w->nth].vcpu = t->vcpu;
-			w->nth++;
-		}
-	qsort(w->th, w->nth, sizeof(*w->th), cmp_thread);
-	return 0;
-}
-
-int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
-		 char *err, size_t errlen)
-{
-	struct an_walk *w = calloc(1, sizeof(*w));
-	const Vmscope__Trace__SessionMetadata *s;
-	int e;
-
-	*out = NULL;
-	if (!w)
-		return -ENOMEM;
-	w->task = calloc(AN_MAX_TASKS, sizeof(*w->task));
-	if (!w->task) {
-		free(w);
-		return -ENOMEM;
-	}
-	w->flags = flags;
-	e = mr_open(&w->mr, path, flags, err, errlen);
-	if (e)
-		goto fail;
-	s = vr_trace_session(mr_trace(w->mr));
-	w->ev = vr_trace_events(mr_trace(w->mr), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
-	if (!s || !w->ev) {
-		const char *why = vr_trace_problem(mr_trace(w->mr));
-
-		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
-			 why ? ": " : "", why ? why : "");
-		e = -EINVAL;
-		goto fail;
-	}
-	w->clock = s->host_clock;
-	e = load_session(w, s);
-	if (!e)
-		e = find_roles(w, err, errlen);
-	if (e) {
-		if (e == -ENOMEM)
-			snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	*out = w;
-	return 0;
-fail:
-	an_walk_close(w);
-	return e;
-}
-
-void an_walk_close(struct an_walk *w)
-{
-	if (!w)
-		return;
-	mr_close(w->mr);
-	for (uint32_t v = 0; v < w->n_vms && w->vm; v++)
-		free(w->vm[v].v);
-	free(w->vm);
-	free(w->th);
-	free(w->hc);
-	free(w->roles);
-	free(w->task);
-	free(w);
 }
 
 /* ---- the pass ---- */
