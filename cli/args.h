@@ -12,6 +12,12 @@
 /* The largest thread id (FUTEX_TID_MASK): what --pid options take. */
 #define ARGS_PID_MAX 0x3fffffffull
 
+/*
+ * The end of every command's getopt_long table: --help as 'h', the value
+ * args_help_or_usage() answers, and the terminating entry.
+ */
+#define ARGS_HELP_AND_END { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+
 /* A command's own usage text, printed to @out. */
 typedef void args_usage_fn(FILE *out);
 

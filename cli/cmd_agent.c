@@ -37,6 +37,7 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "agent.h"
 #include "commands.h"
 #include "device.h"
@@ -275,8 +276,7 @@ int cmd_agent(int argc, char **argv)
 		{ "sync-period", required_argument, NULL, 'y' },
 		{ "retry-ms", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		ARGS_HELP_AND_END,
 	};
 	struct agent_opts o = { .sync_ms = 10, .retry_ms = 200 };
 	struct agent a = { .dev = -1, .sock = -1, .cid = VMADDR_CID_HOST,

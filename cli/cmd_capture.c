@@ -276,8 +276,7 @@ int cmd_capture(int argc, char **argv)
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "read-every", required_argument, NULL, OPT_READ_EVERY },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		ARGS_HELP_AND_END,
 	};
 	static struct capture c;	/* large: keep it off the stack */
 	struct vmscope_session_cfg cfg = { 0 };

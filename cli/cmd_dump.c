@@ -357,8 +357,7 @@ int cmd_dump(int argc, char **argv)
 		{ "summary", no_argument, NULL, 's' },
 		{ "stream", required_argument, NULL, 'S' },
 		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		ARGS_HELP_AND_END,
 	};
 	static char outbuf[1 << 20];
 	const char *only = NULL;

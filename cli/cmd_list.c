@@ -93,8 +93,7 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fields", no_argument, NULL, 'f' },
 		{ "builtin", no_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	int fields = 0, builtin = 0, c;
 

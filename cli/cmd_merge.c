@@ -189,8 +189,7 @@ static const struct option opts[] = {
 	{ "tsc-breaks", required_argument, NULL, 't' },
 	{ "show", required_argument, NULL, 'S' },
 	{ "accept-damage", no_argument, NULL, 'A' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 }
+	ARGS_HELP_AND_END,
 };
 
 struct merge_args {

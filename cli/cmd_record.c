@@ -155,8 +155,7 @@ static const struct option opts[] = {
 	{ "cid", required_argument, NULL, OPT_CID },
 	{ "guest-port", required_argument, NULL, OPT_GPORT },
 	{ "guest-handoff", required_argument, NULL, OPT_HANDOFF },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+	ARGS_HELP_AND_END,
 };
 
 /* The command line, before the module is asked anything. */

@@ -136,8 +136,7 @@ int cmd_stats(int argc, char **argv)
 		{ "last", no_argument, NULL, 'l' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	struct vmscope_probe_ctl ctl;
 	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;

@@ -149,8 +149,7 @@ int cmd_sync_emitter(int argc, char **argv)
 		{ "period", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "samples", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	uint64_t period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
 	int have_period = 0, samples = 0, c;

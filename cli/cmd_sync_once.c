@@ -48,8 +48,7 @@ int cmd_sync_once(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "token", required_argument, NULL, 't' },
 		{ "seq", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	struct vmscope_sync_once s;
 	int c;

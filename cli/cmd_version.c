@@ -43,8 +43,7 @@ int cmd_version(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "require", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	const char *require = NULL;
 	int c;
