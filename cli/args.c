@@ -46,3 +46,18 @@ int args_none_left(const char *cmd, int argc, char **argv)
 	fprintf(stderr, "vmscope %s: unexpected argument '%s'\n", cmd, argv[optind]);
 	return -1;
 }
+
+int args_parse(int argc, char **argv, const char *shortopts, const struct option *opts,
+	       args_option_fn *option, void *ctx, args_usage_fn *usage)
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		rc = option(c, optarg, ctx);
+		if (rc < 0)
+			return args_help_or_usage(c, usage);
+		if (rc)
+			return rc;
+	}
+	return -1;
+}

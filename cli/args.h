@@ -38,6 +38,21 @@ int args_help_or_usage(int c, args_usage_fn *usage);
  */
 int args_none_left(const char *cmd, int argc, char **argv);
 
+/*
+ * One option of a command: @c as getopt_long returned it, @arg its value,
+ * @ctx the command's. 0, an exit status (parsing ends with it), or -1:
+ * not one of the command's (--help, or what getopt refused).
+ */
+typedef int args_option_fn(int c, const char *arg, void *ctx);
+
+/*
+ * getopt_long over @argv with @shortopts and @opts, each option to
+ * @option; -1 when all were taken (operands from optind), else the exit
+ * status to end with (args_help_or_usage's for --help and refusals).
+ */
+int args_parse(int argc, char **argv, const char *shortopts, const struct option *opts,
+	       args_option_fn *option, void *ctx, args_usage_fn *usage);
+
 /* "--NAME" of the option whose getopt_long value is @val in @opts. */
 const char *args_opt_name(const struct option *opts, int val);
 

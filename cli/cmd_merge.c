@@ -215,8 +215,9 @@ static int parse_tsc_breaks(const char *arg, struct mg_opts *o)
 }
 
 /* One option: 0, an exit status, or -1 (not one of merge's). */
-static int parse_option(int c, const char *arg, struct merge_args *a)
+static int parse_option(int c, const char *arg, void *ctx)
 {
+	struct merge_args *a = ctx;
 	unsigned long long n;
 	double sec;
 
@@ -357,15 +358,11 @@ int cmd_merge(int argc, char **argv)
 {
 	struct merge_args a = { .o = { .spill_dir = getenv("TMPDIR") } };
 	char *def = NULL;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		rc = parse_option(c, optarg, &a);
-		if (rc < 0)	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		if (rc)
-			return rc;
-	}
+	rc = args_parse(argc, argv, "o:h", opts, parse_option, &a, usage);
+	if (rc >= 0)
+		return rc;
 	if (a.show_path && optind == argc)
 		return show(a.show_path, a.accept ? MR_ACCEPT_DAMAGE : 0);
 	if (a.show_path || optind != argc - 1)

@@ -247,8 +247,9 @@ static int parse_vsock(int opt, const char *arg, struct record_args *a)
 }
 
 /* One option: 0, an exit status, or -1 (not one of record's). */
-static int parse_option(int opt, const char *arg, struct record_args *a)
+static int parse_option(int opt, const char *arg, void *ctx)
 {
+	struct record_args *a = ctx;
 	struct rec_opts *o = &a->o;
 	unsigned long long ull;
 
@@ -297,19 +298,15 @@ static int parse_option(int opt, const char *arg, struct record_args *a)
 /* The whole command line into @a: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	int opt, rc;
+	int rc;
 
 	a->o.guest_port = VMSCOPE_AGENT_PORT;
 	a->o.guest_handoff_fd = -1;
 	if (rec_geometry(2ull << 20, &a->cfg))
 		return EXIT_FAILURE_RUNTIME;
-	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		rc = parse_option(opt, optarg, a);
-		if (rc < 0)
-			return args_help_or_usage(opt, usage);
-		if (rc)
-			return rc;
-	}
+	rc = args_parse(argc, argv, "o:h", opts, parse_option, a, usage);
+	if (rc >= 0)
+		return rc;
 	if (args_none_left("record", argc, argv))
 		return EXIT_USAGE;
 	if (!a->o.path || (!a->all) == (a->o.ctl.nr_pids == 0)) {

@@ -122,121 +122,155 @@ out:
 	return rc;
 }
 
-int cmd_stats(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "start", no_argument, NULL, 's' },
-		{ "stop", no_argument, NULL, 'S' },
-		{ "reset", no_argument, NULL, 'r' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "per-cpu", no_argument, NULL, 'c' },
-		{ "no-exit-reasons", no_argument, NULL, 'n' },
-		{ "measure", no_argument, NULL, 'm' },
-		{ "exit-reasons", required_argument, NULL, 'x' },
-		{ "last", no_argument, NULL, 'l' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "json", no_argument, NULL, 'j' },
-		ARGS_HELP_AND_END,
-	};
+static const struct option opts[] = {
+	{ "start", no_argument, NULL, 's' },
+	{ "stop", no_argument, NULL, 'S' },
+	{ "reset", no_argument, NULL, 'r' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "per-cpu", no_argument, NULL, 'c' },
+	{ "no-exit-reasons", no_argument, NULL, 'n' },
+	{ "measure", no_argument, NULL, 'm' },
+	{ "exit-reasons", required_argument, NULL, 'x' },
+	{ "last", no_argument, NULL, 'l' },
+	{ "events", required_argument, NULL, 'e' },
+	{ "json", no_argument, NULL, 'j' },
+	ARGS_HELP_AND_END,
+};
+
+/* The command line: the probe control to send and what to show. */
+struct stats_args {
 	struct vmscope_probe_ctl ctl;
-	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;
-	int measure = 0, json = 0, c;
-	bool exit_perf = false, exit_verify = false;
-	const char *events = NULL;
+	struct stats_ctl_opts o;
+	const char *events;
+	int per_cpu, last, json;
+};
 
-	memset(&ctl, 0, sizeof(ctl));
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': start = 1; break;
-		case 'S': stop = 1; break;
-		case 'r': reset = 1; break;
-		case 'c': per_cpu = 1; break;
-		case 'l': last = 1; break;
-		case 'n': no_reasons = 1; break;
-		case 'm': measure = 1; break;
-		case 'j': json = 1; break;
-		case 'e': events = optarg; break;
-		case 'x':
-			if (!strcmp(optarg, "perf")) {
-				exit_perf = true;
-			} else if (!strcmp(optarg, "verify")) {
-				exit_verify = true;
-			} else if (strcmp(optarg, "auto")) {
-				fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'p': {
-			unsigned long long pid;
-
-			if (args_number("stats", "--pid", optarg, 1, ARGS_PID_MAX, &pid))
-				return EXIT_USAGE;
-			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			ctl.pids[ctl.nr_pids++] = (__s32)pid;
-			break;
-		}
-		default:
-			return args_help_or_usage(c, usage);
-		}
+static int parse_exit_reasons(const char *arg, struct stats_ctl_opts *o)
+{
+	if (!strcmp(arg, "perf")) {
+		o->exit_perf = true;
+	} else if (!strcmp(arg, "verify")) {
+		o->exit_verify = true;
+	} else if (strcmp(arg, "auto")) {
+		fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
+		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+static int parse_pid(const char *arg, struct vmscope_probe_ctl *ctl)
+{
+	unsigned long long pid;
+
+	if (args_number("stats", "--pid", arg, 1, ARGS_PID_MAX, &pid))
+		return EXIT_USAGE;
+	if (ctl->nr_pids == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	ctl->pids[ctl->nr_pids++] = (__s32)pid;
+	return 0;
+}
+
+/* One option: 0, an exit status, or -1 (not one of stats'). */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct stats_args *a = ctx;
+
+	switch (c) {
+	case 's': a->o.start = true; return 0;
+	case 'S': a->o.stop = true; return 0;
+	case 'r': a->o.reset = true; return 0;
+	case 'c': a->per_cpu = 1; return 0;
+	case 'l': a->last = 1; return 0;
+	case 'n': a->o.no_reasons = true; return 0;
+	case 'm': a->o.measure = true; return 0;
+	case 'j': a->json = 1; return 0;
+	case 'e': a->events = arg; return 0;
+	case 'x': return parse_exit_reasons(arg, &a->o);
+	case 'p': return parse_pid(arg, &a->ctl);
+	}
+	return -1;
+}
+
+/* The whole command line into @a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct stats_args *a)
+{
+	int rc;
+
+	rc = args_parse(argc, argv, "h", opts, parse_option, a, usage);
+	if (rc >= 0)
+		return rc;
 	if (args_none_left("stats", argc, argv))
 		return EXIT_USAGE;
-	if (start && stop) {
+	if (a->o.start && a->o.stop) {
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;
 	}
-	if ((ctl.nr_pids || events || exit_perf || exit_verify) && !start) {
+	if ((a->ctl.nr_pids || a->events || a->o.exit_perf || a->o.exit_verify) && !a->o.start) {
 		fprintf(stderr, "vmscope stats: --pid, --events and --exit-reasons go with --start\n");
 		return EXIT_USAGE;
 	}
+	a->o.events = a->events != NULL;
+	return -1;
+}
 
-	int fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
-	if (fd < 0)
-		return EXIT_FAILURE_RUNTIME;
-	struct vmscope_version v;
-	int ret = EXIT_FAILURE_RUNTIME;
-	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
-	unsigned int nev;
-
-	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
-	    load_descs(fd, descs, &nev))
-		goto out;
-	if (events) {
-		char why[160];
-		uint64_t mask;
-
-		if (vmscope_events_select(events, descs, nev, &mask, why, sizeof(why))) {
-			fprintf(stderr, "vmscope stats: --events: %s\n", why);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		ctl.events = mask;
-	}
-	const struct stats_ctl_opts o = {
-		.start = start, .stop = stop, .reset = reset,
-		.no_reasons = no_reasons, .measure = measure, .events = events != NULL,
-		.exit_perf = exit_perf, .exit_verify = exit_verify,
-	};
+/* --start, --stop, --reset as the module's probe control; 0 or -1. */
+static int control(int fd, struct stats_args *a)
+{
 	struct vmscope_probe_stats st;
 	bool enabled = false;
 
 	memset(&st, 0, sizeof(st));
 	/* the module checks the running kernel's layout before it reads it */
-	if (start && !no_reasons)
+	if (a->o.start && !a->o.no_reasons)
 		(void)exit_layout_send(fd, "vmscope stats");
-	if (stats_ctl_needs_state(&o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
+	if (stats_ctl_needs_state(&a->o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
 		enabled = st.state & VMSCOPE_STATE_ENABLED;
-	if (stats_ctl_flags(&o, enabled, &ctl.flags) &&
-	    ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
+	if (stats_ctl_flags(&a->o, enabled, &a->ctl.flags) &&
+	    ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &a->ctl) < 0) {
 		fprintf(stderr, "vmscope stats: %s\n", stats_ctl_error(errno));
-		goto out;
+		return -1;
 	}
-	if (show(fd, descs, nev, per_cpu, last, json) == 0)
-		ret = EXIT_OK;
-out:
+	return 0;
+}
+
+/* The module behind @fd: events selected, control sent, counters shown. */
+static int stats_on(int fd, struct stats_args *a)
+{
+	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
+	struct vmscope_version v;
+	unsigned int nev;
+	char why[160];
+	uint64_t mask;
+
+	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) || load_descs(fd, descs, &nev))
+		return EXIT_FAILURE_RUNTIME;
+	if (a->events) {
+		if (vmscope_events_select(a->events, descs, nev, &mask, why, sizeof(why))) {
+			fprintf(stderr, "vmscope stats: --events: %s\n", why);
+			return EXIT_USAGE;
+		}
+		a->ctl.events = mask;
+	}
+	if (control(fd, a) || show(fd, descs, nev, a->per_cpu, a->last, a->json))
+		return EXIT_FAILURE_RUNTIME;
+	return EXIT_OK;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static struct stats_args a;
+	int fd, rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	if (fd < 0)
+		return EXIT_FAILURE_RUNTIME;
+	rc = stats_on(fd, &a);
 	close(fd);
-	return ret;
+	return rc;
 }
