@@ -30,6 +30,15 @@ const char *an_exit_reason_name(uint32_t isa, uint32_t code, char *buf, size_t l
 	return buf;
 }
 
+const char *an_exit_label(uint32_t isa, uint32_t code, bool valid, char *buf, size_t len)
+{
+	if (!valid) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	return an_exit_reason_name(isa, code, buf, len);
+}
+
 bool an_exit_is_hlt(uint32_t isa, uint32_t code)
 {
 	return (isa == AN_ISA_SVM && code == SVM_EXIT_HLT) ||

@@ -26,6 +26,13 @@
  */
 const char *an_exit_reason_name(uint32_t isa, uint32_t code, char *buf, size_t len);
 
+/*
+ * The label of an exit wherever it is shown (reports, exports):
+ * an_exit_reason_name, or "unknown" when its details were missed
+ * (kvm_exit's reason_valid 0: @isa and @code then mean nothing).
+ */
+const char *an_exit_label(uint32_t isa, uint32_t code, bool valid, char *buf, size_t len);
+
 /* The exit is a HLT (the vCPU is halted until its next entry). */
 bool an_exit_is_hlt(uint32_t isa, uint32_t code);
 

@@ -37,7 +37,7 @@ static uint64_t key_of(const struct an_exits *x, const struct an_exit *e)
 		sub = e->reason;
 		break;
 	case AN_BY_TASK:
-		sub = (uint64_t)(int64_t)e->task + 2;	/* OTHER -2, UNKNOWN -1 */
+		sub = (uint64_t)(int64_t)e->task + 3;	/* BEFORE -3, OTHER -2, UNKNOWN -1 */
 		break;
 	default:
 		sub = 0;

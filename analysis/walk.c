@@ -79,10 +79,7 @@ static uint32_t reason_of(struct an_walk *w, uint32_t isa, uint32_t code, bool v
 	r->isa = isa;
 	r->code = code;
 	r->valid = valid;
-	if (valid)
-		an_exit_reason_name(isa, code, r->name, sizeof(r->name));
-	else
-		snprintf(r->name, sizeof(r->name), "unknown");
+	an_exit_label(isa, code, valid, r->name, sizeof(r->name));
 	return w->nreason++;
 }
 
@@ -96,6 +93,18 @@ static void set_comm(char *dst, const uint8_t *p, const struct mg_field *f)
 	for (char *c = dst; *c; c++)
 		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
 			*c = '?';
+}
+
+const char *an_task_placeholder(int32_t task)
+{
+	switch (task) {
+	case AN_TASK_OTHER:
+		return "(other tasks)";
+	case AN_TASK_BEFORE:
+		return "(before guest session)";
+	default:
+		return "(unknown task)";
+	}
 }
 
 /* The task (vm, tid), named @comm when given. */
@@ -163,7 +172,8 @@ static struct vcpu *vcpu_of(struct an_walk *w, uint32_t vm, uint32_t v)
 	if (!grow((void **)&m->v, &m->cap, v, sizeof(*m->v)))
 		return NULL;
 	for (uint32_t i = old; i < m->cap; i++)
-		m->v[i].task = m->v[i].exit_task = AN_TASK_UNKNOWN;
+		m->v[i].task = m->v[i].exit_task =
+			m->has_cpu_task ? AN_TASK_BEFORE : AN_TASK_UNKNOWN;
 	if (v >= m->n)
 		m->n = v + 1;
 	return &m->v[v];
@@ -203,7 +213,9 @@ static void drop_open(struct an_walk *w)
 			if (p->st == V_EXIT || p->st == V_USER)
 				w->n.open_dropped++;
 			p->st = V_UNKNOWN;
-			p->task = AN_TASK_UNKNOWN;
+			/* still before the session: a loss does not change that */
+			if (p->task != AN_TASK_BEFORE)
+				p->task = AN_TASK_UNKNOWN;
 		}
 	for (uint32_t h = 0; h < w->nhc; h++)
 		w->hc[h].valid = false;
@@ -290,6 +302,8 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		v->t.user_ns += x.halted ? 0 : x.user_ns;
 		v->t.exits++;
 		w->n.exits++;
+		w->n.exits_before_session += x.task == AN_TASK_BEFORE;
+		w->n.exits_task_unknown += x.task == AN_TASK_UNKNOWN;
 		w->n.exits_clock_unreliable +=
 			clock_unreliable(w, vm, v, vcpu, &v->span_x, x.start, x.end);
 		if (h->exit)
@@ -332,6 +346,24 @@ static void on_guest_switch(struct an_walk *w, const struct an_hooks *h, const s
 		h->guest_switch(h->ctx, r->vm, &s, prev, next);
 }
 
+/* The task a guest CPU ran as its session began: a switch from nothing. */
+static void on_cpu_task(struct an_walk *w, const struct an_hooks *h, const struct role_of *r,
+			uint64_t ts, const uint8_t *p, const struct mo_origin *o)
+{
+	static const char none[AN_COMM_LEN] = "?";
+	struct an_switch s = { .ts = ts, .cpu = o->cpu, .prev_tid = -1, .prev_comm = none };
+	struct vcpu *v = vcpu_of(w, r->vm, o->cpu);
+	int32_t next;
+
+	s.next_tid = (int32_t)mg_get(&r->task_pid, p);
+	s.next_comm = r->has_task_comm ? (const char *)p + r->task_comm.off : none;
+	next = task_of(w, r->vm, s.next_tid, p, r->has_task_comm ? &r->task_comm : NULL);
+	if (v)
+		v->task = next;
+	if (h->guest_switch)
+		h->guest_switch(h->ctx, r->vm, &s, AN_TASK_UNKNOWN, next);
+}
+
 static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
 		   uint64_t ts, const struct mo_origin *o, bool has_o)
 {
@@ -344,8 +376,8 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	if (r->role == R_NONE)
 		return;
 	/* host roles need a host record, guest roles their VM's */
-	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC) !=
-		     (o->origin != 0))
+	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC ||
+		      r->role == R_GTASK) != (o->origin != 0))
 		return;
 	if (has_o && o->origin && o->origin - 1 != r->vm)
 		return;
@@ -373,6 +405,10 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	case R_GSWITCH:
 		if (has_o)
 			on_guest_switch(w, h, r, ts, it->payload, o);
+		break;
+	case R_GTASK:
+		if (has_o)
+			on_cpu_task(w, h, r, ts, it->payload, o);
 		break;
 	case R_GWAKE:
 		if (has_o && h->guest_wakeup)

@@ -42,8 +42,16 @@
 #define AN_MAX_VCPUS	1024
 #define AN_MAX_HOST_CPUS 4096
 
-#define AN_TASK_UNKNOWN	(-1)	/* before the vCPU's first guest sched_switch */
+/* A vCPU's guest task is not known: after a loss, until a guest record
+ * names it again; or, in a VM whose guest module records no cpu_task
+ * (before ABI 1.2), before the vCPU's first guest sched_switch. */
+#define AN_TASK_UNKNOWN	(-1)
 #define AN_TASK_OTHER	(-2)	/* beyond AN_MAX_TASKS */
+/* Before the VM's guest session began on that vCPU (its cpu_task). */
+#define AN_TASK_BEFORE	(-3)
+
+/* How reports name a task index below 0. */
+const char *an_task_placeholder(int32_t task);
 
 #define AN_COMM_LEN	16
 #define AN_VM_HOST	UINT32_MAX	/* an_task.vm of a host thread */
@@ -119,6 +127,8 @@ struct an_counts {
 	uint64_t unattributed;	/* host kvm records of no known VM/vCPU */
 	uint64_t open_dropped;	/* exits left open by a loss or a repeated kvm_exit */
 	uint64_t entries_without_exit;	/* kvm_entry with no exit before (trace start) */
+	/* of exits: charged to AN_TASK_BEFORE, to AN_TASK_UNKNOWN */
+	uint64_t exits_before_session, exits_task_unknown;
 	uint64_t losses;	/* loss records, gaps, damage */
 	uint64_t no_origin;	/* records without an origin entry */
 	uint64_t reasons_other, tasks_other;	/* beyond the tables */

@@ -19,6 +19,7 @@ enum role {
 	R_GSWITCH,	/* vmN:sched_switch */
 	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
 	R_GSYNC,	/* vmN:sync_guest */
+	R_GTASK,	/* vmN:cpu_task: a CPU's task when the guest session began */
 };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
@@ -37,6 +38,8 @@ struct role_of {
 	bool has_wake_cpu;
 	struct mg_field steal;			/* R_GSYNC */
 	bool has_steal;
+	struct mg_field task_pid, task_comm;	/* R_GTASK */
+	bool has_task_comm;
 };
 
 enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
@@ -57,6 +60,7 @@ struct vm {
 	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
 	struct vcpu *v;
 	struct switch_fields sw;
+	bool has_cpu_task;	/* its guest module records cpu_task */
 };
 
 struct thread {			/* the session's vCPU thread map */

@@ -59,6 +59,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	for (uint32_t v = 0; v < w->n_vms; v++) {
 		static const char *const fw[1] = { "pid" };
 		const char *wake[2] = { "sched_wakeup", "sched_waking" };
+		struct mg_field pid0;
 
 		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
 		find_switch(w->ev, name, &w->vm[v].sw, &d);
@@ -77,6 +78,19 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 				r->wake_pid = pid;
 				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
 			}
+		}
+		snprintf(name, sizeof(name), "vm%u:cpu_task", v);
+		d = mg_role_find(w->ev, name, fw, 1, &pid0);
+		set_role(w, d, R_GTASK, v);
+		w->vm[v].has_cpu_task = d != NULL;
+		/* the session's vCPUs, before any record */
+		for (uint32_t c = 0; d && c < w->vm[v].cap; c++)
+			w->vm[v].v[c].task = w->vm[v].v[c].exit_task = AN_TASK_BEFORE;
+		if (d) {
+			struct role_of *r = &w->roles[d - w->ev->desc];
+
+			r->task_pid = pid0;
+			r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
 		}
 		snprintf(name, sizeof(name), "vm%u:sync_guest", v);
 		d = mg_role_find(w->ev, name, NULL, 0, NULL);

@@ -24,9 +24,11 @@
  *                                 0.3 modules, which must still dump as it
  *                                 did (cli/tests/dump-golden-abi03.txt)
  *
- * Fields added since ABI 0.3 take their values from a generator of their
- * own, so that every other value, time and record is the same with either
- * table: the dumps of the two traces differ only in the added fields.
+ * Fields and events added since ABI 0.3 take their values from a generator
+ * of their own, so that every other value, time and record is the same
+ * with either table: the dumps of the two traces differ only in the added
+ * fields and in the added events' records (one of each after every cycle
+ * through 0.3's events, halfway to the next record).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,10 +45,12 @@
 /* the trace's tables: the compiled-in ones, or ABI 0.3's */
 static const struct vmscope_event_desc *table = vmscope_event_descs;
 static struct vmscope_event_desc table03[VMSCOPE_NR_EVENTS];
+static unsigned int n03;	/* events in ABI 0.3; later ones were added */
 
 /* xorshift64: fixed seeds, same trace every run; rng_added's for the
- * fields added since ABI 0.3 */
-static uint64_t rng_state, rng_added;
+ * fields added since ABI 0.3 to older events, rng_events' for the events
+ * added since */
+static uint64_t rng_state, rng_added, rng_events;
 
 static uint64_t rng_of(uint64_t *x)
 {
@@ -79,7 +83,7 @@ static uint64_t pick_int(uint64_t *x, unsigned int size)
 /* Whether event @id had field @name in ABI 0.3. */
 static bool in_abi03(unsigned int id, const char *name)
 {
-	for (unsigned int i = 0; i < table03[id].nr_fields; i++)
+	for (unsigned int i = 0; id < n03 && i < table03[id].nr_fields; i++)
 		if (!strcmp(table03[id].fields[i].name, name))
 			return true;
 	return false;
@@ -90,22 +94,21 @@ static void fill_payload(const struct vmscope_event_desc *d, uint8_t *p)
 	memset(p, 0, d->payload_size);
 	for (unsigned int i = 0; i < d->nr_fields; i++) {
 		const struct vmscope_field_desc *f = &d->fields[i];
+		uint64_t *x = in_abi03(d->id, f->name) ? &rng_state :
+			      d->id >= n03 ? &rng_events : &rng_added;
 
-		if (!in_abi03(d->id, f->name)) {
-			uint64_t v = pick_int(&rng_added, f->size);
-
-			memcpy(p + f->offset, &v, f->size);
-		} else if (f->type == VMSCOPE_FT_str) {
-			unsigned int len = (unsigned int)(rng() % (f->size + 1u));
+		if (f->type == VMSCOPE_FT_str) {
+			unsigned int len = (unsigned int)(rng_of(x) % (f->size + 1u));
 
 			for (unsigned int k = 0; k < f->size; k++) {
-				uint8_t c = (uint8_t)(rng() % 4 ? 0x20 + rng() % 0x5f : 1 + rng() % 255);
+				uint8_t c = (uint8_t)(rng_of(x) % 4 ? 0x20 + rng_of(x) % 0x5f :
+						      1 + rng_of(x) % 255);
 
 				/* past the NUL: bytes the formatter must not print */
 				p[f->offset + k] = k == len ? 0 : c;
 			}
 		} else {
-			uint64_t v = pick_int(&rng_state, f->size);
+			uint64_t v = pick_int(x, f->size);
 
 			memcpy(p + f->offset, &v, f->size);	/* little-endian */
 		}
@@ -125,6 +128,8 @@ static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
 	unsigned long long done = 0, seq = 0;
 	uint64_t ts = 1000000;
 	struct tf_writer *w;
+	/* the events added since 0.3, unless the trace is 0.3's */
+	unsigned int n_added = all && table != table03 ? VMSCOPE_NR_EVENTS - n03 : 0;
 
 	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
 	fh.origin = o;
@@ -137,13 +142,19 @@ static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
 		uint32_t nr = 0;
 		uint64_t begin = ts;
 
-		/* the largest record of the trace must fit (kvm_exit without --all-events) */
-		while (done < n && off + 8 + (all ? VMSCOPE_MAX_PAYLOAD : sizeof(ex)) <= CHUNK - 48) {
+		while (done < n) {
 			uint8_t payload[VMSCOPE_MAX_PAYLOAD];
-			unsigned int id = all ? done % VMSCOPE_NR_EVENTS :
+			unsigned int id = all ? done % n03 :
 				done % 2 == 0 ? VMSCOPE_EV_kvm_exit : VMSCOPE_EV_kvm_entry;
+			bool cycle_end = all && id == n03 - 1;
 			uint16_t sz = (uint16_t)table[id].payload_size;
-			uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, sz, 0);
+			uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, sz, 0), gap;
+
+			/* the largest record of the trace must fit (kvm_exit
+			 * without --all-events), and the added ones after it */
+			if (off + (1 + (cycle_end ? n_added : 0)) *
+				  (8 + (all ? VMSCOPE_MAX_PAYLOAD : sizeof(ex))) > CHUNK - 48)
+				break;
 
 			if (all)
 				fill_payload(&table[id], payload);
@@ -154,7 +165,19 @@ static int write_stream(int dfd, const char *name, Vmscope__Trace__Origin *o,
 			memcpy(recs + off + 8, payload, sz);
 			off += 8 + ((sz + 7u) & ~7u);
 			/* all: gaps from 0 to ~4.3 s, so every digit of the time moves */
-			ts += all ? (rng() % 3 ? rng() % 100000 : rng() % (1ull << 32)) : 1000;
+			gap = all ? (rng() % 3 ? rng() % 100000 : rng() % (1ull << 32)) : 1000;
+			for (unsigned int a = 0; cycle_end && a < n_added; a++) {
+				unsigned int aid = n03 + a;
+				uint16_t asz = (uint16_t)table[aid].payload_size;
+				uint64_t ah = VMSCOPE_RB_REC_HDR(ts + gap / 2, aid, asz, 0);
+
+				fill_payload(&table[aid], payload);
+				memcpy(recs + off, &ah, 8);
+				memcpy(recs + off + 8, payload, asz);
+				off += 8 + ((asz + 7u) & ~7u);
+				nr++;
+			}
+			ts += gap;
 			done++;
 			nr++;
 		}
@@ -191,17 +214,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-trace [--all-events [--abi03]] DIR N\n");
 		return 2;
 	}
-	if (vmscope_events_abi03(table03)) {
+	int k03 = vmscope_events_abi03(table03);
+
+	if (k03 <= 0) {
 		fprintf(stderr, "gen-trace: no ABI 0.3 table (kvm-probes/events_compat.c)\n");
 		return 1;
 	}
+	n03 = (unsigned int)k03;
 	if (abi03)
 		table = table03;
 	if (tf_trace_create(argv[1 + opts], &dfd)) {
 		perror(argv[1 + opts]);
 		return 1;
 	}
-	vr_events_to_pb(&ev, table, VMSCOPE_NR_EVENTS,
+	vr_events_to_pb(&ev, table, abi03 ? n03 : VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "bench");
 	clk.name = "bench";
 	clk.unit = "ns";
@@ -210,7 +236,7 @@ int main(int argc, char **argv)
 	s.host_clock = &clk;
 	s.host_events = &ev.table;
 	if (all) {
-		vr_events_to_pb(&gev, table, VMSCOPE_NR_EVENTS,
+		vr_events_to_pb(&gev, table, abi03 ? n03 : VMSCOPE_NR_EVENTS,
 				VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "bench");
 		gclk = clk;
 		gclk.ns_mul = 3;
@@ -235,6 +261,7 @@ int main(int argc, char **argv)
 		tf_trace_host_name(name, sizeof(name), 0, cpu);
 		rng_state = 0x9e3779b97f4a7c15ull + cpu;
 		rng_added = 0xd1b54a32d192ed03ull + cpu;
+		rng_events = 0x8bb84b93962eacc9ull + cpu;
 		if (write_stream(dfd, name, &o, all ? n : n / 2 + (cpu == 0 ? n % 2 : 0), all))
 			return 1;
 	}
@@ -248,6 +275,7 @@ int main(int argc, char **argv)
 		tf_trace_guest_name(name, sizeof(name), 0, 1);
 		rng_state = 0x2545f4914f6cdd1dull;
 		rng_added = 0xd1b54a32d192ed03ull + 2;
+		rng_events = 0x8bb84b93962eacc9ull + 2;
 		if (write_stream(dfd, name, &o, n, all))
 			return 1;
 	}

@@ -296,10 +296,6 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 		case VR_BAD:
 			printf("-- %s bad (offset %" PRIu64 "): %s\n", org, it.offset, it.text);
 			break;
-		case VR_SYNC:
-			if (!summary)
-				printf("-- %s sync samples: %" PRIu64 "\n", org, it.first);
-			break;
 		}
 	}
 	out_flush(&out);

@@ -2,15 +2,12 @@
  * `vmscope report exits|sched MERGED`: analyses of a merged trace
  * (analysis/), a text table by default and JSON with --json.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "commands.h"
-#include "report.h"
+#include "cmd_report.h"
 
 static void usage(FILE *out)
 {
@@ -41,96 +38,4 @@ int cmd_report(int argc, char **argv)
 	fprintf(stderr, "vmscope report: unknown report '%s'\n\n", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
-}
-
-const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len)
-{
-	const struct an_task *t = an_walk_task(w, task);
-
-	if (t)
-		snprintf(buf, len, "%s/%d", t->comm, t->tid);
-	else
-		snprintf(buf, len, "%s", task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)");
-	return buf;
-}
-
-int report_walk_setup(const char *cmd, const char *path, unsigned int flags,
-		      struct an_walk **w, struct an_hooks *h,
-		      int (*setup)(struct an_walk *w, struct an_hooks *h, void *arg), void *arg)
-{
-	char err[1400] = "";
-	int e = an_walk_open(w, path, flags, err, sizeof(err));
-
-	if (e) {
-		fprintf(stderr, "vmscope report %s: %s\n", cmd, err);
-		*w = NULL;
-		return -1;
-	}
-	if (setup && setup(*w, h, arg)) {
-		fprintf(stderr, "vmscope report %s: out of memory\n", cmd);
-		an_walk_close(*w);
-		*w = NULL;
-		return -1;
-	}
-	e = an_walk_run(*w, h, err, sizeof(err));
-	if (e < 0) {
-		fprintf(stderr, "vmscope report %s: %s: %s\n", cmd, path, err);
-		an_walk_close(*w);
-		*w = NULL;
-		return -1;
-	}
-	if (e)
-		fprintf(stderr, "vmscope report %s: %s: %s\n", cmd, path, err);
-	return e;
-}
-
-uint64_t report_vcpu_observed(const struct an_walk *w, uint32_t vm, int64_t vcpu)
-{
-	uint64_t sum = 0;
-
-	for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++) {
-		const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, c);
-
-		if (t && (vcpu < 0 || vcpu == c))
-			sum += t->guest_ns + t->kernel_ns + t->user_ns + t->halted_ns;
-	}
-	return sum;
-}
-
-void report_clock_line(FILE *f, const struct an_counts *c)
-{
-	if (!c->clock_spans)
-		return;
-	fprintf(f, "guest clock unreliable (vmscope merge): %" PRIu64 " spans; %" PRIu64 " of %"
-		PRIu64 " exits and %" PRIu64 " of %" PRIu64 " guest records fall in them: "
-		"their guest placement (and the guest task of those exits) is not within the "
-		"merge's bound\n", c->clock_spans, c->exits_clock_unreliable, c->exits,
-		c->guest_clock_unreliable, c->guest_records);
-}
-
-void report_clock_json(void *counts, const struct an_counts *c)
-{
-	json_object *o = counts;
-
-	json_object_object_add(o, "clock_spans", json_object_new_uint64(c->clock_spans));
-	json_object_object_add(o, "exits_clock_unreliable",
-			       json_object_new_uint64(c->exits_clock_unreliable));
-	json_object_object_add(o, "guest_records", json_object_new_uint64(c->guest_records));
-	json_object_object_add(o, "guest_clock_unreliable",
-			       json_object_new_uint64(c->guest_clock_unreliable));
-}
-
-void report_damage_line(const struct an_walk *w)
-{
-	if (an_walk_damage(w))
-		printf("damaged: %s\n", an_walk_damage(w));
-}
-
-void report_print_json(void *j, const struct an_walk *w)
-{
-	json_object_object_add(j, "damaged", an_walk_damage(w) ?
-			       json_object_new_string(an_walk_damage(w)) : NULL);
-	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(j);
 }

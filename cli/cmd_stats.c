@@ -65,8 +65,9 @@ static void usage(FILE *out)
 		"               matched}}; per_cpu [{cpu, event, seen, matched}]\n"
 		"               (--per-cpu, else empty); last [{event, cpu, ts, text}]\n"
 		"               (--last, else empty)\n\n"
-		"Each `vmscope record` or `capture` has its own probing (its filter, its\n"
-		"buffers; up to %d at once), and this command's is apart from theirs.\n"
+		"Each `vmscope record` (or other capture session) has its own probing\n"
+		"(its filter, its buffers; up to %d at once), and this command's is\n"
+		"apart from theirs.\n"
 		"The counters are the module's: while any of them runs, --start, --stop\n"
 		"and --reset are refused (exit 1) and change nothing; stats without them\n"
 		"still shows the counters, which then count every session's hits.\n",

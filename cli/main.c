@@ -5,6 +5,7 @@
 
 #include <vmscope/version.h>
 
+#include "cmd_agent.h"
 #include "commands.h"
 
 static const struct command commands[] = {
@@ -12,7 +13,6 @@ static const struct command commands[] = {
 	{ "sync-once", "(in a guest) issue one clock-sync hypercall and print its timestamps", cmd_sync_once },
 	{ "list", "list every event, which module records it (host, guest, both), its format", cmd_list },
 	{ "stats", "start/stop host probing and show per-event counters", cmd_stats },
-	{ "capture", "raw capture from the host ring buffers: per-event counts, losses", cmd_capture },
 	{ "record", "record host events of VMs into a trace folder", cmd_record },
 	{ "dump", "print every event of a trace, its losses, gaps and damage", cmd_dump },
 	{ "merge", "one timeline in host time: align guest clocks, merge all streams", cmd_merge },

@@ -15,6 +15,7 @@
 #include <urcu/wfcqueue.h>
 
 #include "node_pool.h"
+#include "reserve.h"
 #include "record.h"
 #include "tracefmt.h"
 
@@ -85,6 +86,9 @@ struct rec {
 	pthread_t wt;
 	bool have_wt;
 	struct tf_writer *meta;
+	uint64_t session_bytes;		/* the last SessionMetadata frame's */
+	struct rec_reserve reserve;	/* room for the final frames */
+	unsigned int guest_streams;	/* atomic: opened by the writer */
 	uint64_t start_rt, stop_rt;
 	struct rec_guests *g;
 	int meta_dirty;			/* atomic: a guest said hello */

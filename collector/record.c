@@ -27,6 +27,7 @@
 #include "file.pb-c.h"
 #include "rec_guests.h"
 #include "rec_int.h"
+#include "reserve.h"
 #include "tsan_hb.h"
 #include "record.h"
 #include "stream.pb-c.h"
@@ -228,6 +229,7 @@ static struct stream_w *guest_stream(struct rec *r, uint32_t vm, uint32_t cpu)
 	if (s->used)
 		return s->w ? s : NULL;
 	s->used = s->guest = true;
+	__atomic_add_fetch(&r->guest_streams, 1, __ATOMIC_RELAXED);
 	s->vm = vm;
 	s->cpu = cpu;
 	tf_trace_guest_name(name, sizeof(name), vm, cpu);
@@ -555,6 +557,7 @@ static int write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
 		xs.fallbacks = xm.fallbacks;
 		s.exit_reasons = &xs;
 	}
+	r->session_bytes = TF_FRAME_HDR_SIZE + protobuf_c_message_get_packed_size(&s.base);
 	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
 out:
 	for (unsigned int i = 0; gh && i < o->nvms; i++)
@@ -688,6 +691,19 @@ static unsigned int all_streams(struct rec *r, struct stream_w **out)
 static unsigned int max_streams(struct rec *r)
 {
 	return r->h->nbuf + r->o->nvms * REC_GUEST_CPUS + 1;
+}
+
+/*
+ * Room for the final frames (reserve.h): for the streams open now or those
+ * the VMs' vCPUs will open, whichever are more.
+ */
+static uint64_t final_room(struct rec *r)
+{
+	unsigned int vcpus = 0, guest = __atomic_load_n(&r->guest_streams, __ATOMIC_RELAXED);
+
+	for (unsigned int i = 0; i < r->o->nvms; i++)
+		vcpus += r->vms[i].nvcpus;
+	return rec_reserve_need(r->session_bytes, r->h->nbuf + 1 + (guest > vcpus ? guest : vcpus));
 }
 
 /* Statistics and Summary at the end of the metadata file. */
@@ -906,6 +922,7 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	r->o = o;
 	memcpy(r->vms, o->vms, o->nvms * sizeof(*o->vms));
 	r->dirfd = r->efd = -1;
+	r->reserve.dirfd = -1;
 	cds_wfcq_init(&r->qh, &r->qt);
 	e = tf_trace_create(o->path, &r->dirfd);
 	if (e) {
@@ -973,6 +990,12 @@ out_oom:
 			strerror(-e));
 		goto out;
 	}
+	e = rec_reserve_hold(&r->reserve, r->dirfd, final_room(r));
+	if (e) {
+		fprintf(stderr, "vmscope record: %s/%s: cannot hold back room for the "
+			"trace's final frames: %s\n", o->path, REC_RESERVE_NAME, strerror(-e));
+		goto out;
+	}
 	if (open_streams(r) || start_threads(r) || rg_start(r, o->guest_port))
 		goto out;
 	/* our session's probing; if we die, it ends with our fd. RESET zeroes
@@ -1021,6 +1044,12 @@ out_oom:
 			e = write_session(r, 0, 0, 0);
 			if (!e)
 				e = tf_writer_flush(r->meta);
+			if (e)
+				rec_set_err(&r->write_err, -e);
+		}
+		/* the final frames grow with the session and the streams */
+		if (final_room(r) > r->reserve.bytes) {
+			e = rec_reserve_hold(&r->reserve, r->dirfd, final_room(r));
 			if (e)
 				rec_set_err(&r->write_err, -e);
 		}
@@ -1080,6 +1109,16 @@ out:
 		free(s->idx_b);
 		free(s->idx_e);
 	}
+	/* The streams are done: their room goes to the final frames. A
+	 * metadata write that a full disk refused is resumed in it. */
+	e = rec_reserve_release(&r->reserve);
+	if (e) {
+		fprintf(stderr, "vmscope record: %s/%s: %s\n", o->path, REC_RESERVE_NAME,
+			strerror(-e));
+		rc = 1;
+	}
+	if (r->meta && tf_writer_error(r->meta))
+		tf_writer_resume(r->meta);
 	if (r->meta) {
 		e = write_session(r, r->stop_rt, first_ts == UINT64_MAX ? 0 : first_ts, last_ts);
 		if (!e)

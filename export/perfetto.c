@@ -9,7 +9,7 @@
  *   sched_switch of its machine and CPU (guest CPU = vCPU);
  * - exit slices: on the host thread track of each vCPU thread, a slice
  *   from each kvm_exit to the next kvm_entry of that thread, named by the
- *   exit reason (kvm-probes/exit_reason_name.h), with the reason code,
+ *   exit reason as the reports name it (analysis/exit_reason.h), with the reason code,
  *   guest RIP and vCPU as annotations;
  * - clock-sync exchanges: a flow from the host's sync_t2 instant through
  *   its sync_t3 instant (same vCPU thread) to the guest's sync_guest
@@ -29,7 +29,7 @@
 
 #include "ex_in.h"
 #include "ex_out.h"
-#include "exit_reason_name.h"
+#include "exit_reason.h"
 #include "out.h"
 #include "perfetto.h"
 #include "perfetto_subset.pb-c.h"
@@ -44,7 +44,7 @@ typedef Perfetto__Protos__DebugAnnotation Annotation;
 
 enum pf_role { R_NONE, R_SW, R_EXIT, R_ENTRY, R_T2, R_T3, R_GSYNC };
 enum { SW_PREV, SW_NEXT, SW_PREV_PRIO, SW_NEXT_PRIO, SW_STATE, SW_N };
-enum { X_REASON, X_ISA, X_RIP, X_VCPU, X_N };
+enum { X_REASON, X_ISA, X_RIP, X_VCPU, X_VALID, X_N };
 enum { S_TOKEN, S_SEQ, S_CPU, S_T2, S_N };	/* T2: all; T3: no CPU; guest: no T2 */
 
 struct pf_role_of {
@@ -86,7 +86,8 @@ static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
 {
 	static const char *const sw[SW_N] = { "prev_pid", "next_pid", "prev_prio",
 					      "next_prio", "prev_state" };
-	static const char *const x[X_N] = { "exit_reason", "isa", "guest_rip", "vcpu_id" };
+	static const char *const x[X_N] = { "exit_reason", "isa", "guest_rip", "vcpu_id",
+					     "reason_valid" };
 	static const char *const t2[S_N] = { "token", "seq", "guest_cpu", "t2" };
 	static const char *const t3[S_N] = { "token", "seq", "", "t2" };
 	static const char *const g[S_N] = { "token", "seq", "cpu", "" };
@@ -125,7 +126,7 @@ struct pf_thread {
 	uint32_t vcpu;
 	uint64_t exit_ts, rip, t2, fid;
 	uint32_t reason, isa, exit_vcpu;
-	bool has_isa, has_rip, has_vcpu;
+	bool has_isa, has_rip, has_vcpu, reason_valid;
 };
 
 struct pf {
@@ -427,16 +428,19 @@ static void exit_slice(struct pf *p, struct pf_thread *t, uint64_t ts)
 	Annotation a[4], *ap[4];
 	size_t na = 0;
 	char name[48];
-	const char *rn = t->has_isa ? vmscope_exit_reason_name(t->isa, t->reason) : NULL;
 	uint64_t u = thread_track(p, t);
 
-	if (rn)
-		snprintf(name, sizeof(name), "%s", rn);
+	/* named as the reports name it (analysis/exit_reason.h); a trace
+	 * without isa predates the names */
+	if (t->has_isa)
+		an_exit_label(t->isa, t->reason, t->reason_valid, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), "exit %#x", t->reason);
-	annotation(&a[na], &ap[na], "exit_reason", t->reason, false), na++;
-	if (t->has_isa)
-		annotation(&a[na], &ap[na], "isa", t->isa, false), na++;
+	if (t->reason_valid) {
+		annotation(&a[na], &ap[na], "exit_reason", t->reason, false), na++;
+		if (t->has_isa)
+			annotation(&a[na], &ap[na], "isa", t->isa, false), na++;
+	}
 	if (t->has_rip)
 		annotation(&a[na], &ap[na], "guest_rip", t->rip, true), na++;
 	if (t->has_vcpu)
@@ -515,6 +519,8 @@ static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr
 			t->rip = mg_get(&r->f[X_RIP], pl);
 		if ((t->has_vcpu = r->has[X_VCPU]))
 			t->exit_vcpu = (uint32_t)mg_get(&r->f[X_VCPU], pl);
+		/* 0: the probe missed the exit's details (kvm-probes/README.md) */
+		t->reason_valid = !r->has[X_VALID] || mg_get(&r->f[X_VALID], pl) != 0;
 		break;
 	case R_ENTRY:
 		if (t->has_exit)

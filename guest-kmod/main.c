@@ -30,6 +30,8 @@ static void vmscope_guest_publish(unsigned int slot, const void *owner,
 				  const struct vmscope_rb_route *route)
 {
 	WRITE_ONCE(vmscope_guest_rec_route, route);
+	if (route)
+		vmscope_guest_record_cpu_tasks();
 }
 
 /*

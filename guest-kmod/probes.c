@@ -64,6 +64,25 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 	GUEST_EMIT(sched_migrate_task, e);
 }
 
+/* Runs on each CPU in the cross-call's interrupt: current is what ran there. */
+static void vmscope_guest_cpu_task(void *unused)
+{
+	struct vmscope_ev_cpu_task e;
+
+	memset(&e, 0, sizeof(e));
+	e.pid = current->pid;
+	e.tgid = current->tgid;
+	e.kthread = !!(current->flags & PF_KTHREAD);
+	memcpy(e.comm, current->comm, TASK_COMM_LEN);
+	GUEST_EMIT(cpu_task, e);
+}
+
+/* Process context, after the route is published: one record per CPU. */
+void vmscope_guest_record_cpu_tasks(void)
+{
+	on_each_cpu(vmscope_guest_cpu_task, NULL, 1);
+}
+
 static void vmscope_probe_sched_process_fork(void *data,
 					     struct task_struct *parent,
 					     struct task_struct *child)
@@ -245,17 +264,6 @@ void vmscope_guest_probes_init(void)
 				vmscope_event_descs[guest_tps[i].ev].tracepoint);
 }
 
-u64 vmscope_guest_events_available(void)
-{
-	u64 bits = BIT_ULL(VMSCOPE_EV_sync_guest);
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(guest_tps); i++)
-		if (guest_tps[i].tp)
-			bits |= BIT_ULL(guest_tps[i].ev);
-	return bits;
-}
-
 int vmscope_guest_events_select(u64 *mask)
 {
 	u64 all = 0;
@@ -263,7 +271,7 @@ int vmscope_guest_events_select(u64 *mask)
 
 	for (i = 0; i < ARRAY_SIZE(guest_tps); i++)
 		all |= BIT_ULL(guest_tps[i].ev);
-	all |= BIT_ULL(VMSCOPE_EV_sync_guest);
+	all |= BIT_ULL(VMSCOPE_EV_sync_guest) | BIT_ULL(VMSCOPE_EV_cpu_task);
 	if (!*mask)
 		*mask = VMSCOPE_GUEST_EVENTS_DEFAULT;
 	if (*mask & ~all)

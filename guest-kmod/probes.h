@@ -17,16 +17,17 @@
 	 BIT_ULL(VMSCOPE_EV_irq_handler_entry) | \
 	 BIT_ULL(VMSCOPE_EV_irq_handler_exit) | \
 	 BIT_ULL(VMSCOPE_EV_softirq_entry) | BIT_ULL(VMSCOPE_EV_softirq_exit) | \
-	 BIT_ULL(VMSCOPE_EV_sync_guest))
+	 BIT_ULL(VMSCOPE_EV_sync_guest) | BIT_ULL(VMSCOPE_EV_cpu_task))
 
 /* probes.c: finds the tracepoints at load (no attach yet). */
 void vmscope_guest_probes_init(void);
 /* Session start/stop hooks: attach the selected probes / detach them. */
 int vmscope_guest_probes_attach(void);
 void vmscope_guest_probes_detach(void);
+/* Publish hook, a session starting: each online CPU's current task. */
+void vmscope_guest_record_cpu_tasks(void);
 /* VMSCOPE_IOC_GUEST_EVENTS: 0 selects the default; mask out = in effect. */
 int vmscope_guest_events_select(u64 *mask);
-u64 vmscope_guest_events_available(void);
 
 /* statedump.c: VMSCOPE_IOC_GUEST_TASKS / _IRQS */
 long vmscope_guest_dump_tasks(void __user *arg);

@@ -3,7 +3,8 @@
  * Capture sessions of /dev/vmscope-host and /dev/vmscope-guest: per-CPU
  * ring buffers the probes record into, read by userspace through mmap +
  * the sub-buffer ioctls. The same source is compiled into each module
- * (kmod-session/kmod/); what differs is in struct vmscope_session_ops.
+ * (host-kmod/session.c, guest-kmod/session.c); what differs is in
+ * struct vmscope_session_ops.
  */
 #ifndef VMSCOPE_KMOD_SESSION_H
 #define VMSCOPE_KMOD_SESSION_H

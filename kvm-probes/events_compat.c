@@ -38,16 +38,25 @@ static int drop_field(struct vmscope_event_desc *d, const struct added *a)
 	return 0;
 }
 
+/* Events added since 0.3, at the end of the table (ids never move). */
+static const char *const events_since_03[] = { "cpu_task" };
+
 int vmscope_events_abi03(struct vmscope_event_desc *out)
 {
-	memcpy(out, vmscope_event_descs, VMSCOPE_NR_EVENTS * sizeof(*out));
+	unsigned int n = VMSCOPE_NR_EVENTS - sizeof(events_since_03) / sizeof(events_since_03[0]);
+
+	for (size_t k = 0; k < sizeof(events_since_03) / sizeof(events_since_03[0]); k++)
+		if (strcmp(vmscope_event_descs[n + k].name, events_since_03[k]))
+			return -1;
+	memset(out, 0, VMSCOPE_NR_EVENTS * sizeof(*out));
+	memcpy(out, vmscope_event_descs, n * sizeof(*out));
 	for (size_t k = 0; k < sizeof(since_03) / sizeof(since_03[0]); k++) {
 		unsigned int e;
 
-		for (e = 0; e < VMSCOPE_NR_EVENTS && strcmp(out[e].name, since_03[k].event); e++)
+		for (e = 0; e < n && strcmp(out[e].name, since_03[k].event); e++)
 			;
-		if (e == VMSCOPE_NR_EVENTS || drop_field(&out[e], &since_03[k]))
+		if (e == n || drop_field(&out[e], &since_03[k]))
 			return -1;
 	}
-	return 0;
+	return (int)n;
 }

@@ -16,8 +16,10 @@
 
 /*
  * @out (VMSCOPE_NR_EVENTS entries): the compiled-in table as ABI 0.3 had
- * it (sync_guest without steal_ns, 64 bytes). 0, or -1 when the table no
- * longer has what 0.4 added (the list in events_compat.c is stale).
+ * it (sync_guest without steal_ns, 64 bytes; no cpu_task, which 1.2
+ * added), entries past it zeroed. The number of events 0.3 had, or -1
+ * when the table no longer has what was added since (the lists in
+ * events_compat.c are stale).
  */
 int vmscope_events_abi03(struct vmscope_event_desc *out);
 

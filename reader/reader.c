@@ -271,13 +271,13 @@ static void take_marked(struct vr_trace *t)
  * The Summary's list of files against the folder: each stream file
  * listed is there with the bytes listed (its frames are compared when it
  * has been read), and no other stream file is. A Summary that lists no
- * file at all has no inventory to check (test and older writers).
+ * file leaves every stream file unlisted.
  */
 static int check_inventory(struct vr_trace *t)
 {
 	const Vmscope__Trace__Summary *sum = (const void *)t->summary;
 	size_t n = t->n_names ? t->n_names : 1;
-	bool have = sum && sum->n_files;
+	bool have = sum;
 
 	t->inv = calloc(n, sizeof(*t->inv));
 	t->sd = calloc(n, sizeof(*t->sd));
@@ -465,11 +465,6 @@ const Vmscope__Trace__SessionMetadata *vr_trace_session(const struct vr_trace *t
 const Vmscope__Trace__Summary *vr_trace_summary(const struct vr_trace *t)
 {
 	return (const void *)t->summary;
-}
-
-const Vmscope__Trace__Statistics *vr_trace_stats(const struct vr_trace *t)
-{
-	return (const void *)t->stats;
 }
 
 const struct tf_end_info *vr_trace_meta_end(const struct vr_trace *t)

@@ -53,8 +53,6 @@ const char *vr_trace_path(const struct vr_trace *t);
 const Vmscope__Trace__SessionMetadata *vr_trace_session(const struct vr_trace *t);
 /* The Summary frame (written when recording stopped cleanly), or NULL. */
 const Vmscope__Trace__Summary *vr_trace_summary(const struct vr_trace *t);
-/* The last Statistics frame, or NULL. */
-const Vmscope__Trace__Statistics *vr_trace_stats(const struct vr_trace *t);
 /* How the metadata file ended (kind TF_END_NONE when there is none). */
 const struct tf_end_info *vr_trace_meta_end(const struct vr_trace *t);
 /* What is wrong with the metadata, or NULL when nothing is. */
@@ -113,7 +111,6 @@ enum vr_item_kind {
 	VR_LOSS,	/* events lost (ring buffer counter or LossRecord) */
 	VR_GAP,		/* sub-buffer sequence numbers skipped */
 	VR_BAD,		/* a record, chunk or frame that cannot be used */
-	VR_SYNC,	/* a SyncSamples frame (n samples) */
 };
 
 struct vr_item {
@@ -128,7 +125,7 @@ struct vr_item {
 	/* VR_LOSS: events (0: unknown), LossKind (0: ring buffer counter) */
 	uint64_t events;
 	int loss_kind;
-	/* VR_GAP: sub-buffers first..last missing; VR_SYNC: samples in first */
+	/* VR_GAP: sub-buffers first..last missing */
 	uint64_t first, last;
 	/* VR_LOSS (detail), VR_BAD: text, valid until the next call */
 	const char *text;

@@ -301,7 +301,7 @@ static int next_frame(struct vr_stream *s)
 	s->st.frames++;
 	if (f.type >= TF_FRAME_RAW || (f.type != TF_FRAME_FILE_HEADER &&
 	    f.type != TF_FRAME_CHUNK && f.type != TF_FRAME_LOSS &&
-	    f.type != TF_FRAME_SYNC && f.type != TF_FRAME_INDEX)) {
+	    f.type != TF_FRAME_INDEX)) {
 		s->seen_first = true;
 		return 1;	/* not a stream's: skip, as the format says */
 	}
@@ -322,13 +322,6 @@ static int next_frame(struct vr_stream *s)
 	case TF_FRAME_LOSS:
 		on_loss(s, &f, (const void *)m);
 		break;
-	case TF_FRAME_SYNC: {
-		struct vr_item *it = push(s, VR_SYNC, 0, f.offset);
-
-		if (it)
-			it->first = ((const Vmscope__Trace__SyncSamples *)(const void *)m)->n_seq;
-		break;
-	}
 	case TF_FRAME_INDEX:
 		s->st.has_index = true;
 		break;

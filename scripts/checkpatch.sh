@@ -24,7 +24,7 @@ fi
 if [ $# -eq 0 ]; then
 	# Kernel-only sources and every header the kernel includes.
 	mapfile -t files < <(git ls-files 'host-kmod/*.[ch]' 'guest-kmod/*.[ch]' \
-		'kvm-probes/kmod/*.[ch]' 'kmod-session/*.[ch]' 'kmod-session/kmod/*.[ch]' \
+		'kvm-probes/kmod/*.[ch]' 'kmod-session/*.[ch]' \
 		'include/vmscope/*.h' 'include/vmscope/kernel/*.h')
 else
 	files=("$@")

@@ -153,17 +153,6 @@ static int check_chunk(struct ctx *c, const Vmscope__Trace__StreamChunk *k)
 	return 0;
 }
 
-static int check_sync(struct ctx *c, const Vmscope__Trace__SyncSamples *s)
-{
-	size_t n = s->n_seq;
-
-	if (check_origin(c, s->origin, 1))
-		return -EINVAL;
-	if (s->n_cpu != n || s->n_t1 != n || s->n_t2 != n || s->n_t3 != n || s->n_t4 != n)
-		return bad(c, "sync samples: columns of different lengths");
-	return 0;
-}
-
 static int check_index(struct ctx *c, const Vmscope__Trace__FileIndex *x)
 {
 	size_t n = x->n_chunk_offset;
@@ -271,8 +260,6 @@ int tf_msg_check(uint16_t type, const ProtobufCMessage *m, char *err, size_t err
 		return check_session(&c, (const void *)m);
 	case TF_FRAME_CHUNK:
 		return check_chunk(&c, (const void *)m);
-	case TF_FRAME_SYNC:
-		return check_sync(&c, (const void *)m);
 	case TF_FRAME_LOSS: {
 		const Vmscope__Trace__LossRecord *l = (const void *)m;
 

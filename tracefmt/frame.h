@@ -29,7 +29,8 @@ enum tf_frame_type {
 	TF_FRAME_FILE_HEADER	= 1,	/* vmscope.trace.FileHeader */
 	TF_FRAME_SESSION	= 2,	/* vmscope.trace.SessionMetadata */
 	TF_FRAME_CHUNK		= 3,	/* vmscope.trace.StreamChunk */
-	TF_FRAME_SYNC		= 4,	/* vmscope.trace.SyncSamples */
+	/* 4: never written by any vmscope, and never to be used (readers skip
+	 * it as a type they do not know) */
 	TF_FRAME_LOSS		= 5,	/* vmscope.trace.LossRecord */
 	TF_FRAME_STATS		= 6,	/* vmscope.trace.Statistics */
 	TF_FRAME_INDEX		= 7,	/* vmscope.trace.FileIndex */

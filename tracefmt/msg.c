@@ -23,7 +23,6 @@ const ProtobufCMessageDescriptor *tf_msg_descriptor(uint16_t type)
 	case TF_FRAME_FILE_HEADER:	return &vmscope__trace__file_header__descriptor;
 	case TF_FRAME_SESSION:		return &vmscope__trace__session_metadata__descriptor;
 	case TF_FRAME_CHUNK:		return &vmscope__trace__stream_chunk__descriptor;
-	case TF_FRAME_SYNC:		return &vmscope__trace__sync_samples__descriptor;
 	case TF_FRAME_LOSS:		return &vmscope__trace__loss_record__descriptor;
 	case TF_FRAME_STATS:		return &vmscope__trace__statistics__descriptor;
 	case TF_FRAME_INDEX:		return &vmscope__trace__file_index__descriptor;

@@ -14,6 +14,8 @@ struct tf_writer {
 	int fd;
 	int dirfd;		/* dup of the directory, fsynced once */
 	int err;		/* sticky, negative errno */
+	int resumable;		/* err came from a write that was cut back
+				 * to the file's last complete frame */
 	const struct tf_io *io;
 	uint8_t *buf;		/* complete frames only */
 	size_t size, used;
@@ -152,7 +154,8 @@ static int write_frames(struct tf_writer *w, const uint8_t *buf, size_t n)
 	w->frames_lost += count_frames(buf, n) - kept_frames;
 	/* Shrinking needs no space, so this works on a full disk too; if it
 	 * fails, the reader still reports the partial frame as a torn tail. */
-	w->io->ftruncate(w->io->ctx, w->fd, (off_t)(w->file_off + keep));
+	w->resumable = w->io->ftruncate(w->io->ctx, w->fd,
+					(off_t)(w->file_off + keep)) == 0;
 	w->file_off += keep;
 	w->err = -(e ? e : EIO);
 	return w->err;
@@ -274,6 +277,7 @@ int tf_writer_sync(struct tf_writer *w)
 		return r;
 	if (w->io->fsync(w->io->ctx, w->fd) < 0) {
 		w->err = -errno;
+		w->resumable = 0;
 		return w->err;
 	}
 	/* The file's directory entry is durable only once the directory
@@ -281,6 +285,7 @@ int tf_writer_sync(struct tf_writer *w)
 	if (w->dirfd >= 0) {
 		if (w->io->fsync(w->io->ctx, w->dirfd) < 0) {
 			w->err = -errno;
+			w->resumable = 0;
 			return w->err;
 		}
 		close(w->dirfd);
@@ -305,6 +310,21 @@ int tf_writer_close(struct tf_writer *w)
 	free(w->buf);
 	free(w);
 	return r;
+}
+
+int tf_writer_resume(struct tf_writer *w)
+{
+	if (!w->err)
+		return -EINVAL;
+	if (!w->resumable || w->res)
+		return w->err;
+	/* The file ends at its last complete frame, whose successor is
+	 * the next frame: seq counts the frames the file holds. */
+	w->seq = (uint32_t)(w->frames - w->frames_lost);
+	w->used = 0;
+	w->err = 0;
+	w->resumable = 0;
+	return 0;
 }
 
 int tf_writer_error(const struct tf_writer *w)

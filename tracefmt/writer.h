@@ -73,6 +73,16 @@ int tf_writer_sync(struct tf_writer *w);
  */
 int tf_writer_close(struct tf_writer *w);
 
+/*
+ * Go on after a write error (ENOSPC, EDQUOT, ...) once the caller has made
+ * room: appends continue after the file's last complete frame. The frames
+ * the error cost stay lost and counted in frames_lost. 0; -EINVAL when
+ * there is no error; else the sticky error itself, when the file's end is
+ * not known to be that frame (the cut back failed, or fsync failed: what
+ * the file holds is then unknown).
+ */
+int tf_writer_resume(struct tf_writer *w);
+
 /* The sticky error: 0 while the writer works. */
 int tf_writer_error(const struct tf_writer *w);
 

@@ -171,8 +171,16 @@ static void step(struct scen *s, struct scen_out *o, struct vstate *v)
 
 		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "%s", scen_task_comm[v->task]);
 		snprintf(sw.next_comm, sizeof(sw.next_comm), "%s", scen_task_comm[next]);
-		emit(s, o, v->vm + 1, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), v->v,
-		     100 + v->task, v->v);
+		if (s->cpu_task && !v->task_since) {
+			struct vmscope_ev_cpu_task ct = { .pid = 100 + next, .tgid = 100 + next };
+
+			snprintf(ct.comm, sizeof(ct.comm), "%s", scen_task_comm[next]);
+			emit(s, o, v->vm + 1, VMSCOPE_EV_cpu_task, now, &ct, sizeof(ct), v->v,
+			     100 + next, v->v);
+		} else {
+			emit(s, o, v->vm + 1, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), v->v,
+			     100 + v->task, v->v);
+		}
 		if (v->task_since)
 			x->running_ns[v->vm][v->task] += now - v->task_since;
 		v->last_out[v->task] = now;

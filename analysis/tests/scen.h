@@ -72,6 +72,9 @@ struct scen {
 	uint64_t n_records;		/* stop after about this many */
 	bool unknown_tids;		/* host records without a thread */
 	bool hog;			/* see above */
+	bool cpu_task;			/* each vCPU's first task from a cpu_task
+					 * record (a guest session's start), not
+					 * a sched_switch */
 	uint64_t loss_after;		/* 0, or: a loss record inside the first
 					 * exit of VM 0 vCPU 0 after this many
 					 * records; that exit is not expected */

@@ -320,6 +320,21 @@ static void test_scenario(const char *dir)
 	scen_free(&s);
 }
 
+/* Each vCPU's first task named by cpu_task (a guest session's start):
+ * every exit is that task's from the first one on. */
+static void test_cpu_task(const char *dir)
+{
+	struct scen s = { .seed = 8, .n_vms = 2, .vcpus = 2, .n_records = 20000,
+			  .cpu_task = true };
+	char merged[4096];
+
+	s.x.keep = true;
+	CHECK_EQ(scen_write(&s, dir), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	check_by_task(&s, merged);
+	scen_free(&s);
+}
+
 /* Host records without threads: attributable only with one VM. */
 static void test_unknown_tids(const char *dir1, const char *dir2)
 {
@@ -565,7 +580,7 @@ static void mkdir_tmp(char *path, size_t len)
 
 int main(int argc, char **argv)
 {
-	char d1[256], d2[256], d3[256], d4[256], d5[256], d6[256];
+	char d1[256], d2[256], d3[256], d4[256], d5[256], d6[256], d7[256];
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
@@ -595,7 +610,9 @@ int main(int argc, char **argv)
 	mkdir_tmp(d4, sizeof(d4));
 	mkdir_tmp(d5, sizeof(d5));
 	mkdir_tmp(d6, sizeof(d6));
+	mkdir_tmp(d7, sizeof(d7));
 	test_clock_spans(d6);
+	test_cpu_task(d7);
 	test_scenario(d1);
 	test_unknown_tids(d2, d3);
 	test_loss(d4);
@@ -606,5 +623,6 @@ int main(int argc, char **argv)
 	tf_test_rmdir(d4);
 	tf_test_rmdir(d5);
 	tf_test_rmdir(d6);
+	tf_test_rmdir(d7);
 	return tf_test_result("analysis");
 }

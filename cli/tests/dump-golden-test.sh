@@ -6,7 +6,8 @@
 # formatting was made fast (commit c134f90: printf per line, snprintf per
 # field). A change here is a change of the output: regenerate the file
 # only when that is intended, and say so (ABI 0.4 regenerated it for
-# sync_guest's new steal_ns field: no other difference).
+# sync_guest's new steal_ns field, ABI 1.2 for the new cpu_task records:
+# no other difference).
 # With --abi03, the same trace with the event tables of ABI 0.3 (a trace
 # recorded by 0.3 modules, sync_guest without steal_ns) against
 # dump-golden-abi03.txt, which is dump-golden.txt as it was before 0.4:

@@ -108,8 +108,9 @@ qemu c
 hook c started ''
 check "c recorded beside a" wait_for 15 is_state c recording
 check "a still recording" is_state a recording
-check "c's recorder got its own cid" grep -q "record --pid $(cat "$T/qemu.c") --cid 9 --guest-handoff 3 -o $T/state/traces/c/" "$T/calls"
+# the fake writes its calls line before the trace: wait for the trace
 check "c's recorder is up" wait_for 30 sh -c 'ls "$0"/state/traces/c/*/trace/metadata.vtf' "$T"
+check "c's recorder got its own cid" grep -q "record --pid $(cat "$T/qemu.c") --cid 9 --guest-handoff 3 -o $T/state/traces/c/" "$T/calls"
 # up to the host module's 8 sessions: d1..d6 make 8, d7 is refused
 for i in 1 2 3 4 5 6 7; do qemu d$i; hook d$i started ''; done
 check "d1..d6 recording" wait_for 30 sh -c 'for i in 1 2 3 4 5 6; do [ "$("$0" session list | awk -v n=d$i "\$1 == n { s = \$2 } END { print s }")" = recording ] || exit 1; done' "$vmscope"

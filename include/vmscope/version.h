@@ -14,6 +14,9 @@
  * minor bump only adds.
  */
 #define VMSCOPE_ABI_MAJOR 1	/* 1.0: sessions with channels (ioctl.h) */
-#define VMSCOPE_ABI_MINOR 1	/* 1.1: kvm_exit details from the VMCB (events.h) */
+/* minor 1: kvm_exit details from the VMCB (events.h); 2: cpu_task records
+ * at a guest session's start (events.def)
+ */
+#define VMSCOPE_ABI_MINOR 2
 
 #endif /* VMSCOPE_VERSION_H */

@@ -418,10 +418,13 @@ int synth_write_meta(struct synth *s, int dfd)
 
 	vr_events_to_pb(&hostev, vmscope_event_descs, VMSCOPE_NR_EVENTS,
 			VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, "synth");
-	if (s->guest_abi03 && vmscope_events_abi03(abi03))
+	int n03 = s->guest_abi03 ? vmscope_events_abi03(abi03) : 0;
+
+	if (n03 < 0)
 		return -EINVAL;
 	vr_events_to_pb(&guestev, s->guest_abi03 ? abi03 : vmscope_event_descs,
-			VMSCOPE_NR_EVENTS, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
+			s->guest_abi03 ? (unsigned int)n03 : VMSCOPE_NR_EVENTS,
+			VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, "synth");
 	guest_table(&gt, &go, s->tsc, s->steal);
 	go.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST;
 	clk.name = "synth";

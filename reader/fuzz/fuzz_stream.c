@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	while (vr_stream_next(s, &it) == 1) {
-		if (it.kind < VR_EVENT || it.kind > VR_SYNC)
+		if (it.kind < VR_EVENT || it.kind > VR_BAD)
 			abort();
 		bad_items += it.kind == VR_BAD;
 		if (it.kind != VR_EVENT)

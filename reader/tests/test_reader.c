@@ -123,9 +123,9 @@ static void guest_table(Vmscope__Trace__EventTable *t, Vmscope__Trace__EventDesc
 	t->events = evp;
 }
 
-/* How a trace's metadata ends: no Summary (a killed recorder), or one
- * listing the stream files as they are. */
-enum meta_end { META_KILLED, META_SUMMARY, META_WRITE_ERROR };
+/* How a trace's metadata ends: no Summary (a killed recorder), one
+ * listing the stream files as they are, or one that lists none. */
+enum meta_end { META_KILLED, META_SUMMARY, META_WRITE_ERROR, META_NO_FILES };
 
 static const char *const stream_names[] = { "guest0-cpu1.vtf", "host-cpu0.vtf" };
 
@@ -189,7 +189,7 @@ static void write_meta(int dfd, enum meta_end how)
 	origin(&fo[1], VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
 	for (int i = 0; i < 2; i++)
 		list_file(dfd, stream_names[i], &fs[i], &fo[i]);
-	sum.n_files = 2;
+	sum.n_files = how == META_NO_FILES ? 0 : 2;
 	sum.files = fsp;
 	if (how == META_WRITE_ERROR) {
 		/* a writer that stopped on a full disk, losing 9 events */
@@ -203,7 +203,7 @@ static void write_meta(int dfd, enum meta_end how)
 		st.write_errors = 1;
 		CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_STATS, &st.base), 0);
 	}
-	if (how == META_SUMMARY || how == META_WRITE_ERROR)
+	if (how != META_KILLED)
 		CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SUMMARY, &sum.base), 0);
 	CHECK_EQ(tf_writer_close(w), 0);
 }
@@ -553,6 +553,13 @@ static void test_damage(const char *base)
 	d = read_all(path, &rc, err, sizeof(err));
 	CHECK_EQ(d.corrupt, 1);
 	CHECK_EQ(d.inventory, 1);
+	close(dfd);
+
+	/* a Summary that lists no file: every stream file is unlisted */
+	dfd = fresh(base, "d-no-files", META_NO_FILES, path, sizeof(path));
+	d = read_all(path, &rc, err, sizeof(err));
+	CHECK_EQ(d.inventory, 2);
+	CHECK(strstr(d.first, "not in the summary's list of files") != NULL);
 	close(dfd);
 
 	/* a listed stream deleted */

@@ -200,16 +200,6 @@ int main(void)
 	ch.records.len = sizeof(recs);
 	roundtrip(&ch.base);
 
-	uint32_t cpu[] = { 0, 1, 1 };
-	uint64_t seq[] = { 1, 2, 3 }, t1[] = { 10, 20, 30 }, t2[] = { 11, 21, 31 },
-		 t3[] = { 12, 22, 32 }, t4[] = { 13, 23, UINT64_MAX };
-	Vmscope__Trace__SyncSamples ss = VMSCOPE__TRACE__SYNC_SAMPLES__INIT;
-	ss.origin = &hostside;
-	ss.n_cpu = 3; ss.cpu = cpu; ss.n_seq = 3; ss.seq = seq;
-	ss.n_t1 = 3; ss.t1 = t1; ss.n_t2 = 3; ss.t2 = t2;
-	ss.n_t3 = 3; ss.t3 = t3; ss.n_t4 = 3; ss.t4 = t4;
-	roundtrip(&ss.base);
-
 	Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
 	lr.origin = &host0; lr.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP;
 	lr.events = 100; lr.subbufs = 2; lr.bytes = 131072; lr.begin_ts = 5;

@@ -49,8 +49,28 @@ static int real_ftruncate(void *ctx, int fd, off_t len)
 
 #define N 60
 
-/* Write N frames until the disk is full; check everything above. */
-static void run(int dfd, const char *name, const struct tf_io *io, int expect_full)
+static void grow_disk(void *ctx)
+{
+	((struct disk *)ctx)->cap += 1 << 20;
+}
+
+struct other {
+	int dfd;
+};
+
+static void remove_other(void *ctx)
+{
+	CHECK_EQ(unlinkat(((struct other *)ctx)->dfd, "other", 0), 0);
+}
+
+/*
+ * Write N frames until the disk is full; check everything above. With
+ * make_room, room is then made and the writer resumed: R more frames go
+ * after the last complete one, and the file still reads clean.
+ */
+#define R 3
+static void run(int dfd, const char *name, const struct tf_io *io, int expect_full,
+		void (*make_room)(void *), void *room_ctx)
 {
 	struct tf_writer_opts o = { .buf_size = 4096, .io = io };
 	struct tf_writer *w;
@@ -80,10 +100,28 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 
 	if (!first_err)
 		first_err = rc;
-	tf_writer_get_stats(w, &st);
-	CHECK_EQ(tf_writer_close(w), first_err);
 	if (expect_full)
 		CHECK_EQ(first_err, -ENOSPC);
+	if (make_room && first_err) {
+		CHECK_EQ(tf_writer_append(w, 1, p, 10), first_err);	/* still sticky */
+		make_room(room_ctx);
+		CHECK_EQ(tf_writer_resume(w), 0);
+		/* frames go on from the last one the file holds: the reader
+		 * below checks each frame's seq, type and bytes by position */
+		tf_writer_get_stats(w, &st);
+		for (size_t i = st.frames_held; i < st.frames_held + R; i++) {
+			for (size_t k = 0; k < 100; k++)
+				p[k] = tf_test_payload_byte(i, k);
+			CHECK_EQ(tf_writer_append(w, tf_test_type(i), p, 100), 0);
+			accepted++;
+		}
+		CHECK_EQ(tf_writer_flush(w), 0);
+		first_err = 0;
+	} else if (make_room) {
+		CHECK_EQ(tf_writer_resume(w), -EINVAL);	/* nothing to resume */
+	}
+	tf_writer_get_stats(w, &st);
+	CHECK_EQ(tf_writer_close(w), first_err);
 
 	size_t len;
 	uint8_t *img = util_read_all(dfd, name, &len);
@@ -111,7 +149,11 @@ int main(void)
 	 * file system: every byte of the first 6 KB (several frames and
 	 * buffer flushes), then a stride that is prime to the frame sizes. */
 	for (d.cap = 0; d.cap < 60000; d.cap += d.cap < 6000 ? 1 : 97) {
-		run(dfd, "f.vtf", &io, 1);
+		uint64_t cap = d.cap;
+
+		/* every other fill point also resumes after making room */
+		run(dfd, "f.vtf", &io, 1, runs % 2 ? grow_disk : NULL, &d);
+		d.cap = cap;
 		runs++;
 		if (check_failures) {
 			fprintf(stderr, "disk of %llu bytes\n", (unsigned long long)d.cap);
@@ -135,9 +177,18 @@ int main(void)
 		memset(big, 1, sizeof(big));
 		CHECK(write(ofd, big, 20000) == 20000);
 		close(ofd);
-		run(mfd, "real.vtf", NULL, 1);
+		run(mfd, "real.vtf", NULL, 1, NULL, NULL);
 		printf("real tmpfs ENOSPC: checked\n");
 		unlinkat(mfd, "other", 0);
+		/* again, and resume once the other file is gone */
+		struct other oth = { mfd };
+
+		ofd = openat(mfd, "other", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		CHECK(write(ofd, big, 20000) == 20000);
+		close(ofd);
+		run(mfd, "real2.vtf", NULL, 1, remove_other, &oth);
+		printf("real tmpfs ENOSPC, resumed after making room: checked\n");
+		unlinkat(mfd, "real2.vtf", 0);
 		close(mfd);
 		umount2(mnt, MNT_DETACH);
 	} else {

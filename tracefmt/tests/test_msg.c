@@ -93,15 +93,6 @@ int main(void)
 	ch.origin = &host1; ch.seq = 7; ch.begin_ts = ts; ch.end_ts = ts + 20;
 	ch.nr_records = 3; ch.records.data = recs; ch.records.len = sizeof(recs);
 
-	uint32_t cpu[2] = { 0, 1 };
-	uint64_t col[2] = { 5, 6 };
-	Vmscope__Trace__Origin g = VMSCOPE__TRACE__ORIGIN__INIT;
-	g.side = VMSCOPE__TRACE__SIDE__SIDE_GUEST; g.vm = 0;
-	Vmscope__Trace__SyncSamples ss = VMSCOPE__TRACE__SYNC_SAMPLES__INIT;
-	ss.origin = &g; ss.n_cpu = 2; ss.cpu = cpu; ss.n_seq = 2; ss.seq = col;
-	ss.n_t1 = ss.n_t2 = ss.n_t3 = ss.n_t4 = 2;
-	ss.t1 = ss.t2 = ss.t3 = ss.t4 = col;
-
 	Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
 	lr.origin = &host1; lr.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD;
 	lr.events = 10;
@@ -129,7 +120,7 @@ int main(void)
 
 	const struct { uint16_t type; const ProtobufCMessage *m; } all[] = {
 		{ TF_FRAME_FILE_HEADER, &fh.base }, { TF_FRAME_SESSION, &sm.base },
-		{ TF_FRAME_CHUNK, &ch.base }, { TF_FRAME_SYNC, &ss.base },
+		{ TF_FRAME_CHUNK, &ch.base },
 		{ TF_FRAME_LOSS, &lr.base }, { TF_FRAME_STATS, &stats.base },
 		{ TF_FRAME_CHUNK, &big.base },
 		{ TF_FRAME_INDEX, &fi.base }, { TF_FRAME_SUMMARY, &sum.base },
@@ -140,7 +131,7 @@ int main(void)
 	for (size_t i = 0; i < nall; i++)
 		CHECK_EQ(tf_writer_append_msg(w, all[i].type, all[i].m), 0);
 	/* a message under the wrong frame type is refused */
-	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_SYNC, &lr.base), -EINVAL);
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_INDEX, &lr.base), -EINVAL);
 	CHECK_EQ(tf_writer_close(w), 0);
 
 	struct tf_reader *r;
@@ -272,9 +263,6 @@ int main(void)
 	CHECK_EQ(try_msg(TF_FRAME_CHUNK, &ch.base), -EINVAL);
 	host1.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 
-	ss.n_t3 = 1;
-	CHECK_EQ(try_msg(TF_FRAME_SYNC, &ss.base), -EINVAL);
-	ss.n_t3 = 2;
 	fi.n_chunk_end_ts = 1;
 	CHECK_EQ(try_msg(TF_FRAME_INDEX, &fi.base), -EINVAL);
 	fi.n_chunk_end_ts = 2;

@@ -29,7 +29,7 @@ guest_busybox_root() {
 	_d=$1
 	mkdir -p "$_d/bin" "$_d/dev"
 	cp /bin/busybox "$_d/bin/busybox" || fail "no /bin/busybox (busybox-static)"
-	cp "$VMTEST_BUILD/cli/vmscope-agent" "$_d/bin/vmscope-agent" || fail "no vmscope-agent"
+	cp "$VMTEST_BUILD/agent/vmscope-agent" "$_d/bin/vmscope-agent" || fail "no vmscope-agent"
 	IFS=: read -r _maj _min </sys/class/misc/vmscope-guest/dev ||
 		fail "no /sys/class/misc/vmscope-guest/dev"
 	mknod "$_d/dev/vmscope-guest" c "$_maj" "$_min" || fail "mknod vmscope-guest"

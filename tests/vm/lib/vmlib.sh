@@ -4,6 +4,8 @@
 VMTEST_BUILD=${VMTEST_BUILD:-$VMTEST_REPO/build/release}
 VMSCOPE=$VMTEST_BUILD/cli/vmscope
 VSOCK_XFER=$VMTEST_BUILD/tests/vm/tools/vsock-xfer
+# The host module's ABI test reader (tests/vm/tools/capture.c).
+CAPTURE=$VMTEST_BUILD/tests/vm/tools/vmscope-capture
 HOST_KO=$VMTEST_REPO/host-kmod/vmscope_host.ko
 GUEST_KO=$VMTEST_REPO/guest-kmod/vmscope_guest.ko
 TRACEFS=/sys/kernel/tracing
@@ -109,14 +111,17 @@ stats_field() {
 	"$VMSCOPE" stats --json "$@" | jq -r "$_sf"
 }
 
-# bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...` in
-# the background (stdout to OUT, stderr to ERR); sets BG_PID and returns
-# once ERR has a line starting with READY; fails the test if it dies or
-# never gets there.
+# bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...`
+# (or, when NAME is a path, the program NAME) in the background (stdout to
+# OUT, stderr to ERR); sets BG_PID and returns once ERR has a line starting
+# with READY; fails the test if it dies or never gets there.
 bg_start() {
 	_cmd=$1 _out=$2 _err=$3 _ready=$4
 	shift 4
-	"$VMSCOPE" "$_cmd" "$@" >"$_out" 2>"$_err" &
+	case $_cmd in
+	*/*) "$_cmd" "$@" >"$_out" 2>"$_err" & ;;
+	*) "$VMSCOPE" "$_cmd" "$@" >"$_out" 2>"$_err" & ;;
+	esac
 	BG_PID=$!
 	"$VMTEST_WAIT" --timeout 60 --pid "$BG_PID" --line "$_err" "$_ready"
 	case $? in
@@ -134,11 +139,11 @@ record_start() {
 	REC_PID=$BG_PID
 }
 
-# capture_start ARGS...: `vmscope capture ARGS...` (stdout to
+# capture_start ARGS...: `vmscope-capture ARGS...` (stdout to
 # /vmtest/capture.txt, stderr to /vmtest/capture.err); sets CAP_PID and
 # returns once its session is live and its buffers mapped.
 capture_start() {
-	bg_start capture /vmtest/capture.txt /vmtest/capture.err 'capture: recording' "$@"
+	bg_start "$CAPTURE" /vmtest/capture.txt /vmtest/capture.err 'capture: recording' "$@"
 	CAP_PID=$BG_PID
 }
 

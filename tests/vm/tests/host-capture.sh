@@ -1,6 +1,6 @@
 # vmtest-timeout: 900
 # Capture through the ring buffers: while a guest runs port I/O and CPUID
-# loops, `vmscope capture --pid QEMU` reads the host module's per-CPU
+# loops, `vmscope-capture --pid QEMU` reads the host module's per-CPU
 # buffers (mmap + poll + get/put). The window opens and closes with QEMU
 # stopped, so the kvm_exit records of that VM must equal KVM's own exits
 # counter over the same window (within 1%) when no loss is reported, and
@@ -88,7 +88,7 @@ host_main() {
 	cap=$CAP_PID
 	log "$(cat /vmtest/capture.err)"
 	# session 2: the same VM, channels of mixed modes, a slow reader
-	bg_start capture /vmtest/capture2.txt /vmtest/capture2.err 'capture: recording' \
+	bg_start "$CAPTURE" /vmtest/capture2.txt /vmtest/capture2.err 'capture: recording' \
 		--pid "$qpid" --flight --subbuf-shift 12 --subbufs-shift 1 \
 		--keep kvm_pio --read-every 500
 	mixed=$BG_PID
@@ -97,12 +97,12 @@ host_main() {
 	# (nor any other while it sleeps)
 	others=
 	for i in 3 4 5 6 7 8; do
-		bg_start capture /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
+		bg_start "$CAPTURE" /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
 			--pid "$idle" --subbuf-shift 12 --subbufs-shift 1
 		others="$others $BG_PID"
 	done
 	# the ninth is refused, with the reason
-	"$VMSCOPE" capture --duration 1 >/dev/null 2>/vmtest/ninth.err &&
+	"$CAPTURE" --duration 1 >/dev/null 2>/vmtest/ninth.err &&
 		fail "a ninth capture session started"
 	grep -q 'the module records at most 8 sessions at once' /vmtest/ninth.err ||
 		fail "ninth session: $(cat /vmtest/ninth.err)"

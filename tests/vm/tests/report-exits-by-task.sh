@@ -6,7 +6,9 @@
 # exits), then task "exit-cpuid" M CPUIDs (CPUID exits). After `vmscope
 # merge`, the JSON report must charge "io" exits to exit-io and "cpuid"
 # exits to exit-cpuid with counts within 2% of N and M, and the other task
-# must have almost none of them (the same 2%).
+# must have almost none of them (the same 2%). The guest module names each
+# CPU's task when its session starts (cpu_task), so exits after that are
+# all charged to a task: fewer than 0.5% of them to "(unknown task)".
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -41,6 +43,11 @@ host_main() {
 	host_record_finish g1 "$qpid"
 	cat "$VMTEST_OUT/guests/g1/tasks.txt" 2>/dev/null
 
+	"$VMSCOPE" dump --summary "$TRACE" >/vmtest/summary.txt ||
+		fail "dump --summary failed: $(tail -n 3 /vmtest/summary.txt)"
+	ntask=$(awk '$1 == "events" && $3 == "cpu_task" { n += $4 } END { print n + 0 }' /vmtest/summary.txt)
+	log "cpu_task records in the trace: $ntask"
+	[ "$ntask" -ge 1 ] || fail "no cpu_task record in the trace: $(grep '^events' /vmtest/summary.txt | tr '\n' ';')"
 	"$VMSCOPE" merge -o /tmp/merged "$TRACE" >/vmtest/merge.out 2>&1 ||
 		fail "merge failed: $(tail -n 20 /vmtest/merge.out)"
 	grep -E 'bound|causality' /vmtest/merge.out | head -5
@@ -67,6 +74,15 @@ for c, k, want in (("exit-io", "io", n), ("exit-cpuid", "cpuid", m)):
 for c, k, want in (("exit-io", "cpuid", m), ("exit-cpuid", "io", n)):
     if got[(c, k)] > 0.02 * want:
         print(f"FAIL: {c} has {got[(c, k)]} {k} exits, want almost none"); ok = False
+c = r["counts"]
+after = c["exits"] - c["exits_before_session"]
+unknown = sum(g["count"] for g in r["groups"] if g["task"]["comm"] == "(unknown task)")
+print(f"exits {c['exits']}: {c['exits_before_session']} before the guest session, "
+      f"{unknown} of {after} after it of an unknown task")
+if unknown != c["exits_task_unknown"]:
+    print(f"FAIL: groups say {unknown} unknown, counts {c['exits_task_unknown']}"); ok = False
+if unknown > 0.005 * after:
+    print(f"FAIL: {unknown} of {after} exits after the session's start of an unknown task"); ok = False
 sys.exit(0 if ok else 1)
 PY
 	st=$?

@@ -4,14 +4,15 @@
  * session and the poll loop), agent_hello.c (the handshake) and
  * agent_link.c (the connection and the frames).
  */
-#ifndef VMSCOPE_CLI_AGENT_H
-#define VMSCOPE_CLI_AGENT_H
+#ifndef VMSCOPE_AGENT_AGENT_H
+#define VMSCOPE_AGENT_AGENT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <vmscope/ioctl.h>
 
+#include "cmd_agent.h"
 #include "guest.pb-c.h"
 
 struct agent_cpu {

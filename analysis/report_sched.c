@@ -1,8 +1,7 @@
 /*
- * `vmscope report sched`: guest scheduling against what the host did to
- * the vCPU threads (analysis/sched.h), as text tables or JSON (json-c).
+ * The output of `vmscope report sched`: guest scheduling against what the
+ * host did to the vCPU threads (sched.h), as text tables or JSON (json-c).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,59 +9,8 @@
 
 #include <json-c/json.h>
 
-#include "args.h"
-#include "commands.h"
 #include "report.h"
 #include "sched.h"
-
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: vmscope report sched [--json] [--top N] [--tasks N] [--accept-damage]\n"
-		"                            MERGED\n\n"
-		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
-		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
-		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
-		"when either side belongs to a recorded process, and every switch on a CPU\n"
-		"where a recorded thread waits preempted).\n\n"
-		"Per guest thread, in guest terms: running, runnable (woken or preempted,\n"
-		"not yet running), blocked. Of the time it was running, how long its vCPU's\n"
-		"host thread was off its host CPU (stalled), and by which host tasks it was\n"
-		"preempted (each charged the time it had that CPU), or 'blocked in host'\n"
-		"when the vCPU thread slept; of the time it was runnable on a guest CPU,\n"
-		"how long that vCPU's thread was off its CPU;\n"
-		"and the time its vCPU spent in (non-HLT) exits while it ran, off-CPU time\n"
-		"inside them not counted twice. Per vCPU, as the host saw it: time preempted\n"
-		"(runnable on the host but not running: steal-like time) and by whom, and\n"
-		"time blocked in the host. Next to it, what the guest kernel believed:\n"
-		"'guest steal' is the steal time the guest kernel accounted on that CPU\n"
-		"(its /proc/stat steal, from KVM's steal clock) between the vCPU's first\n"
-		"and last clock-sync exchange (each sync_guest record carries it), and\n"
-		"'host, same span' the host's preempted time over exactly that span (a\n"
-		"loss in the trace splits the span; both add up the pieces). n/a when the\n"
-		"trace has no steal readings (guest module before ABI 0.4) or fewer than\n"
-		"two; never 0 for that. The guest's number also holds the vCPU thread's\n"
-		"run-queue wait after it was woken from a block in the host, which the host\n"
-		"side counts as blocked (analysis/README.md). Then the worst stalls of a\n"
-		"running guest task with the host task that preempted its vCPU, the host\n"
-		"CPU and the time.\n\n"
-		"  --top N     the N worst stalls (default 10; 0: none)\n"
-		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
-		"              20; 0: all)\n"
-		"  --json      one JSON object instead of the tables (every thread; per\n"
-		"              vCPU every host task that kept it off, not only the top,\n"
-		"              and guest_steal_ns and preempted_in_steal_span_ns (null:\n"
-		"              n/a), blocked_in_steal_span_ns (the host's blocked time\n"
-		"              over the span), steal_span_ns, steal_readings)\n"
-		REPORT_ACCEPT_DAMAGE_HELP "\n"
-		REPORT_EXIT_HELP ", or stdout could not be\n"
-		"written (a full disk); 2 on a usage error.\n");
-}
-
-struct ctx {
-	const struct an_walk *w;
-	struct an_sched s;
-	size_t top;
-};
 
 static uint64_t stalled(const struct an_sched_task *t)
 {
@@ -126,10 +74,10 @@ static void text_by(const struct an_walk *w, const struct an_by_host *by, size_t
 		printf(", others %s", an_dur(other, d, sizeof(d)));
 }
 
-static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t ntop)
+void report_sched_text(const struct an_walk *w, const struct an_sched *s, int32_t *idx,
+		       size_t max_tasks, size_t ntop)
 {
-	const struct an_walk *w = c->w;
-	const struct an_sched *s = &c->s;
+	report_damage_line(w);
 	char b[8][32], t[64];
 
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
@@ -195,7 +143,7 @@ static void text(const struct ctx *c, int32_t *idx, size_t max_tasks, size_t nto
 	       "to its last clock-sync exchange; host, same span: the vCPU thread's preempted\n"
 	       "time over that span; n/a: fewer than two steal readings (none: the guest\n"
 	       "module was older than ABI 0.4)\n");
-	report_clock_line(stdout, an_walk_counts(c->w));
+	report_clock_line(stdout, an_walk_counts(w));
 }
 
 /* ---- JSON ---- */
@@ -252,10 +200,9 @@ static void jsteal(json_object *o, const struct an_sched_vcpu *p)
 	jadd(o, "steal_readings", st.n);
 }
 
-static json_object *json(const char *path, const struct ctx *c, int32_t *idx, size_t ntop)
+json_object *report_sched_json(const char *path, const struct an_walk *w,
+			       const struct an_sched *s, int32_t *idx, size_t ntop)
 {
-	const struct an_walk *w = c->w;
-	const struct an_sched *s = &c->s;
 	json_object *root = json_object_new_object(), *vms = json_object_new_array();
 	json_object *worst = json_object_new_array();
 
@@ -330,83 +277,4 @@ static json_object *json(const char *path, const struct ctx *c, int32_t *idx, si
 	}
 	json_object_object_add(root, "worst", worst);
 	return root;
-}
-
-static int setup(struct an_walk *w, struct an_hooks *h, void *arg)
-{
-	struct ctx *c = arg;
-
-	c->w = w;
-	if (an_sched_init(&c->s, w, c->top))
-		return -1;
-	an_sched_hooks(&c->s, h);
-	return 0;
-}
-
-int report_sched(int argc, char **argv)
-{
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 't' },
-		{ "tasks", required_argument, NULL, 'n' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
-	struct ctx c = { 0 };
-	struct an_hooks h = { 0 };
-	struct an_walk *w;
-	size_t top = 10, max_tasks = 20, ntop;
-	unsigned long long n;
-	bool as_json = false;
-	int32_t *idx;
-	int ch, status;
-	unsigned int flags = 0;
-
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			as_json = true;
-			break;
-		case 't':
-			if (args_number("report sched", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			top = (size_t)n;
-			break;
-		case 'n':
-			if (args_number("report sched", "--tasks", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			max_tasks = (size_t)n;
-			break;
-		case 'A':
-			flags = MR_ACCEPT_DAMAGE;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(ch, usage);
-		}
-	}
-	if (optind != argc - 1)
-		return args_usage_error(usage);
-	c.top = top;
-	status = report_walk_setup("sched", argv[optind], flags, &w, &h, setup, &c);
-	if (status < 0)
-		return EXIT_FAILURE_RUNTIME;
-	ntop = an_topn_sort(&c.s.worst);
-	idx = calloc(AN_MAX_TASKS, sizeof(*idx));
-	if (!idx) {
-		fprintf(stderr, "vmscope report sched: out of memory\n");
-		status = 1;
-	} else if (as_json) {
-		report_print_json(json(argv[optind], &c, idx, ntop), w);
-	} else {
-		report_damage_line(w);
-		text(&c, idx, max_tasks, ntop);
-	}
-	if (c.s.oom) {
-		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not (fully) analysed\n");
-		status = 1;
-	}
-	free(idx);
-	an_sched_free(&c.s);
-	an_walk_close(w);
-	return status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
 }

@@ -1,11 +1,12 @@
 /*
- * `vmscope capture`: a raw reader of the host module's ring buffers, until
- * issue 5's `record` writes real traces. It enables probing (optionally for
- * some QEMU processes), starts a session, maps every CPU's buffer, and
- * waits in poll(); each delivered sub-buffer is taken with GET_SUBBUF,
- * checked (sequence continuity, lost_before), every record decoded with the
- * module's own descriptors, optionally appended raw to -o FILE, and given
- * back with PUT_SUBBUF. At the end: per-event record counts and losses.
+ * vmscope-capture: a raw reader of the host module's ring buffers, the
+ * VM tests' reader of the module's ABI (host-capture, host-capture-unload).
+ * It enables probing (optionally for some QEMU processes), starts a
+ * session, maps every CPU's buffer, and waits in poll(); each delivered
+ * sub-buffer is taken with GET_SUBBUF, checked (sequence continuity,
+ * lost_before), every record decoded with the module's own descriptors,
+ * optionally appended raw to -o FILE, and given back with PUT_SUBBUF. At
+ * the end: per-event record counts and losses.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,7 +42,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
+	fprintf(out, "usage: vmscope-capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
 		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
@@ -101,7 +102,7 @@ static void check_subbuf(struct capture *c, unsigned int buf, const void *sb, si
 	int ret = vmscope_rb_iter_init(&it, sb, len);
 
 	if (ret < 0) {
-		fprintf(stderr, "vmscope capture: cpu %u: bad sub-buffer (%d)\n", cpu, -ret);
+		fprintf(stderr, "vmscope-capture: cpu %u: bad sub-buffer (%d)\n", cpu, -ret);
 		c->bad_subbufs++;
 		return;
 	}
@@ -118,7 +119,7 @@ static void check_subbuf(struct capture *c, unsigned int buf, const void *sb, si
 		c->counts[rec.id]++;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "vmscope capture: cpu %u seq %llu: malformed record (%d)\n",
+		fprintf(stderr, "vmscope-capture: cpu %u seq %llu: malformed record (%d)\n",
 			cpu, (unsigned long long)it.hdr.seq, -ret);
 		c->bad_subbufs++;
 	}
@@ -143,7 +144,7 @@ static int drain_buf(struct capture *c, unsigned int buf)
 		if (hdr.seq != req.seq)
 			c->bad_subbufs++;
 		if (req.seq != c->next_seq[buf]) {
-			fprintf(stderr, "vmscope capture: channel %u cpu %u: sub-buffers "
+			fprintf(stderr, "vmscope-capture: channel %u cpu %u: sub-buffers "
 				"%llu..%llu missing\n", chan, cpu, c->next_seq[buf],
 				(unsigned long long)req.seq - 1);
 			c->seq_gaps += req.seq - c->next_seq[buf];
@@ -160,7 +161,7 @@ static int drain_buf(struct capture *c, unsigned int buf)
 
 			if (fwrite(h, sizeof(h), 1, c->out) != 1 ||
 			    fwrite(sb, sb_size, 1, c->out) != 1) {
-				fprintf(stderr, "vmscope capture: writing %s: %s\n", c->out_name,
+				fprintf(stderr, "vmscope-capture: writing %s: %s\n", c->out_name,
 					strerror(errno));
 				return -1;
 			}
@@ -257,14 +258,14 @@ static int finish_out(struct capture *c, struct ex_out *o, bool ended, int rc)
 		return rc;
 	ex_out_abort(o);
 	if (err[0])
-		fprintf(stderr, "vmscope capture: -o: %s\n", err);
+		fprintf(stderr, "vmscope-capture: -o: %s\n", err);
 	return err[0] ? EXIT_FAILURE_RUNTIME : rc;
 }
 
 enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH, OPT_KEEP,
        OPT_READ_EVERY };
 
-int cmd_capture(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -276,7 +277,8 @@ int cmd_capture(int argc, char **argv)
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "read-every", required_argument, NULL, OPT_READ_EVERY },
 		{ "force", no_argument, NULL, 'f' },
-		ARGS_HELP_AND_END,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static struct capture c;	/* large: keep it off the stack */
 	struct vmscope_session_cfg cfg = { 0 };
@@ -300,7 +302,7 @@ int cmd_capture(int argc, char **argv)
 			if (args_number("capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
 				return EXIT_USAGE;
 			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope capture: at most %d --pid\n",
+				fprintf(stderr, "vmscope-capture: at most %d --pid\n",
 					VMSCOPE_MAX_PIDS);
 				return EXIT_USAGE;
 			}
@@ -336,17 +338,23 @@ int cmd_capture(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
 		default:
-			return args_help_or_usage(opt, usage);
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
-	if (args_none_left("capture", argc, argv))
+	if (optind != argc) {
+		fprintf(stderr, "vmscope-capture: unexpected argument '%s'\n", argv[optind]);
 		return EXIT_USAGE;
+	}
 
 	/* refused before the session, not after it */
 	if (outpath && (ex_out_file(&dst, outpath, force, err, sizeof(err)) ||
 			!(c.out = fdopen(dst.fd, "w")))) {
-		fprintf(stderr, "vmscope capture: -o: %s\n", c.out || !dst.tmp ? err :
+		fprintf(stderr, "vmscope-capture: -o: %s\n", c.out || !dst.tmp ? err :
 			strerror(errno));
 		if (dst.tmp)
 			ex_out_abort(&dst);
@@ -355,9 +363,9 @@ int cmd_capture(int argc, char **argv)
 	c.out_name = dst.tmp;
 	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
 	if (fd < 0 || vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
-	    hb_init(&c.h, fd, "vmscope capture")) {
+	    hb_init(&c.h, fd, "vmscope-capture")) {
 		if (fd >= 0) {
-			fprintf(stderr, "vmscope capture: cannot read the module's descriptors\n");
+			fprintf(stderr, "vmscope-capture: cannot read the module's descriptors\n");
 			close(fd);
 		}
 		return finish_out(&c, &dst, false, EXIT_FAILURE_RUNTIME);
@@ -368,7 +376,7 @@ int cmd_capture(int argc, char **argv)
 		char why[160];
 
 		if (vmscope_events_select(keep, c.h.descs, c.h.nev, &mask, why, sizeof(why))) {
-			fprintf(stderr, "vmscope capture: --keep: %s\n", why);
+			fprintf(stderr, "vmscope-capture: --keep: %s\n", why);
 			hb_close(&c.h);
 			return finish_out(&c, &dst, false, EXIT_USAGE);
 		}
@@ -397,7 +405,7 @@ int cmd_capture(int argc, char **argv)
 
 			nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
 		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
-			perror("vmscope capture: poll");
+			perror("vmscope-capture: poll");
 			goto out;
 		}
 		if (drain_all(&c))

@@ -1,6 +1,6 @@
 /* Opening the vmscope control devices, with errors a user can act on. */
-#ifndef VMSCOPE_CLI_DEVICE_H
-#define VMSCOPE_CLI_DEVICE_H
+#ifndef VMSCOPE_DEVICE_DEVICE_H
+#define VMSCOPE_DEVICE_DEVICE_H
 
 #include <vmscope/ioctl.h>
 

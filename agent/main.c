@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vmscope-agent: `vmscope agent` (cmd_agent.c) as a program of its own,
- * linked statically (cli/meson.build), for guests that have nothing but
+ * linked statically (meson.build), for guests that have nothing but
  * busybox. The same code as the subcommand; only the entry differs.
  */
-#include "commands.h"
+#include "cmd_agent.h"
 
 int main(int argc, char **argv)
 {

@@ -37,9 +37,7 @@
 
 #include <vmscope/ioctl.h>
 
-#include "args.h"
 #include "agent.h"
-#include "commands.h"
 #include "device.h"
 #include "guest_link.h"
 #include "tracefmt.h"
@@ -276,7 +274,8 @@ int cmd_agent(int argc, char **argv)
 		{ "sync-period", required_argument, NULL, 'y' },
 		{ "retry-ms", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' },
-		ARGS_HELP_AND_END,
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct agent_opts o = { .sync_ms = 10, .retry_ms = 200 };
 	struct agent a = { .dev = -1, .sock = -1, .cid = VMADDR_CID_HOST,
@@ -302,31 +301,31 @@ int cmd_agent(int argc, char **argv)
 		case 'r': bad |= parse_u32(optarg, 10, 60000, &o.retry_ms); break;
 		case 'd': bad |= parse_u32(optarg, 1, 86400 * 365, &o.duration_s); break;
 		case 'v': a.verbose = 1; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'h': usage(stdout); return AGENT_EXIT_OK;
+		default: usage(stderr); return AGENT_EXIT_USAGE;
 		}
 		if (bad) {
 			fprintf(stderr, "vmscope agent: bad value '%s'\n", optarg);
 			usage(stderr);
-			return EXIT_USAGE;
+			return AGENT_EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return AGENT_EXIT_USAGE;
 	}
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		perror("vmscope agent: pipe");
-		return EXIT_FAILURE_RUNTIME;
+		return AGENT_EXIT_RUNTIME;
 	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	ret = setup(&a, &o) ? EXIT_FAILURE_RUNTIME : EXIT_OK;
-	if (ret == EXIT_OK) {
+	ret = setup(&a, &o) ? AGENT_EXIT_RUNTIME : AGENT_EXIT_OK;
+	if (ret == AGENT_EXIT_OK) {
 		if (run(&a, &o))
-			ret = EXIT_FAILURE_RUNTIME;
+			ret = AGENT_EXIT_RUNTIME;
 		finish(&a);
 		fprintf(stderr, "vmscope agent: sent %llu chunks, %llu records, "
 			"%llu bytes over %u connections; %llu send failures\n",

@@ -1,10 +1,9 @@
 /*
- * `vmscope report exits`: VM exit latency from a merged trace
- * (analysis/exits.h), as a text table or JSON (json-c), and with --svg
- * the groups' histograms drawn (analysis/exits_svg.h).
+ * The output of `vmscope report exits`: VM exit latency from a merged
+ * trace (exits.h), as a text table or JSON (json-c), and the groups'
+ * histograms drawn as SVG (exits_svg.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,68 +11,12 @@
 
 #include <json-c/json.h>
 
-#include "args.h"
-#include "commands.h"
-#include "ex_out.h"
 #include "exits.h"
 #include "exits_svg.h"
 #include "report.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
-		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
-		"                            [--accept-damage] MERGED\n\n"
-		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
-		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
-		"split into exits handled in the host kernel, userspace exits\n"
-		"(kvm_userspace_exit to the next entry: QEMU's part) and halted (a HLT exit to\n"
-		"the next entry). Then one row per group: count, total, share (of the\n"
-		"observed time of the group's vCPUs: of its VM's, or of the vCPU with --by\n"
-		"vcpu), min, p50, p90, p99, p99.9, max. Each exit is charged to the guest\n"
-		"task that was running on its vCPU (from the guest's merged sched_switch).\n"
-		"Percentiles come from log-linear histograms: within 0.8%% of an exact\n"
-		"value at that rank; count, total, min and max are exact.\n\n"
-		"  --by vm|vcpu|reason|task  the grouping (default reason, within each VM);\n"
-		"                        except by reason, each group lists its reasons\n"
-		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"
-		"  --top N               the N longest exits with their vCPU, reason, guest\n"
-		"                        task and guest RIP (default 10; 0: none)\n"
-		"  --json                one JSON object instead of the tables\n"
-		"  --svg FILE            also draw each group's latency histogram into FILE\n"
-		"                        (SVG, one panel per group in the table's order: per\n"
-		"                        exit reason by default; at most %d): exits per bin\n"
-		"                        (linear) over latency bins of a quarter of a power of\n"
-		"                        two (log scale, in ns..s), p50 and p99 marked; the\n"
-		"                        title says count, p50, p99 and max as the table does.\n"
-		"                        An existing FILE is refused; written as\n"
-		"                        .FILE.partial-XXXXXX beside it and renamed when\n"
-		"                        complete (removed on failure, SIGINT, SIGTERM)\n"
-		REPORT_ACCEPT_DAMAGE_HELP "\n"
-		REPORT_EXIT_HELP ", or the SVG FILE exists or\n"
-		"could not be written, or stdout could not be written (a full disk); 2 on\n"
-		"a usage error.\n",
-		AN_SVG_MAX_PANELS);
-}
-
-struct opts {
-	enum an_by by;
-	enum an_sort sort;
-	size_t top;
-	bool json;
-	const char *svg;
-};
-
-static const char *const by_names[] = { "vm", "vcpu", "reason", "task" };
-static const char *const sort_names[] = { "count", "total", "p99", "max" };
-
-static int pick(const char *arg, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	return -1;
-}
+const char *const report_by_names[4] = { "vm", "vcpu", "reason", "task" };
+const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
 static const char *const q_names[] = { "p50", "p90", "p99", "p99.9" };
@@ -132,13 +75,13 @@ static void text_vms(const struct an_walk *w)
 	}
 }
 
-static void text_groups(const struct an_walk *w, const struct an_exits *x, const struct opts *o)
+static void text_groups(const struct an_walk *w, const struct an_exits *x, enum an_sort sort)
 {
 	char b[NQ + 4][32], l[96];
 
-	printf("\nexits by %s, by %s:\n", by_names[o->by], sort_names[o->sort]);
+	printf("\nexits by %s, by %s:\n", report_by_names[x->by], report_sort_names[sort]);
 	printf("%-4s %-24s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM",
-	       by_names[o->by], "count", "total", "share", "min", q_names[0], q_names[1],
+	       report_by_names[x->by], "count", "total", "share", "min", q_names[0], q_names[1],
 	       q_names[2], q_names[3], "max");
 	for (size_t i = 0; i < x->n; i++) {
 		const struct an_group *g = &x->g[i];
@@ -192,14 +135,19 @@ static void text_counts(const struct an_walk *w)
 	       PRIu64 " entries before any exit; %" PRIu64 " losses in the trace\n",
 	       c->records, c->exits, c->unattributed, c->open_dropped, c->entries_without_exit,
 	       c->losses);
+	if (c->exits_before_session || c->exits_task_unknown)
+		printf("guest task of exits: %" PRIu64 " before the guest session began, %" PRIu64
+		       " unknown (after a loss in the trace, or a guest module without cpu_task "
+		       "records and no sched_switch yet)\n",
+		       c->exits_before_session, c->exits_task_unknown);
 	report_clock_line(stdout, c);
 }
 
 /* ---- SVG ---- */
 
 /* One panel per group, titled "VM n NAME: GROUP"; 0 or -errno. */
-static int svg_report(int fd, const char *path, const struct an_walk *w,
-		      const struct an_exits *x, const struct opts *o)
+int report_exits_svg(int fd, const char *path, const struct an_walk *w,
+		     const struct an_exits *x)
 {
 	struct an_svg_panel *p = calloc(x->n ? x->n : 1, sizeof(*p));
 	char (*titles)[160] = calloc(x->n ? x->n : 1, sizeof(*titles));
@@ -218,7 +166,7 @@ static int svg_report(int fd, const char *path, const struct an_walk *w,
 					 an_walk_vm_name(w, g->vm), label(w, x, g, l, sizeof(l)));
 			p[i] = (struct an_svg_panel){ .title = titles[i], .h = &g->h };
 		}
-		snprintf(heading, sizeof(heading), "VM exit latency by %s: %s", by_names[o->by],
+		snprintf(heading, sizeof(heading), "VM exit latency by %s: %s", report_by_names[x->by],
 			 path);
 		e = an_exits_svg(fd, heading, p, x->n);
 	}
@@ -236,7 +184,7 @@ static json_object *jtask(const struct an_walk *w, int32_t task)
 
 	json_object_object_add(o, "tid", json_object_new_int(t ? t->tid : -1));
 	json_object_object_add(o, "comm", json_object_new_string(
-		t ? t->comm : task == AN_TASK_OTHER ? "(other tasks)" : "(unknown task)"));
+		t ? t->comm : an_task_placeholder(task)));
 	return o;
 }
 
@@ -245,8 +193,8 @@ static void jadd_u64(json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_uint64(v));
 }
 
-static json_object *json_report(const char *path, const struct an_walk *w,
-				 const struct an_exits *x, const struct opts *o, size_t ntop)
+json_object *report_exits_json(const char *path, const struct an_walk *w,
+			       const struct an_exits *x, enum an_sort sort, size_t ntop)
 {
 	const struct an_counts *c = an_walk_counts(w);
 	json_object *root = json_object_new_object(), *vms = json_object_new_array();
@@ -264,6 +212,8 @@ static json_object *json_report(const char *path, const struct an_walk *w,
 	jadd_u64(counts, "open_dropped", c->open_dropped);
 	jadd_u64(counts, "entries_without_exit", c->entries_without_exit);
 	jadd_u64(counts, "losses", c->losses);
+	jadd_u64(counts, "exits_before_session", c->exits_before_session);
+	jadd_u64(counts, "exits_task_unknown", c->exits_task_unknown);
 	report_clock_json(counts, c);
 	json_object_object_add(root, "counts", counts);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
@@ -288,8 +238,8 @@ static json_object *json_report(const char *path, const struct an_walk *w,
 		json_object_array_add(vms, v);
 	}
 	json_object_object_add(root, "vms", vms);
-	json_object_object_add(root, "by", json_object_new_string(by_names[o->by]));
-	json_object_object_add(root, "sort", json_object_new_string(sort_names[o->sort]));
+	json_object_object_add(root, "by", json_object_new_string(report_by_names[x->by]));
+	json_object_object_add(root, "sort", json_object_new_string(report_sort_names[sort]));
 	for (size_t i = 0; i < x->n; i++) {
 		const struct an_group *g = &x->g[i];
 		json_object *j = json_object_new_object();
@@ -351,114 +301,12 @@ static json_object *json_report(const char *path, const struct an_walk *w,
 	return root;
 }
 
-int report_exits(int argc, char **argv)
+void report_exits_text(const struct an_walk *w, const struct an_exits *x, enum an_sort sort,
+		       size_t ntop)
 {
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 't' },
-		{ "svg", required_argument, NULL, 'g' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
-	struct opts o = { .by = AN_BY_REASON, .sort = AN_SORT_TOTAL, .top = 10 };
-	struct an_hooks h = { .exit = an_exits_add };
-	struct an_exits x;
-	struct an_walk *w;
-	struct ex_out svg;
-	char err[4200];
-	int c, k, status;
-	unsigned int flags = 0;
-	size_t ntop;
-	unsigned long long n;
-
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			o.json = true;
-			break;
-		case 'b':
-			if ((k = pick(optarg, by_names, 4)) < 0) {
-				fprintf(stderr, "vmscope report exits: --by: vm, vcpu, reason or task, not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.by = (enum an_by)k;
-			break;
-		case 's':
-			if ((k = pick(optarg, sort_names, 4)) < 0) {
-				fprintf(stderr, "vmscope report exits: --sort: count, total, p99 or max, not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.sort = (enum an_sort)k;
-			break;
-		case 't':
-			if (args_number("report exits", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			o.top = (size_t)n;
-			break;
-		case 'g':
-			o.svg = optarg;
-			break;
-		case 'A':
-			flags = MR_ACCEPT_DAMAGE;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		}
-	}
-	if (optind != argc - 1)
-		return args_usage_error(usage);
-	/* refused before the pass, not after it */
-	if (o.svg && ex_out_file(&svg, o.svg, false, err, sizeof(err))) {
-		fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	if (an_exits_init(&x, o.by, o.top)) {
-		fprintf(stderr, "vmscope report exits: out of memory\n");
-		if (o.svg)
-			ex_out_abort(&svg);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	h.ctx = &x;
-	status = report_walk_setup("exits", argv[optind], flags, &w, &h, NULL, NULL);
-	if (status < 0) {
-		an_exits_free(&x);
-		if (o.svg)
-			ex_out_abort(&svg);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	an_exits_sort(&x, o.sort);
-	ntop = an_topn_sort(&x.top);
-	if (o.json) {
-		report_print_json(json_report(argv[optind], w, &x, &o, ntop), w);
-	} else {
-		report_damage_line(w);
-		text_vms(w);
-		text_groups(w, &x, &o);
-		text_top(w, &x, ntop);
-		text_counts(w);
-	}
-	if (o.svg) {
-		int e = svg_report(svg.fd, argv[optind], w, &x, &o);
-
-		if (e) {
-			fprintf(stderr, "vmscope report exits: --svg: writing %s: %s\n", o.svg,
-				strerror(-e));
-			ex_out_abort(&svg);
-			status = 1;
-		} else if (ex_out_commit(&svg, err, sizeof(err))) {
-			fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
-			status = 1;
-		}
-	}
-	if (x.oom) {
-		fprintf(stderr, "vmscope report exits: out of memory: %d exits not counted\n", x.oom);
-		status = 1;
-	}
-	an_exits_free(&x);
-	an_walk_close(w);
-	return status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+	report_damage_line(w);
+	text_vms(w);
+	text_groups(w, x, sort);
+	text_top(w, x, ntop);
+	text_counts(w);
 }

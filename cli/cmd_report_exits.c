@@ -1,0 +1,180 @@
+/*
+ * `vmscope report exits`: its options, the walk and where the output goes
+ * (analysis/report_exits.c prints it).
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cmd_report.h"
+#include "commands.h"
+#include "ex_out.h"
+#include "exits_svg.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
+		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
+		"                            [--accept-damage] MERGED\n\n"
+		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
+		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
+		"split into exits handled in the host kernel, userspace exits\n"
+		"(kvm_userspace_exit to the next entry: QEMU's part) and halted (a HLT exit to\n"
+		"the next entry). Then one row per group: count, total, share (of the\n"
+		"observed time of the group's vCPUs: of its VM's, or of the vCPU with --by\n"
+		"vcpu), min, p50, p90, p99, p99.9, max. Each exit is charged to the guest\n"
+		"task that was running on its vCPU (from the guest's merged sched_switch,\n"
+		"and the task each guest CPU ran when its session began): exits before the\n"
+		"guest session began are \"(before guest session)\"; \"(unknown task)\" are\n"
+		"exits after a loss in the trace, until the guest names the vCPU's task again\n"
+		"(or, with a guest module older than ABI 1.2, before the first sched_switch).\n"
+		"Percentiles come from log-linear histograms: within 0.8%% of an exact\n"
+		"value at that rank; count, total, min and max are exact.\n\n"
+		"  --by vm|vcpu|reason|task  the grouping (default reason, within each VM);\n"
+		"                        except by reason, each group lists its reasons\n"
+		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"
+		"  --top N               the N longest exits with their vCPU, reason, guest\n"
+		"                        task and guest RIP (default 10; 0: none)\n"
+		"  --json                one JSON object instead of the tables\n"
+		"  --svg FILE            also draw each group's latency histogram into FILE\n"
+		"                        (SVG, one panel per group in the table's order: per\n"
+		"                        exit reason by default; at most %d): exits per bin\n"
+		"                        (linear) over latency bins of a quarter of a power of\n"
+		"                        two (log scale, in ns..s), p50 and p99 marked; the\n"
+		"                        title says count, p50, p99 and max as the table does.\n"
+		"                        An existing FILE is refused; written as\n"
+		"                        .FILE.partial-XXXXXX beside it and renamed when\n"
+		"                        complete (removed on failure, SIGINT, SIGTERM)\n"
+		REPORT_ACCEPT_DAMAGE_HELP "\n"
+		REPORT_EXIT_HELP ", or the SVG FILE exists or\n"
+		"could not be written, or stdout could not be written (a full disk); 2 on\n"
+		"a usage error.\n",
+		AN_SVG_MAX_PANELS);
+}
+
+struct opts {
+	enum an_by by;
+	enum an_sort sort;
+	size_t top;
+	bool json;
+	const char *svg;
+};
+
+static int pick(const char *arg, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	return -1;
+}
+
+int report_exits(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 't' },
+		{ "svg", required_argument, NULL, 'g' },
+		{ "accept-damage", no_argument, NULL, 'A' },
+		ARGS_HELP_AND_END,
+	};
+	struct opts o = { .by = AN_BY_REASON, .sort = AN_SORT_TOTAL, .top = 10 };
+	struct an_hooks h = { .exit = an_exits_add };
+	struct an_exits x;
+	struct an_walk *w;
+	struct ex_out svg;
+	char err[4200];
+	int c, k, status;
+	unsigned int flags = 0;
+	size_t ntop;
+	unsigned long long n;
+
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 'b':
+			if ((k = pick(optarg, report_by_names, 4)) < 0) {
+				fprintf(stderr, "vmscope report exits: --by: vm, vcpu, reason or task, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.by = (enum an_by)k;
+			break;
+		case 's':
+			if ((k = pick(optarg, report_sort_names, 4)) < 0) {
+				fprintf(stderr, "vmscope report exits: --sort: count, total, p99 or max, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.sort = (enum an_sort)k;
+			break;
+		case 't':
+			if (args_number("report exits", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
+				return EXIT_USAGE;
+			o.top = (size_t)n;
+			break;
+		case 'g':
+			o.svg = optarg;
+			break;
+		case 'A':
+			flags = MR_ACCEPT_DAMAGE;
+			break;
+		default:	/* 'h' and what getopt refused */
+			return args_help_or_usage(c, usage);
+		}
+	}
+	if (optind != argc - 1)
+		return args_usage_error(usage);
+	/* refused before the pass, not after it */
+	if (o.svg && ex_out_file(&svg, o.svg, false, err, sizeof(err))) {
+		fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (an_exits_init(&x, o.by, o.top)) {
+		fprintf(stderr, "vmscope report exits: out of memory\n");
+		if (o.svg)
+			ex_out_abort(&svg);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	h.ctx = &x;
+	status = report_walk_setup("exits", argv[optind], flags, &w, &h, NULL, NULL);
+	if (status < 0) {
+		an_exits_free(&x);
+		if (o.svg)
+			ex_out_abort(&svg);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	an_exits_sort(&x, o.sort);
+	ntop = an_topn_sort(&x.top);
+	if (o.json) {
+		report_print_json(report_exits_json(argv[optind], w, &x, o.sort, ntop), w);
+	} else {
+		report_exits_text(w, &x, o.sort, ntop);
+	}
+	if (o.svg) {
+		int e = report_exits_svg(svg.fd, argv[optind], w, &x);
+
+		if (e) {
+			fprintf(stderr, "vmscope report exits: --svg: writing %s: %s\n", o.svg,
+				strerror(-e));
+			ex_out_abort(&svg);
+			status = 1;
+		} else if (ex_out_commit(&svg, err, sizeof(err))) {
+			fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
+			status = 1;
+		}
+	}
+	if (x.oom) {
+		fprintf(stderr, "vmscope report exits: out of memory: %d exits not counted\n", x.oom);
+		status = 1;
+	}
+	an_exits_free(&x);
+	an_walk_close(w);
+	return status ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An exit is labelled in the Perfetto export as the report labels it: a
+ * kvm_exit whose details the probe missed (reason_valid 0) is "unknown",
+ * without a reason code, in both; one with its details has the report's
+ * reason name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../tracefmt/tests/util.h"
+#include "out.h"
+#include "perfetto.h"
+#include "perfetto_subset.pb-c.h"
+#include "../../analysis/tests/scen.h"
+#include "vmscope_events.h"
+#include "walk.h"
+
+#define H 1000000000ull
+#define TID 1001
+
+/* VM 0's one vCPU thread: an exit without details, then an SVM CPUID exit. */
+static void write_trace(const char *dir)
+{
+	struct mo_origin mh = { .cpu = 1, .tid = TID, .origin = 0, .vcpu = 0 };
+	struct vmscope_ev_kvm_exit missed = { .vcpu_id = 0, .reason_valid = 0 };
+	struct vmscope_ev_kvm_exit cpuid = { .vcpu_id = 0, .reason_valid = 1, .isa = 2,
+					     .exit_reason = scen_svm_code[0] };
+	struct vmscope_ev_kvm_entry en = { .vcpu_id = 0 };
+	struct scen_out *o;
+
+	CHECK_EQ(scen_out_open(&o, dir, 1, 1), 0);
+	if (!o)
+		return;
+	mh.orig_ts = H + 1000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, H + 1000, &missed, sizeof(missed), &mh);
+	mh.orig_ts = H + 2000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, H + 2000, &en, sizeof(en), &mh);
+	mh.orig_ts = H + 3000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, H + 3000, &cpuid, sizeof(cpuid), &mh);
+	mh.orig_ts = H + 4000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, H + 4000, &en, sizeof(en), &mh);
+	CHECK_EQ(scen_out_close(o), 0);
+}
+
+/* The report's names of the trace's exit reasons, in the walk's order. */
+static size_t report_names(const char *merged, char names[][64], size_t max)
+{
+	struct an_walk *w;
+	char err[256];
+	size_t n = 0;
+
+	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
+	if (!w)
+		return 0;
+	CHECK(an_walk_run(w, &(struct an_hooks){ 0 }, err, sizeof(err)) >= 0);
+	CHECK_EQ(an_walk_counts(w)->exits, 2);
+	for (uint32_t i = 0; i < an_walk_nr_reasons(w) && n < max; i++)
+		snprintf(names[n++], 64, "%s", an_walk_reason_name(w, i));
+	an_walk_close(w);
+	return n;
+}
+
+static bool has_annotation(const Perfetto__Protos__TrackEvent *e, const char *name)
+{
+	for (size_t i = 0; i < e->n_debug_annotations; i++)
+		if (e->debug_annotations[i]->name &&
+		    !strcmp(e->debug_annotations[i]->name, name))
+			return true;
+	return false;
+}
+
+int main(void)
+{
+	char dir[256], merged[512], out[512], names[4][64];
+	Perfetto__Protos__Trace *t;
+	struct ex_pf_stats st = { 0 };
+	size_t len, n_names, slices = 0;
+	char err[512];
+	uint8_t *img;
+	int fd = tf_test_mkdir(dir, sizeof(dir));
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return tf_test_result("perfetto-exits");
+	write_trace(dir);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	snprintf(out, sizeof(out), "%s/out.pftrace", dir);
+	n_names = report_names(merged, names, 4);
+	CHECK_EQ(n_names, 2);
+	CHECK(!strcmp(names[0], "unknown"));
+	CHECK_EQ(ex_perfetto(merged, out, false, &st, err, sizeof(err)), 0);
+	CHECK_EQ(st.slices, 2);
+	img = util_read_all(fd, "out.pftrace", &len);
+	CHECK(img != NULL);
+	t = img ? perfetto__protos__trace__unpack(NULL, len, img) : NULL;
+	CHECK(t != NULL);
+	for (size_t i = 0; t && i < t->n_packet; i++) {
+		const Perfetto__Protos__TrackEvent *e = t->packet[i]->track_event;
+
+		if (!e || e->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
+			continue;
+		CHECK(slices < n_names);
+		if (slices >= n_names)
+			break;
+		/* the slices come in the order of the exits, as the reasons do */
+		if (strcmp(e->name, names[slices]))
+			fprintf(stderr, "slice %zu: '%s', the report says '%s'\n", slices, e->name,
+				names[slices]);
+		CHECK(!strcmp(e->name, names[slices]));
+		CHECK_EQ(has_annotation(e, "exit_reason"), slices != 0);
+		slices++;
+	}
+	CHECK_EQ(slices, 2);
+	if (t)
+		perfetto__protos__trace__free_unpacked(t, NULL);
+	free(img);
+	close(fd);
+	tf_test_rmdir(dir);
+	return tf_test_result("perfetto-exits");
+}
