@@ -42,6 +42,7 @@
 #include "guest_link.h"
 #include "tracefmt.h"
 #include "vmscope_events.h"
+#include "util_number.h"
 
 static int sig_pipe[2] = { -1, -1 };
 
@@ -89,12 +90,9 @@ static uint64_t now_ms(void)
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	unsigned long long v;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (util_parse_ull(s, min, max, &v))
 		return -1;
 	*out = (uint32_t)v;
 	return 0;

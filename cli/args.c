@@ -1,10 +1,7 @@
 /* The shared ends of the commands' option parsing (args.h). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "args.h"
 #include "commands.h"
+#include "util_number.h"
 
 const char *args_opt_name(const struct option *opts, int val)
 {
@@ -21,16 +18,8 @@ const char *args_opt_name(const struct option *opts, int val)
 int args_number(const char *cmd, const char *opt, const char *arg, unsigned long long min,
 		unsigned long long max, unsigned long long *v)
 {
-	char *end;
-
-	errno = 0;
-	/* strtoull alone takes blanks, a sign (negating: "-1" is ULLONG_MAX)
-	 * and wraps nothing only when errno is looked at */
-	if (arg[0] >= '0' && arg[0] <= '9') {
-		*v = strtoull(arg, &end, 10);
-		if (!errno && !*end && *v >= min && *v <= max)
-			return 0;
-	}
+	if (!util_parse_ull(arg, min, max, v))
+		return 0;
 	fprintf(stderr, "vmscope %s: %s: a number from %llu to %llu, not '%s'\n", cmd, opt, min,
 		max, arg);
 	return -1;
@@ -48,4 +37,27 @@ int args_help_or_usage(int c, args_usage_fn *usage)
 		return args_usage_error(usage);
 	usage(stdout);
 	return EXIT_OK;
+}
+
+int args_none_left(const char *cmd, int argc, char **argv)
+{
+	if (optind == argc)
+		return 0;
+	fprintf(stderr, "vmscope %s: unexpected argument '%s'\n", cmd, argv[optind]);
+	return -1;
+}
+
+int args_parse(int argc, char **argv, const char *shortopts, const struct option *opts,
+	       args_option_fn *option, void *ctx, args_usage_fn *usage)
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		rc = option(c, optarg, ctx);
+		if (rc < 0)
+			return args_help_or_usage(c, usage);
+		if (rc)
+			return rc;
+	}
+	return -1;
 }

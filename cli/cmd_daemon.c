@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "proto.h"
 #include "rec_args.h"
+#include "args.h"
 
 #define CLIENT_TIMEOUT_MS 5000
 
@@ -110,21 +111,17 @@ static int session_start(int argc, char **argv, struct dm_req *q)
 	struct vd_opts *o = &q->dom.opts;
 	struct vmscope_session_cfg cfg;
 	char why[200] = "";
-	char *end;
-	long v;
+	unsigned long long v;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 		case 'c':
-			v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v <= 0 || v > 0x3fffffff ||
-			    (opt == 'c' && v < 3)) {
-				fprintf(stderr, "vmscope session: bad --%s '%s'\n",
-					opt == 'p' ? "pid" : "cid", optarg);
+			/* CIDs 0-2 are the hypervisor's, the local and the host */
+			if (args_number("session start", args_opt_name(opts, opt), optarg,
+					opt == 'c' ? 3 : 1, ARGS_PID_MAX, &v))
 				return -1;
-			}
 			if (opt == 'p')
 				q->pid = (pid_t)v;
 			else

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "format_prog.h"
@@ -352,8 +353,7 @@ int cmd_dump(int argc, char **argv)
 		{ "summary", no_argument, NULL, 's' },
 		{ "stream", required_argument, NULL, 'S' },
 		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		ARGS_HELP_AND_END,
 	};
 	static char outbuf[1 << 20];
 	const char *only = NULL;
@@ -373,18 +373,12 @@ int cmd_dump(int argc, char **argv)
 		case 'A':
 			accept = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(opt, usage);
 		}
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return args_usage_error(usage);
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope dump: %s\n", err);
 		return EXIT_FAILURE_RUNTIME;

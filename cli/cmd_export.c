@@ -57,8 +57,7 @@ int cmd_export(int argc, char **argv)
 		{ "ctf", no_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		ARGS_HELP_AND_END,
 	};
 	const char *out = NULL;
 	char err[1024] = "";

@@ -16,6 +16,7 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
@@ -92,8 +93,7 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fields", no_argument, NULL, 'f' },
 		{ "builtin", no_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	int fields = 0, builtin = 0, c;
 
@@ -101,14 +101,12 @@ int cmd_list(int argc, char **argv)
 		switch (c) {
 		case 'f': fields = 1; break;
 		case 'b': builtin = 1; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		default:
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope list: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("list", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	/* inside a guest only vmscope_guest is there; it has the same table */
 	const char *dev = VMSCOPE_HOST_DEVICE, *module = "vmscope_host";

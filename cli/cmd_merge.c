@@ -181,153 +181,206 @@ static int input_account(struct vr_trace *t, const char *path, const char *merge
 	return !accept;
 }
 
-int cmd_merge(int argc, char **argv)
+static const struct option opts[] = {
+	{ "sync-report", no_argument, NULL, 's' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "ppm", required_argument, NULL, 'p' },
+	{ "max-segment", required_argument, NULL, 'm' },
+	{ "tsc-breaks", required_argument, NULL, 't' },
+	{ "show", required_argument, NULL, 'S' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END,
+};
+
+struct merge_args {
+	struct mg_opts o;
+	bool sync_only, accept;
+	const char *show_path;
+	const char *out;
+};
+
+static int parse_tsc_breaks(const char *arg, struct mg_opts *o)
 {
-	static const struct option opts[] = {
-		{ "sync-report", no_argument, NULL, 's' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "ppm", required_argument, NULL, 'p' },
-		{ "max-segment", required_argument, NULL, 'm' },
-		{ "tsc-breaks", required_argument, NULL, 't' },
-		{ "show", required_argument, NULL, 'S' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct mg_opts o = { .spill_dir = getenv("TMPDIR") };
-	struct ex_out dst;
-	struct mg_result r;
-	struct vr_trace *t;
-	bool sync_only = false, accept = false;
-	const char *show_path = NULL;
-	char *out = NULL, *def = NULL, err[4608] = "", dmg[1024];
+	if (!strcmp(arg, "auto"))
+		o->tsc_breaks = MG_TSC_AUTO;
+	else if (!strcmp(arg, "all"))
+		o->tsc_breaks = MG_TSC_ALL;
+	else if (!strcmp(arg, "none"))
+		o->tsc_breaks = MG_TSC_NONE;
+	else {
+		fprintf(stderr, "vmscope merge: --tsc-breaks: auto, all or none\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* One option: 0, an exit status, or -1 (not one of merge's). */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct merge_args *a = ctx;
 	unsigned long long n;
-	int c, e, status = EXIT_OK;
 	double sec;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			sync_only = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'p':
-			if (args_number("merge", "--ppm", optarg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
-				return EXIT_USAGE;
-			o.sync.ppm = (uint32_t)n;
-			break;
-		case 'm':
-			if (rec_parse_duration(optarg, &sec) || !(sec > 0)) {
-				fprintf(stderr, "vmscope merge: --max-segment: '%s' is not a duration "
-					"above 0 and at most %.0f s\n", optarg, REC_DURATION_MAX_S);
-				return EXIT_USAGE;
-			}
-			o.sync.max_segment_ns = (uint64_t)(sec * 1e9);
-			break;
-		case 't':
-			if (!strcmp(optarg, "auto"))
-				o.tsc_breaks = MG_TSC_AUTO;
-			else if (!strcmp(optarg, "all"))
-				o.tsc_breaks = MG_TSC_ALL;
-			else if (!strcmp(optarg, "none"))
-				o.tsc_breaks = MG_TSC_NONE;
-			else {
-				fprintf(stderr, "vmscope merge: --tsc-breaks: auto, all or none\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'S':
-			show_path = optarg;
-			break;
-		case 'A':
-			accept = true;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
+	switch (c) {
+	case 's':
+		a->sync_only = true;
+		return 0;
+	case 'o':
+		a->out = arg;
+		return 0;
+	case 'p':
+		if (args_number("merge", "--ppm", arg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
+			return EXIT_USAGE;
+		a->o.sync.ppm = (uint32_t)n;
+		return 0;
+	case 'm':
+		if (rec_parse_duration(arg, &sec) || !(sec > 0)) {
+			fprintf(stderr, "vmscope merge: --max-segment: '%s' is not a duration "
+				"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
+			return EXIT_USAGE;
 		}
+		a->o.sync.max_segment_ns = (uint64_t)(sec * 1e9);
+		return 0;
+	case 't':
+		return parse_tsc_breaks(arg, &a->o);
+	case 'S':
+		a->show_path = arg;
+		return 0;
+	case 'A':
+		a->accept = true;
+		return 0;
 	}
-	if (show_path && optind == argc)
-		return show(show_path, accept ? MR_ACCEPT_DAMAGE : 0);
-	if (show_path || optind != argc - 1)
-		return args_usage_error(usage);
-	if (sync_only && out) {
-		fprintf(stderr, "vmscope merge: --sync-report writes nothing: no -o with it "
-			"(redirect its output to keep the report)\n");
-		return EXIT_USAGE;
-	}
-	if (o.spill_dir && !*o.spill_dir)
-		o.spill_dir = NULL;
-	if (!out && !sync_only) {
-		size_t n = strlen(argv[optind]);
+	return -1;
+}
 
-		while (n > 1 && argv[optind][n - 1] == '/')
-			n--;
-		def = malloc(n + 8);
-		if (!def)
-			return EXIT_FAILURE_RUNTIME;
-		snprintf(def, n + 8, "%.*s.merged", (int)n, argv[optind]);
-		out = def;
-	}
-	if (out && ex_out_inside(out, argv[optind], err, sizeof(err))) {
-		fprintf(stderr, "vmscope merge: %s: give -o a path outside it\n", err);
-		free(def);
-		return EXIT_USAGE;
-	}
-	/* the merged trace is written as .MERGED.partial-XXXXXX and renamed
-	 * when complete; an existing MERGED is refused before any work */
-	if (out && ex_out_reserve(&dst, out, merged_files, err, sizeof(err))) {
-		fprintf(stderr, "vmscope merge: %s\n", err);
-		free(def);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	e = vr_trace_open(&t, argv[optind], err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "vmscope merge: %s\n", err);
-		if (out)
-			ex_out_abort(&dst);
-		free(def);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	if (vr_trace_problem(t))
-		fprintf(stderr, "vmscope merge: warning: %s\n", vr_trace_problem(t));
-	/* damage known before anything is written stops the merge there */
-	if (!accept && vr_damage_describe(t, argv[optind], dmg, sizeof(dmg))) {
-		fprintf(stderr, "vmscope merge: %s (--accept-damage to merge it)\n", dmg);
-		if (out)
-			ex_out_abort(&dst);
-		vr_trace_close(t);
-		free(def);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	e = mg_sync(t, &o, &r, err, sizeof(err));
-	if (!e && !accept && vr_damage_describe(t, argv[optind], dmg, sizeof(dmg))) {
+/* "TRACE.merged" (trailing slashes dropped) in a malloc'd string, or NULL. */
+static char *default_output(const char *in)
+{
+	size_t n = strlen(in);
+	char *def;
+
+	while (n > 1 && in[n - 1] == '/')
+		n--;
+	def = malloc(n + 8);
+	if (def)
+		snprintf(def, n + 8, "%.*s.merged", (int)n, in);
+	return def;
+}
+
+/*
+ * The trace @in, open as @t, merged into @a->out (reserved as @dst) or
+ * only its sync report (--sync-report); the exit status.
+ */
+static int merge_trace(struct vr_trace *t, const char *in, struct merge_args *a,
+		       struct ex_out *dst)
+{
+	struct mg_result r;
+	char err[4608] = "", dmg[1024];
+	int e, status = EXIT_OK;
+
+	e = mg_sync(t, &a->o, &r, err, sizeof(err));
+	if (!e && !a->accept && vr_damage_describe(t, in, dmg, sizeof(dmg))) {
 		snprintf(err, sizeof(err), "the first pass found damage: nothing written");
 		e = -EBADMSG;
 	}
-	if (!e && !sync_only)
-		e = mg_merge(t, dst.tmp, &r, err, sizeof(err));
+	if (!e && !a->sync_only)
+		e = mg_merge(t, dst->tmp, &r, err, sizeof(err));
 	if (!e && r.merged)
-		e = write_report(dst.tmp, t, &r, err, sizeof(err));
+		e = write_report(dst->tmp, t, &r, err, sizeof(err));
 	if (!e && r.merged)
-		e = ex_out_commit(&dst, err, sizeof(err));
-	else if (out)
-		ex_out_abort(&dst);
+		e = ex_out_commit(dst, err, sizeof(err));
+	else if (a->out)
+		ex_out_abort(dst);
 	if (e) {
 		fprintf(stderr, "vmscope merge: %s\n", err);
 		status = EXIT_FAILURE_RUNTIME;
 	}
 	mg_report(stdout, t, &r);
 	if (!e && r.merged) {
-		printf("merged trace: %s\n", out);
+		printf("merged trace: %s\n", a->out);
 		if (mg_violations(&r))
 			status = EXIT_FAILURE_RUNTIME;
 	}
-	if (input_account(t, argv[optind], !e && r.merged ? out : NULL, accept))
+	if (input_account(t, in, !e && r.merged ? a->out : NULL, a->accept))
 		status = EXIT_FAILURE_RUNTIME;
 	mg_result_free(&r);
-	vr_trace_close(t);
-	free(def);
 	return status;
+}
+
+/* The trace @in opened, refused if damaged (unless --accept-damage), merged. */
+static int open_and_merge(const char *in, struct merge_args *a, struct ex_out *dst)
+{
+	char err[4608] = "", dmg[1024];
+	struct vr_trace *t;
+	int status;
+
+	if (vr_trace_open(&t, in, err, sizeof(err))) {
+		fprintf(stderr, "vmscope merge: %s\n", err);
+		if (a->out)
+			ex_out_abort(dst);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (vr_trace_problem(t))
+		fprintf(stderr, "vmscope merge: warning: %s\n", vr_trace_problem(t));
+	/* damage known before anything is written stops the merge there */
+	if (!a->accept && vr_damage_describe(t, in, dmg, sizeof(dmg))) {
+		fprintf(stderr, "vmscope merge: %s (--accept-damage to merge it)\n", dmg);
+		if (a->out)
+			ex_out_abort(dst);
+		vr_trace_close(t);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	status = merge_trace(t, in, a, dst);
+	vr_trace_close(t);
+	return status;
+}
+
+/* The output checked and reserved, then the merge; the exit status. */
+static int merge_to(const char *in, struct merge_args *a)
+{
+	char err[4608] = "";
+	struct ex_out dst;
+
+	if (a->out && ex_out_inside(a->out, in, err, sizeof(err))) {
+		fprintf(stderr, "vmscope merge: %s: give -o a path outside it\n", err);
+		return EXIT_USAGE;
+	}
+	/* the merged trace is written as .MERGED.partial-XXXXXX and renamed
+	 * when complete; an existing MERGED is refused before any work */
+	if (a->out && ex_out_reserve(&dst, a->out, merged_files, err, sizeof(err))) {
+		fprintf(stderr, "vmscope merge: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	return open_and_merge(in, a, &dst);
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_args a = { .o = { .spill_dir = getenv("TMPDIR") } };
+	char *def = NULL;
+	int rc;
+
+	rc = args_parse(argc, argv, "o:h", opts, parse_option, &a, usage);
+	if (rc >= 0)
+		return rc;
+	if (a.show_path && optind == argc)
+		return show(a.show_path, a.accept ? MR_ACCEPT_DAMAGE : 0);
+	if (a.show_path || optind != argc - 1)
+		return args_usage_error(usage);
+	if (a.sync_only && a.out) {
+		fprintf(stderr, "vmscope merge: --sync-report writes nothing: no -o with it "
+			"(redirect its output to keep the report)\n");
+		return EXIT_USAGE;
+	}
+	if (a.o.spill_dir && !*a.o.spill_dir)
+		a.o.spill_dir = NULL;
+	if (!a.out && !a.sync_only) {
+		def = default_output(argv[optind]);
+		if (!def)
+			return EXIT_FAILURE_RUNTIME;
+		a.out = def;
+	}
+	rc = merge_to(argv[optind], &a);
+	free(def);
+	return rc;
 }

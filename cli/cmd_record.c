@@ -143,165 +143,239 @@ static int domain_pid(const char *name, int *pid, uint32_t *cid)
 enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
        OPT_CID, OPT_GPORT, OPT_HANDOFF, OPT_KEEP };
 
-int cmd_record(int argc, char **argv)
+static const struct option opts[] = {
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "buffer-size", required_argument, NULL, OPT_BUF },
+	{ "events", required_argument, NULL, OPT_EVENTS },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "domain", required_argument, NULL, OPT_DOMAIN },
+	{ "cid", required_argument, NULL, OPT_CID },
+	{ "guest-port", required_argument, NULL, OPT_GPORT },
+	{ "guest-handoff", required_argument, NULL, OPT_HANDOFF },
+	ARGS_HELP_AND_END,
+};
+
+/* The command line, before the module is asked anything. */
+struct record_args {
+	struct rec_opts o;
+	struct vmscope_session_cfg cfg;
+	uint32_t cids[VMSCOPE_MAX_PIDS];	/* --cid, in --pid order */
+	uint32_t dom_cids[VMSCOPE_MAX_PIDS];	/* --domain's from libvirt */
+	unsigned int ncids;
+	const char *keep;
+	int all;
+};
+
+static int parse_pid(const char *arg, struct rec_opts *o)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "buffer-size", required_argument, NULL, OPT_BUF },
-		{ "events", required_argument, NULL, OPT_EVENTS },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		{ "cid", required_argument, NULL, OPT_CID },
-		{ "guest-port", required_argument, NULL, OPT_GPORT },
-		{ "guest-handoff", required_argument, NULL, OPT_HANDOFF },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
-	static struct hb h;
-	struct vmscope_session_cfg cfg = { 0 };
-	struct rec_opts o = { 0 };
-	struct vmscope_version v;
 	unsigned long long ull;
-	static uint32_t cids[VMSCOPE_MAX_PIDS], dom_cids[VMSCOPE_MAX_PIDS];
-	unsigned int ncids = 0;
-	const char *keep = NULL;
-	int opt, all = 0, fd;
 
-	o.guest_port = VMSCOPE_AGENT_PORT;
-	o.guest_handoff_fd = -1;
-	if (rec_geometry(2ull << 20, &cfg))
-		return EXIT_FAILURE_RUNTIME;
-	while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_PID:
-			if (args_number("record", "--pid", optarg, 1, ARGS_PID_MAX, &ull))
-				return EXIT_USAGE;
-			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			o.ctl.pids[o.ctl.nr_pids++] = (int)ull;
-			break;
-		case OPT_ALL:
-			all = 1;
-			break;
-		case OPT_DURATION:
-			if (rec_parse_duration(optarg, &o.duration_s) || o.duration_s == 0) {
-				fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
-					"above 0 and at most %.0f s\n", optarg, REC_DURATION_MAX_S);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "discard")) {
-				cfg.chan[0].mode = VMSCOPE_RB_MODE_DISCARD;
-			} else if (!strcmp(optarg, "flight")) {
-				cfg.chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
-			} else {
-				fprintf(stderr, "vmscope record: --mode takes discard or flight\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_BUF:
-			if (rec_parse_size(optarg, &ull) || rec_geometry(ull, &cfg)) {
-				fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
-					"64M per CPU\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_EVENTS:
-			o.events = optarg;
-			break;
-		case OPT_KEEP:
-			keep = optarg;
-			break;
-		case OPT_DOMAIN:
-			if (o.ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope record: at most %d --pid/--domain\n",
-					VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			if (domain_pid(optarg, &o.ctl.pids[o.ctl.nr_pids],
-				       &dom_cids[o.ctl.nr_pids]))
-				return EXIT_FAILURE_RUNTIME;
-			o.ctl.nr_pids++;
-			break;
-		case OPT_HANDOFF: {
-			int type;
-			socklen_t tl = sizeof(type);
-
-			if (args_number("record", "--guest-handoff", optarg, 0, 65535, &ull))
-				return EXIT_USAGE;
-			if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
-				fprintf(stderr, "vmscope record: --guest-handoff '%s': not an "
-					"open socket\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.guest_handoff_fd = (int)ull;
-			break;
-		}
-		case OPT_CID:
-		case OPT_GPORT: {
-			/* CIDs 0-2 are the hypervisor's, the local and the host */
-			if (args_number("record", args_opt_name(opts, opt), optarg,
-					opt == OPT_CID ? 3 : 0, 0xfffffffeull, &ull))
-				return EXIT_USAGE;
-			if (opt == OPT_GPORT) {
-				o.guest_port = (uint32_t)ull;
-			} else if (ncids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope record: at most %d --cid\n", VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			} else {
-				cids[ncids++] = (uint32_t)ull;
-			}
-			break;
-		}
-		case 'o':
-			o.path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope record: unexpected argument '%s'\n", argv[optind]);
+	if (args_number("record", "--pid", arg, 1, ARGS_PID_MAX, &ull))
+		return EXIT_USAGE;
+	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
 		return EXIT_USAGE;
 	}
-	if (!o.path || (!all) == (o.ctl.nr_pids == 0)) {
+	o->ctl.pids[o->ctl.nr_pids++] = (int)ull;
+	return 0;
+}
+
+static int parse_mode(const char *arg, struct vmscope_session_cfg *cfg)
+{
+	if (!strcmp(arg, "discard")) {
+		cfg->chan[0].mode = VMSCOPE_RB_MODE_DISCARD;
+	} else if (!strcmp(arg, "flight")) {
+		cfg->chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
+	} else {
+		fprintf(stderr, "vmscope record: --mode takes discard or flight\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int parse_domain(const char *arg, struct record_args *a)
+{
+	struct rec_opts *o = &a->o;
+
+	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope record: at most %d --pid/--domain\n", VMSCOPE_MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	if (domain_pid(arg, &o->ctl.pids[o->ctl.nr_pids], &a->dom_cids[o->ctl.nr_pids]))
+		return EXIT_FAILURE_RUNTIME;
+	o->ctl.nr_pids++;
+	return 0;
+}
+
+static int parse_handoff(const char *arg, struct rec_opts *o)
+{
+	unsigned long long ull;
+	socklen_t tl;
+	int type;
+
+	if (args_number("record", "--guest-handoff", arg, 0, 65535, &ull))
+		return EXIT_USAGE;
+	tl = sizeof(type);
+	if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
+		fprintf(stderr, "vmscope record: --guest-handoff '%s': not an open socket\n", arg);
+		return EXIT_USAGE;
+	}
+	o->guest_handoff_fd = (int)ull;
+	return 0;
+}
+
+static int parse_vsock(int opt, const char *arg, struct record_args *a)
+{
+	unsigned long long ull;
+
+	/* CIDs 0-2 are the hypervisor's, the local and the host */
+	if (args_number("record", args_opt_name(opts, opt), arg, opt == OPT_CID ? 3 : 0,
+			0xfffffffeull, &ull))
+		return EXIT_USAGE;
+	if (opt == OPT_GPORT) {
+		a->o.guest_port = (uint32_t)ull;
+	} else if (a->ncids == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope record: at most %d --cid\n", VMSCOPE_MAX_PIDS);
+		return EXIT_USAGE;
+	} else {
+		a->cids[a->ncids++] = (uint32_t)ull;
+	}
+	return 0;
+}
+
+/* One option: 0, an exit status, or -1 (not one of record's). */
+static int parse_option(int opt, const char *arg, void *ctx)
+{
+	struct record_args *a = ctx;
+	struct rec_opts *o = &a->o;
+	unsigned long long ull;
+
+	switch (opt) {
+	case OPT_PID:
+		return parse_pid(arg, o);
+	case OPT_ALL:
+		a->all = 1;
+		return 0;
+	case OPT_DURATION:
+		if (rec_parse_duration(arg, &o->duration_s) || o->duration_s == 0) {
+			fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
+				"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_MODE:
+		return parse_mode(arg, &a->cfg);
+	case OPT_BUF:
+		if (rec_parse_size(arg, &ull) || rec_geometry(ull, &a->cfg)) {
+			fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
+				"64M per CPU\n", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_EVENTS:
+		o->events = arg;
+		return 0;
+	case OPT_KEEP:
+		a->keep = arg;
+		return 0;
+	case OPT_DOMAIN:
+		return parse_domain(arg, a);
+	case OPT_HANDOFF:
+		return parse_handoff(arg, o);
+	case OPT_CID:
+	case OPT_GPORT:
+		return parse_vsock(opt, arg, a);
+	case 'o':
+		o->path = arg;
+		return 0;
+	}
+	return -1;
+}
+
+/* The whole command line into @a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	int rc;
+
+	a->o.guest_port = VMSCOPE_AGENT_PORT;
+	a->o.guest_handoff_fd = -1;
+	if (rec_geometry(2ull << 20, &a->cfg))
+		return EXIT_FAILURE_RUNTIME;
+	rc = args_parse(argc, argv, "o:h", opts, parse_option, a, usage);
+	if (rc >= 0)
+		return rc;
+	if (args_none_left("record", argc, argv))
+		return EXIT_USAGE;
+	if (!a->o.path || (!a->all) == (a->o.ctl.nr_pids == 0)) {
 		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	for (unsigned int i = 0; i < o.ctl.nr_pids; i++) {
-		int e = vm_from_pid(&vms[i], o.ctl.pids[i]);
+	return -1;
+}
+
+/* Each traced process as a VM (its vCPU threads, its vsock CID). */
+static int find_vms(struct record_args *a, struct vm_desc *vms)
+{
+	for (unsigned int i = 0; i < a->o.ctl.nr_pids; i++) {
+		int e = vm_from_pid(&vms[i], a->o.ctl.pids[i]);
 
 		if (e) {
-			fprintf(stderr, "vmscope record: pid %d: %s\n", o.ctl.pids[i],
+			fprintf(stderr, "vmscope record: pid %d: %s\n", a->o.ctl.pids[i],
 				e == -ESRCH ? "no such process" : strerror(-e));
-			return EXIT_FAILURE_RUNTIME;
+			return -1;
 		}
-		if (dom_cids[i])	/* the domain's own XML says */
-			vms[i].cid = dom_cids[i];
-		if (i < ncids)
-			vms[i].cid = cids[i];
+		if (a->dom_cids[i])	/* the domain's own XML says */
+			vms[i].cid = a->dom_cids[i];
+		if (i < a->ncids)
+			vms[i].cid = a->cids[i];
 	}
-	if (ncids > o.ctl.nr_pids) {
+	return 0;
+}
+
+/* --events against the module's own names (a typo is an error); 0 or -1. */
+static int select_events(const struct hb *h, struct rec_opts *o)
+{
+	char why[160];
+	uint64_t mask = 0;
+
+	if (!o->events)
+		return 0;
+	if (vmscope_events_select(o->events, h->descs, h->nev, &mask, why, sizeof(why))) {
+		fprintf(stderr, "vmscope record: --events: %s\n", why);
+		return -1;
+	}
+	o->ctl.events = mask;
+	o->ctl.flags |= VMSCOPE_CTL_EVENTS;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
+	static struct record_args a;
+	static struct hb h;
+	struct rec_opts *o = &a.o;
+	struct vmscope_version v;
+	int fd, rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (find_vms(&a, vms))
+		return EXIT_FAILURE_RUNTIME;
+	if (a.ncids > o->ctl.nr_pids) {
 		fprintf(stderr, "vmscope record: more --cid than --pid\n");
 		return EXIT_USAGE;
 	}
-	o.vms = vms;
-	o.nvms = o.ctl.nr_pids;
-	o.status = isatty(STDERR_FILENO);
-	o.argc = argc;
-	o.argv = argv;
+	o->vms = vms;
+	o->nvms = o->ctl.nr_pids;
+	o->status = isatty(STDERR_FILENO);
+	o->argc = argc;
+	o->argv = argv;
 
 	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
 	if (fd < 0)
@@ -311,29 +385,15 @@ int cmd_record(int argc, char **argv)
 		close(fd);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	o.module_version = v.release;
-	h.cfg = cfg;
-	if (o.events) {
-		char why[160];
-		uint64_t mask = 0;
-
-		/* against the module's own names: a typo is an error */
-		if (vmscope_events_select(o.events, h.descs, h.nev, &mask, why,
-					  sizeof(why))) {
-			fprintf(stderr, "vmscope record: --events: %s\n", why);
-			hb_close(&h);
-			return EXIT_USAGE;
-		}
-		o.ctl.events = mask;
-		o.ctl.flags |= VMSCOPE_CTL_EVENTS;
-	}
-	if (keep_channel(&h, keep, &o.ctl)) {
+	o->module_version = v.release;
+	h.cfg = a.cfg;
+	if (select_events(&h, o) || keep_channel(&h, a.keep, &o->ctl)) {
 		hb_close(&h);
 		return EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	int rc = rec_run(&h, &o, &stop_requested);
+	rc = rec_run(&h, o, &stop_requested);
 
 	hb_close(&h);
 	return rc ? EXIT_FAILURE_RUNTIME : EXIT_OK;

@@ -80,8 +80,7 @@ int report_exits(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		ARGS_HELP_AND_END,
 	};
 	struct opts o = { .by = AN_BY_REASON, .sort = AN_SORT_TOTAL, .top = 10 };
 	struct an_hooks h = { .exit = an_exits_add };

@@ -78,8 +78,7 @@ int report_sched(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },
 		{ "tasks", required_argument, NULL, 'n' },
 		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		ARGS_HELP_AND_END,
 	};
 	struct ctx c = { 0 };
 	struct an_hooks h = { 0 };

@@ -13,17 +13,19 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "commands.h"
 #include "decode.h"
 #include "device.h"
 #include "event_select.h"
 #include "exit_layout.h"
 #include "stats_ctl.h"
+#include "stats_view.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope stats [--start [--pid PID]... [--events LIST]] [--stop]\n"
-		"                     [--reset] [--per-cpu] [--last]\n\n"
+		"                     [--reset] [--per-cpu] [--last] [--json]\n\n"
 		"Controls the host module's probes and prints their counters: per event,\n"
 		"whether its tracepoint is attached, probe hits while enabled (seen) and\n"
 		"hits that passed the process filter (matched).\n\n"
@@ -49,7 +51,20 @@ static void usage(FILE *out)
 		"               exit's direct read compared with it: exit_mode's\n"
 		"               mismatches)\n"
 		"  --per-cpu    one line per event and CPU with non-zero counts\n"
-		"  --last       the last matched payload of each event on each CPU\n\n"
+		"  --last       the last matched payload of each event on each CPU\n"
+		"  --json       the same as one JSON object (for scripts):\n"
+		"               state {enabled, kvm_attached, sched_attached,\n"
+		"               exit_reasons}; kvm_attach_count, kvm_detach_count,\n"
+		"               sync_collisions, exit_reason_missed; timing {exit,\n"
+		"               entry: {n, gap_ns_avg, probe_ns_avg}} (--measure);\n"
+		"               exit_mode {mode, compared, mismatches, reasons,\n"
+		"               calibrations, fallbacks, direct_exits, layout, refused,\n"
+		"               why} (null: the module does not say); ringbuf {sessions,\n"
+		"               lost, lost_full, lost_too_big, lost_overwritten,\n"
+		"               subbufs_delivered}; events {NAME: {attached, seen,\n"
+		"               matched}}; per_cpu [{cpu, event, seen, matched}]\n"
+		"               (--per-cpu, else empty); last [{event, cpu, ts, text}]\n"
+		"               (--last, else empty)\n\n"
 		"Each `vmscope record` (or other capture session) has its own probing\n"
 		"(its filter, its buffers; up to %d at once), and this command's is\n"
 		"apart from theirs.\n"
@@ -58,15 +73,6 @@ static void usage(FILE *out)
 		"still shows the counters, which then count every session's hits.\n",
 		VMSCOPE_MAX_PIDS, VMSCOPE_HOST_SESSIONS);
 }
-
-struct totals {
-	struct vmscope_probe_stats first;	/* state, attached ... */
-	unsigned long long seen[VMSCOPE_MAX_EVENTS];
-	unsigned long long matched[VMSCOPE_MAX_EVENTS];
-	unsigned long long exit_reason_missed;
-	/* VMSCOPE_CTL_MEASURE: [0] kvm_exit, [1] kvm_entry */
-	unsigned long long timing_n[2], timing_gap_ns[2], timing_probe_ns[2];
-};
 
 static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
 {
@@ -91,257 +97,181 @@ static int load_descs(int fd, struct vmscope_event_desc *descs, unsigned int *n)
 	return 0;
 }
 
-/* The recording sessions' ring-buffer losses, summed over CPUs. */
-static void show_rb_stats(int fd, unsigned int ncpu)
+/* The counters, as text or (@json) one JSON object; 0 or -1. */
+static int show(int fd, const struct vmscope_event_desc *descs, unsigned int nev,
+		int per_cpu, int last, int json)
 {
-	unsigned long long full = 0, big = 0, over = 0, delivered = 0;
-	struct vmscope_rb_stats rs;
-	unsigned int active = 0;
+	struct stats_view v;
+	json_object *o;
+	int rc = -1;
 
-	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
-		memset(&rs, 0, sizeof(rs));
-		rs.cpu = cpu;
-		if (ioctl(fd, VMSCOPE_IOC_GET_RB_STATS, &rs) < 0 || !rs.active)
-			continue;	/* impossible CPU, old module, no session */
-		if (rs.active > active)	/* a session may start meanwhile */
-			active = rs.active;
-		full += rs.lost_full;
-		big += rs.lost_too_big;
-		over += rs.lost_overwritten;
-		delivered += rs.subbufs_delivered;
+	if (stats_view_read(fd, descs, nev, per_cpu, last, &v))
+		goto out;
+	if (!json) {
+		stats_view_print(&v);
+		rc = 0;
+	} else if ((o = stats_view_json(&v))) {
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+		rc = 0;
+	} else {
+		fprintf(stderr, "vmscope stats: out of memory\n");
 	}
-	if (!active) {
-		printf("ringbuf: no session recording\n");
-		return;
-	}
-	printf("ringbuf: recording (%u session%s), lost %llu (full %llu too_big %llu "
-	       "overwritten %llu) subbufs_delivered %llu\n", active, active == 1 ? "" : "s",
-	       full + big + over, full, big, over, delivered);
+out:
+	stats_view_free(&v);
+	return rc;
 }
 
-/* Where kvm_exit's details come from (exit_direct.c in the module). */
-static void show_exit_mode(int fd)
+static const struct option opts[] = {
+	{ "start", no_argument, NULL, 's' },
+	{ "stop", no_argument, NULL, 'S' },
+	{ "reset", no_argument, NULL, 'r' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "per-cpu", no_argument, NULL, 'c' },
+	{ "no-exit-reasons", no_argument, NULL, 'n' },
+	{ "measure", no_argument, NULL, 'm' },
+	{ "exit-reasons", required_argument, NULL, 'x' },
+	{ "last", no_argument, NULL, 'l' },
+	{ "events", required_argument, NULL, 'e' },
+	{ "json", no_argument, NULL, 'j' },
+	ARGS_HELP_AND_END,
+};
+
+/* The command line: the probe control to send and what to show. */
+struct stats_args {
+	struct vmscope_probe_ctl ctl;
+	struct stats_ctl_opts o;
+	const char *events;
+	int per_cpu, last, json;
+};
+
+static int parse_exit_reasons(const char *arg, struct stats_ctl_opts *o)
 {
-	struct vmscope_exit_mode m;
-	const char *refused;
-
-	memset(&m, 0, sizeof(m));
-	if (ioctl(fd, VMSCOPE_IOC_GET_EXIT_MODE, &m) < 0)
-		return;
-	m.why[sizeof(m.why) - 1] = 0;
-	refused = exit_refused_name(m.refused);
-	printf("exit_mode %s compared %llu mismatches %llu reasons %u calibrations %llu "
-	       "fallbacks %llu direct_exits %llu layout %s refused %s%s%s%s\n",
-	       exit_mode_name(m.mode), (unsigned long long)m.compared,
-	       (unsigned long long)m.mismatches, m.reasons,
-	       (unsigned long long)m.calibrations, (unsigned long long)m.fallbacks,
-	       (unsigned long long)m.direct_exits,
-	       m.layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
-	       m.layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf",
-	       refused ? refused : "no", m.why[0] ? " (" : "", m.why, m.why[0] ? ")" : "");
-}
-
-static int show_stats(int fd, const struct vmscope_event_desc *descs,
-		      unsigned int nev, int per_cpu, int last)
-{
-	struct vmscope_probe_stats st;
-	struct totals t;
-	unsigned int ncpu = 1;
-
-	memset(&t, 0, sizeof(t));
-	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
-		memset(&st, 0, sizeof(st));
-		st.cpu = cpu;
-		if (ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) < 0) {
-			if (errno == EINVAL && cpu > 0)
-				continue;	/* not a possible CPU */
-			perror("vmscope stats: stats ioctl");
-			return -1;
-		}
-		if (cpu == 0) {
-			t.first = st;
-			ncpu = st.nr_cpu_ids;
-		}
-		t.exit_reason_missed += st.exit_reason_missed;
-		t.timing_n[0] += st.exit_timing_n;
-		t.timing_gap_ns[0] += st.exit_timing_gap_ns;
-		t.timing_probe_ns[0] += st.exit_timing_probe_ns;
-		t.timing_n[1] += st.entry_timing_n;
-		t.timing_gap_ns[1] += st.entry_timing_gap_ns;
-		t.timing_probe_ns[1] += st.entry_timing_probe_ns;
-		for (unsigned int e = 0; e < nev; e++) {
-			t.seen[e] += st.seen[e];
-			t.matched[e] += st.matched[e];
-			if (per_cpu && st.seen[e])
-				printf("cpu %-3u %-22s seen %llu matched %llu\n", cpu,
-				       descs[e].name, (unsigned long long)st.seen[e],
-				       (unsigned long long)st.matched[e]);
-		}
-	}
-	unsigned int s = t.first.state;
-	printf("state:%s%s%s%s\n", s & VMSCOPE_STATE_ENABLED ? " enabled" : " disabled",
-	       s & VMSCOPE_STATE_KVM_ATTACHED ? " kvm-attached" : " kvm-not-attached",
-	       s & VMSCOPE_STATE_SCHED_ATTACHED ? " sched-attached" : "",
-	       s & VMSCOPE_STATE_EXIT_REASON ? " exit-reasons" : "");
-	printf("kvm_attach_count %llu kvm_detach_count %llu sync_collisions %llu "
-	       "exit_reason_missed %llu\n",
-	       (unsigned long long)t.first.attach_count,
-	       (unsigned long long)t.first.detach_count,
-	       (unsigned long long)t.first.sync_collisions, t.exit_reason_missed);
-	for (int k = 0; k < 2; k++)
-		if (t.timing_n[k])
-			printf("%s_timing n %llu gap_ns_avg %.1f probe_ns_avg %.1f\n",
-			       k ? "entry" : "exit", t.timing_n[k],
-			       (double)t.timing_gap_ns[k] / t.timing_n[k],
-			       (double)t.timing_probe_ns[k] / t.timing_n[k]);
-	show_exit_mode(fd);
-	show_rb_stats(fd, ncpu);
-	printf("%-22s %-8s %14s %14s\n", "event", "attached", "seen", "matched");
-	for (unsigned int e = 0; e < nev; e++)
-		printf("%-22s %-8s %14llu %14llu\n", descs[e].name,
-		       t.first.attached >> e & 1 ? "yes" : "no", t.seen[e], t.matched[e]);
-
-	if (!last)
-		return 0;
-	for (unsigned int e = 0; e < nev; e++) {
-		for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
-			struct vmscope_last_event le;
-			char text[512];
-
-			memset(&le, 0, sizeof(le));
-			le.cpu = cpu;
-			le.event = e;
-			if (ioctl(fd, VMSCOPE_IOC_GET_LAST, &le) < 0 || !le.seq)
-				continue;
-			if (vmscope_format_event(&descs[e], le.payload, sizeof(le.payload),
-						 text, sizeof(text)) < 0)
-				snprintf(text, sizeof(text), "(undecodable)");
-			printf("last %s cpu %u ts %llu: %s\n", descs[e].name, cpu,
-			       (unsigned long long)le.timestamp, text);
-		}
+	if (!strcmp(arg, "perf")) {
+		o->exit_perf = true;
+	} else if (!strcmp(arg, "verify")) {
+		o->exit_verify = true;
+	} else if (strcmp(arg, "auto")) {
+		fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
+		return EXIT_USAGE;
 	}
 	return 0;
 }
 
-int cmd_stats(int argc, char **argv)
+static int parse_pid(const char *arg, struct vmscope_probe_ctl *ctl)
 {
-	static const struct option opts[] = {
-		{ "start", no_argument, NULL, 's' },
-		{ "stop", no_argument, NULL, 'S' },
-		{ "reset", no_argument, NULL, 'r' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "per-cpu", no_argument, NULL, 'c' },
-		{ "no-exit-reasons", no_argument, NULL, 'n' },
-		{ "measure", no_argument, NULL, 'm' },
-		{ "exit-reasons", required_argument, NULL, 'x' },
-		{ "last", no_argument, NULL, 'l' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct vmscope_probe_ctl ctl;
-	int start = 0, stop = 0, reset = 0, per_cpu = 0, last = 0, no_reasons = 0;
-	int measure = 0, c;
-	bool exit_perf = false, exit_verify = false;
-	const char *events = NULL;
-	char *end;
+	unsigned long long pid;
 
-	memset(&ctl, 0, sizeof(ctl));
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': start = 1; break;
-		case 'S': stop = 1; break;
-		case 'r': reset = 1; break;
-		case 'c': per_cpu = 1; break;
-		case 'l': last = 1; break;
-		case 'n': no_reasons = 1; break;
-		case 'm': measure = 1; break;
-		case 'e': events = optarg; break;
-		case 'x':
-			if (!strcmp(optarg, "perf")) {
-				exit_perf = true;
-			} else if (!strcmp(optarg, "verify")) {
-				exit_verify = true;
-			} else if (strcmp(optarg, "auto")) {
-				fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'p': {
-			long pid = strtol(optarg, &end, 10);
-
-			if (*end || pid <= 0 || pid > 0x3fffffff) {
-				fprintf(stderr, "vmscope stats: bad pid '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			ctl.pids[ctl.nr_pids++] = (__s32)pid;
-			break;
-		}
-		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope stats: unexpected argument '%s'\n", argv[optind]);
+	if (args_number("stats", "--pid", arg, 1, ARGS_PID_MAX, &pid))
+		return EXIT_USAGE;
+	if (ctl->nr_pids == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
 		return EXIT_USAGE;
 	}
-	if (start && stop) {
+	ctl->pids[ctl->nr_pids++] = (__s32)pid;
+	return 0;
+}
+
+/* One option: 0, an exit status, or -1 (not one of stats'). */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct stats_args *a = ctx;
+
+	switch (c) {
+	case 's': a->o.start = true; return 0;
+	case 'S': a->o.stop = true; return 0;
+	case 'r': a->o.reset = true; return 0;
+	case 'c': a->per_cpu = 1; return 0;
+	case 'l': a->last = 1; return 0;
+	case 'n': a->o.no_reasons = true; return 0;
+	case 'm': a->o.measure = true; return 0;
+	case 'j': a->json = 1; return 0;
+	case 'e': a->events = arg; return 0;
+	case 'x': return parse_exit_reasons(arg, &a->o);
+	case 'p': return parse_pid(arg, &a->ctl);
+	}
+	return -1;
+}
+
+/* The whole command line into @a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct stats_args *a)
+{
+	int rc;
+
+	rc = args_parse(argc, argv, "h", opts, parse_option, a, usage);
+	if (rc >= 0)
+		return rc;
+	if (args_none_left("stats", argc, argv))
+		return EXIT_USAGE;
+	if (a->o.start && a->o.stop) {
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;
 	}
-	if ((ctl.nr_pids || events || exit_perf || exit_verify) && !start) {
+	if ((a->ctl.nr_pids || a->events || a->o.exit_perf || a->o.exit_verify) && !a->o.start) {
 		fprintf(stderr, "vmscope stats: --pid, --events and --exit-reasons go with --start\n");
 		return EXIT_USAGE;
 	}
+	a->o.events = a->events != NULL;
+	return -1;
+}
 
-	int fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
-	if (fd < 0)
-		return EXIT_FAILURE_RUNTIME;
-	struct vmscope_version v;
-	int ret = EXIT_FAILURE_RUNTIME;
-	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
-	unsigned int nev;
-
-	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
-	    load_descs(fd, descs, &nev))
-		goto out;
-	if (events) {
-		char why[160];
-		uint64_t mask;
-
-		if (vmscope_events_select(events, descs, nev, &mask, why, sizeof(why))) {
-			fprintf(stderr, "vmscope stats: --events: %s\n", why);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		ctl.events = mask;
-	}
-	const struct stats_ctl_opts o = {
-		.start = start, .stop = stop, .reset = reset,
-		.no_reasons = no_reasons, .measure = measure, .events = events != NULL,
-		.exit_perf = exit_perf, .exit_verify = exit_verify,
-	};
+/* --start, --stop, --reset as the module's probe control; 0 or -1. */
+static int control(int fd, struct stats_args *a)
+{
 	struct vmscope_probe_stats st;
 	bool enabled = false;
 
 	memset(&st, 0, sizeof(st));
 	/* the module checks the running kernel's layout before it reads it */
-	if (start && !no_reasons)
+	if (a->o.start && !a->o.no_reasons)
 		(void)exit_layout_send(fd, "vmscope stats");
-	if (stats_ctl_needs_state(&o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
+	if (stats_ctl_needs_state(&a->o) && ioctl(fd, VMSCOPE_IOC_GET_STATS, &st) == 0)
 		enabled = st.state & VMSCOPE_STATE_ENABLED;
-	if (stats_ctl_flags(&o, enabled, &ctl.flags) &&
-	    ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &ctl) < 0) {
+	if (stats_ctl_flags(&a->o, enabled, &a->ctl.flags) &&
+	    ioctl(fd, VMSCOPE_IOC_PROBE_CTL, &a->ctl) < 0) {
 		fprintf(stderr, "vmscope stats: %s\n", stats_ctl_error(errno));
-		goto out;
+		return -1;
 	}
-	if (show_stats(fd, descs, nev, per_cpu, last) == 0)
-		ret = EXIT_OK;
-out:
+	return 0;
+}
+
+/* The module behind @fd: events selected, control sent, counters shown. */
+static int stats_on(int fd, struct stats_args *a)
+{
+	struct vmscope_event_desc descs[VMSCOPE_MAX_EVENTS];
+	struct vmscope_version v;
+	unsigned int nev;
+	char why[160];
+	uint64_t mask;
+
+	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) || load_descs(fd, descs, &nev))
+		return EXIT_FAILURE_RUNTIME;
+	if (a->events) {
+		if (vmscope_events_select(a->events, descs, nev, &mask, why, sizeof(why))) {
+			fprintf(stderr, "vmscope stats: --events: %s\n", why);
+			return EXIT_USAGE;
+		}
+		a->ctl.events = mask;
+	}
+	if (control(fd, a) || show(fd, descs, nev, a->per_cpu, a->last, a->json))
+		return EXIT_FAILURE_RUNTIME;
+	return EXIT_OK;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static struct stats_args a;
+	int fd, rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	if (fd < 0)
+		return EXIT_FAILURE_RUNTIME;
+	rc = stats_on(fd, &a);
 	close(fd);
-	return ret;
+	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <vmscope/ioctl.h>
 
+#include "args.h"
 #include "commands.h"
 #include "device.h"
 
@@ -148,13 +149,12 @@ int cmd_sync_emitter(int argc, char **argv)
 		{ "period", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "samples", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	uint64_t period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
 	int have_period = 0, samples = 0, c;
 	long cpu = -1;
-	char *end;
+	unsigned long long n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -173,29 +173,19 @@ int cmd_sync_emitter(int argc, char **argv)
 			have_period = 1;
 			break;
 		case 'c':
-			errno = 0;
-			cpu = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || cpu < 0 || cpu > 0xffffffffL) {
-				fprintf(stderr, "vmscope sync-emitter: --cpu: '%s' is not a CPU number\n",
-					optarg);
+			if (args_number("sync-emitter", "--cpu", optarg, 0, UINT32_MAX, &n))
 				return EXIT_USAGE;
-			}
+			cpu = (long)n;
 			break;
 		case 's':
 			samples = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return args_usage_error(usage);
 	const char *verb = argv[optind];
 	int is_start = !strcmp(verb, "start"), is_stop = !strcmp(verb, "stop");
 	int is_status = !strcmp(verb, "status");

@@ -15,8 +15,10 @@
 #include <vmscope/ioctl.h>
 #include <vmscope/sync_abi.h>
 
+#include "args.h"
 #include "commands.h"
 #include "device.h"
+#include "util_number.h"
 
 static void usage(FILE *out)
 {
@@ -31,10 +33,9 @@ static void usage(FILE *out)
 
 static int parse_u64(const char *s, const char *what, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || s[0] == '-') {
+	unsigned long long v;
+
+	if (util_parse_ull_c(s, 0, UINT64_MAX, &v)) {
 		fprintf(stderr, "vmscope sync-once: %s: '%s' is not an unsigned number\n", what, s);
 		return -1;
 	}
@@ -47,8 +48,7 @@ int cmd_sync_once(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "token", required_argument, NULL, 't' },
 		{ "seq", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	struct vmscope_sync_once s;
 	int c;
@@ -64,18 +64,12 @@ int cmd_sync_once(int argc, char **argv)
 			if (parse_u64(optarg, "--seq", (uint64_t *)&s.seq))
 				return EXIT_USAGE;
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope sync-once: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("sync-once", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	int fd = vmscope_device_open(VMSCOPE_GUEST_DEVICE, 0);
 	if (fd < 0)

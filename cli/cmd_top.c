@@ -112,8 +112,7 @@ int cmd_top(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "batch", no_argument, NULL, 'b' },
 		{ "accept-damage", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		ARGS_HELP_AND_END
 	};
 	struct ol_view view = { .out = stdout, .tasks = 10 };
 	struct ol_opts o = { .interval_ns = 1000000000ull, .top = 5, .sort = AN_SORT_TOTAL,

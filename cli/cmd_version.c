@@ -8,6 +8,7 @@
 #include <vmscope/ioctl.h>
 #include <vmscope/version.h>
 
+#include "args.h"
 #include "commands.h"
 #include "device.h"
 
@@ -42,8 +43,7 @@ int cmd_version(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "require", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		ARGS_HELP_AND_END,
 	};
 	const char *require = NULL;
 	int c;
@@ -57,18 +57,12 @@ int cmd_version(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return args_help_or_usage(c, usage);
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope version: unexpected argument '%s'\n", argv[optind]);
+	if (args_none_left("version", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	printf("vmscope %s (ABI %d.%d)\n", VMSCOPE_VERSION_STRING,
 	       VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR);

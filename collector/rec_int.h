@@ -103,7 +103,6 @@ struct rec {
 };
 
 void rec_set_err(int *slot, int err);
-uint64_t rec_realtime_ns(void);
 
 /* rec_pipe.c: the readers and the writer */
 void rec_wake_writer(struct rec *r);

@@ -21,6 +21,7 @@
 #include "reader_desc.h"
 #include "rec_guests.h"
 #include "rec_int.h"
+#include "util_clock.h"
 #include "stream.pb-c.h"
 
 static char *slurp_line(const char *path, char *buf, size_t len)
@@ -249,7 +250,7 @@ int rec_write_header(struct rec *r, struct tf_writer *w, int role,
 	fh.session_id.data = r->session_id;
 	fh.session_id.len = sizeof(r->session_id);
 	fh.role = role;
-	fh.created_realtime_ns = rec_realtime_ns();
+	fh.created_realtime_ns = util_realtime_ns();
 	fh.writer = "vmscope record " VMSCOPE_VERSION_STRING;
 	if (s) {
 		rec_origin_of(s, &o);
@@ -359,12 +360,4 @@ void rec_rescan_vcpus(struct rec *r)
 			r->tsc[i].n = 0;
 		__atomic_store_n(&r->meta_dirty, 1, __ATOMIC_RELEASE);
 	}
-}
-
-uint64_t rec_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

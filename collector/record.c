@@ -22,33 +22,13 @@
 #include "reserve.h"
 #include "record.h"
 #include "tracefmt.h"
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-
-
-
-
-
-
-
-
-
-
-
-
+#include "util_clock.h"
 
 /* ---- the run ---- */
 
 static void status_line(struct rec *r, double t0, uint64_t *prev_ev, double *prev_t)
 {
-	double now = mono_s();
+	double now = util_mono_s();
 	uint64_t ev = __atomic_load_n(&r->events, __ATOMIC_RELAXED);
 	uint64_t by = __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
 	uint64_t lost = 0;
@@ -131,7 +111,7 @@ static int open_meta(struct rec *r)
 {
 	int e;
 
-	r->start_rt = rec_realtime_ns();
+	r->start_rt = util_realtime_ns();
 	e = tf_writer_create(&r->meta, r->dirfd, TF_TRACE_METADATA, NULL);
 	if (!e)
 		e = rec_write_header(r, r->meta, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA,
@@ -207,10 +187,10 @@ static void record_loop(struct rec *r, volatile sig_atomic_t *stop)
 	uint64_t prev_ev = 0;
 	int e;
 
-	t0 = prev_t = last_rescan = mono_s();
+	t0 = prev_t = last_rescan = util_mono_s();
 	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&
-	       (o->duration_s <= 0 || mono_s() - t0 < o->duration_s)) {
+	       (o->duration_s <= 0 || util_mono_s() - t0 < o->duration_s)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
@@ -229,13 +209,13 @@ static void record_loop(struct rec *r, volatile sig_atomic_t *stop)
 			if (e)
 				rec_set_err(&r->write_err, -e);
 		}
-		if (mono_s() - last_rescan >= 1.0) {
+		if (util_mono_s() - last_rescan >= 1.0) {
 			rec_rescan_vcpus(r);
-			last_rescan = mono_s();
+			last_rescan = util_mono_s();
 		}
-		if (o->status && mono_s() - last_status >= 1.0) {
+		if (o->status && util_mono_s() - last_status >= 1.0) {
 			status_line(r, t0, &prev_ev, &prev_t);
-			last_status = mono_s();
+			last_status = util_mono_s();
 		}
 	}
 	if (o->status)
@@ -408,7 +388,7 @@ out:
 	if (started && hb_stop(h))
 		rc = 1;
 	rec_stop_threads(r);
-	r->stop_rt = rec_realtime_ns();
+	r->stop_rt = util_realtime_ns();
 	if (r->write_err) {
 		fprintf(stderr, "vmscope record: writing the trace: %s; recording stopped, "
 			"what was written stays readable\n", strerror(r->write_err));

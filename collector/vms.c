@@ -8,22 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util_fs.h"
 #include "vms.h"
 
-/* Read a small /proc file; returns bytes read or -errno. */
-static ssize_t slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < len - 1 && (n = read(fd, buf + total, len - 1 - total)) > 0)
-		total += n;
-	close(fd);
-	buf[total] = 0;
-	return total;
-}
 
 void vm_parse_cmdline(struct vm_desc *vm, const char *buf, size_t len)
 {
@@ -73,7 +60,7 @@ static bool read_num(const char *dir, const char *file, bool is_signed, uint64_t
 	char path[512], buf[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return slurp(path, buf, sizeof(buf)) > 0 && parse_num(buf, is_signed, v);
+	return util_read_small(path, buf, sizeof(buf)) > 0 && parse_num(buf, is_signed, v);
 }
 
 /* The one "<pid>-<fd>" entry of @root into @out. */
@@ -152,13 +139,13 @@ int vm_from_pid(struct vm_desc *vm, pid_t pid)
 	memset(vm, 0, sizeof(*vm));
 	vm->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	n = slurp(path, buf, sizeof(buf));
+	n = util_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	vm_parse_cmdline(vm, buf, (size_t)n);
 	if (!vm->name[0]) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		if (slurp(path, vm->name, sizeof(vm->name)) > 0)
+		if (util_read_small(path, vm->name, sizeof(vm->name)) > 0)
 			vm->name[strcspn(vm->name, "\n")] = 0;
 	}
 	e = vm_add_vcpus(vm);
@@ -192,7 +179,7 @@ int vm_add_vcpus(struct vm_desc *vm)
 			continue;
 		snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/comm", (int)vm->pid,
 			 de->d_name);
-		if (slurp(tpath, comm, sizeof(comm)) <= 0)
+		if (util_read_small(tpath, comm, sizeof(comm)) <= 0)
 			continue;
 		if (sscanf(comm, "CPU %u/KVM", &cpu) == 1 && !vcpu_known(vm, cpu)) {
 			vm->vcpu[vm->nvcpus] = cpu;

@@ -19,6 +19,8 @@
 #include "dmlog.h"
 #include "domrun.h"
 #include "sessions.h"
+#include "util_clock.h"
+#include "util_fs.h"
 
 static const char *const state_names[] = {
 	[SS_PENDING] = "pending", [SS_RECORDING] = "recording", [SS_STOPPING] = "stopping",
@@ -28,14 +30,6 @@ static const char *const state_names[] = {
 const char *ss_state_name(enum ss_state st)
 {
 	return state_names[st];
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* @src into @dst, cut to fit (messages and names known to fit) */
@@ -84,81 +78,6 @@ void ss_init(struct sessions *ss, const struct dm_cfg *cfg)
 
 /* ---- files ---- */
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char tmp[PATH_MAX];
-
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, mode) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(tmp, mode) && errno != EEXIST ? -errno : 0;
-}
-
-static void fsync_path(const char *path, int flags)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
-
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-/* fsync every file of @dir (one level: traces are flat) and @dir itself */
-static void fsync_dir_files(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[PATH_MAX];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_type == DT_REG &&
-		    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
-			fsync_path(p, 0);
-	closedir(d);
-	fsync_path(dir, O_DIRECTORY);
-}
-
-/* Write @text to @path atomically and durably (tmp, fsync, rename, fsync dir). */
-static int write_file(const char *path, const char *text)
-{
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	int fd, e = 0;
-	size_t len = strlen(text);
-	char *slash;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
-		e = errno ? -errno : -EIO;
-	close(fd);
-	if (!e && rename(tmp, path))
-		e = -errno;
-	if (e) {
-		unlink(tmp);
-		return e;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		fsync_path(dir, O_DIRECTORY);
-	}
-	return 0;
-}
-
 /* One file per session, named by its start time: a domain's restarted
  * session and the one still finalizing each have their own. */
 static void registry_path(const struct sessions *ss, const struct session *s, char *out,
@@ -177,9 +96,9 @@ static void registry_write(struct sessions *ss, const struct session *s)
 	registry_path(ss, s, path, sizeof(path));
 	snprintf(text, sizeof(text), "%s\n%d\n%s\n", s->dir,
 		 (int)(s->state == SS_RECORDING ? s->child : 0), s->dom.name);
-	e = mkdir_p(dir, 0700);
+	e = util_mkdir_p(dir, 0700);
 	if (!e)
-		e = write_file(path, text);
+		e = util_write_file(path, text);
 	if (e)
 		dm_log("%s: cannot write %s: %s (a daemon crash now would leave this trace "
 		       "unmerged)", s->dom.name, path, strerror(-e));
@@ -355,12 +274,12 @@ static void finalize(struct sessions *ss, struct session *s, int merge_status)
 			 "(status %d: %s), the recording is in trace/", s->dom.name, s->dir,
 			 rec[0] ? rec : "(record printed no summary)", merge_status, merge);
 	snprintf(path, sizeof(path), "%s/trace", s->dir);
-	fsync_dir_files(path);
+	util_fsync_dir_files(path);
 	snprintf(path, sizeof(path), "%s/merged", s->dir);
-	fsync_dir_files(path);
+	util_fsync_dir_files(path);
 	snprintf(path, sizeof(path), "%s/summary.txt", s->dir);
 	strcat(line, "\n");
-	if (write_file(path, line))
+	if (util_write_file(path, line))
 		dm_log("%s: cannot write %s", s->dom.name, path);
 	line[strlen(line) - 1] = '\0';
 	registry_remove(ss, s);
@@ -399,7 +318,7 @@ static void recorder_exited(struct sessions *ss, struct session *s, int status)
 
 		snprintf(line, sizeof(line), "%s: %s\n", s->dom.name, s->detail);
 		snprintf(path, sizeof(path), "%s/summary.txt", s->dir);
-		if (write_file(path, line))
+		if (util_write_file(path, line))
 			dm_log("%s: cannot write %s", s->dom.name, path);
 	}
 	registry_remove(ss, s);
@@ -433,7 +352,7 @@ static void stop_session(struct session *s, const char *why, double timeout)
 	if (s->child > 0)
 		kill(s->child, SIGTERM);
 	s->state = SS_STOPPING;
-	s->deadline = mono_s() + timeout;
+	s->deadline = util_mono_s() + timeout;
 	dm_log("%s: stopping (%s)", s->dom.name, why);
 }
 
@@ -459,12 +378,12 @@ void ss_tick(struct sessions *ss)
 			registry_remove(ss, s);
 			dm_log("%s: %s", s->dom.name, s->detail);
 		}
-		if (s->state == SS_STOPPING && s->child > 0 && mono_s() > s->deadline) {
+		if (s->state == SS_STOPPING && s->child > 0 && util_mono_s() > s->deadline) {
 			dm_log("%s: recorder %d did not stop in %.0f s: killed (what it wrote "
 			       "stays readable)", s->dom.name, (int)s->child,
 			       ss->cfg->stop_timeout_s);
 			kill(s->child, SIGKILL);
-			s->deadline = mono_s() + 3600;
+			s->deadline = util_mono_s() + 3600;
 		}
 		/* QEMU gone without a hook (libvirtd down, kill -9): stop too */
 		if (s->state == SS_RECORDING && s->qemu_pid > 0 && kill(s->qemu_pid, 0) &&
@@ -511,7 +430,7 @@ static int make_trace_dir(struct session *s, const char *base)
 		return -EINVAL;
 	if (snprintf(parent, sizeof(parent), "%s/%s", base, s->dom.name) >= (int)sizeof(parent))
 		return -ENAMETOOLONG;
-	if ((e = mkdir_p(parent, 0750)))
+	if ((e = util_mkdir_p(parent, 0750)))
 		return e;
 	for (int n = 1; n < 100; n++) {
 		if (n == 1)
@@ -539,15 +458,7 @@ static void write_session_txt(const struct session *s)
 		 s->dom.cid, s->start_ns, o->events[0] ? o->events : "all",
 		 o->mode == VD_MODE_FLIGHT ? "flight" : "discard", o->buffer_size,
 		 o->duration_s);
-	write_file(path, text);
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	util_write_file(path, text);
 }
 
 int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *msg,
@@ -592,7 +503,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	s->handoff_fd = -1;
 	s->dom = *dom;
 	s->qemu_pid = qemu;
-	s->start_ns = realtime_ns();
+	s->start_ns = util_realtime_ns();
 	e = make_trace_dir(s, dom->opts.output[0] ? dom->opts.output : ss->cfg->default_output);
 	if (e) {
 		vd_why(msg, msglen, -1, "%s: cannot create the trace folder under %s: %s", dom->name,
@@ -743,7 +654,7 @@ void ss_recover(struct sessions *ss)
 			continue;
 		}
 		s->state = SS_STOPPING;
-		s->deadline = mono_s() + ss->cfg->stop_timeout_s;
+		s->deadline = util_mono_s() + ss->cfg->stop_timeout_s;
 		snprintf(s->detail, sizeof(s->detail), "left by a previous daemon");
 		if (pid > 0 && is_recorder_of((pid_t)pid, s->dir)) {
 			s->child = (pid_t)pid;

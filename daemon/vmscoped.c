@@ -31,6 +31,8 @@
 #include "domrun.h"
 #include "proto.h"
 #include "sessions.h"
+#include "util_clock.h"
+#include "util_number.h"
 
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_S 2.0
@@ -45,14 +47,6 @@ void dm_log(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*
@@ -259,7 +253,20 @@ out:
 	answer(fd, &r);
 }
 
-int main(int argc, char **argv)
+/* The daemon's descriptors and clients, for one poll loop. */
+struct daemon {
+	struct sessions ss;
+	int lfd, sfd, vfd;		/* control socket, signalfd, vsock (-1) */
+	uint32_t guest_port;
+	double vsock_retry;		/* when to try the vsock listener again */
+	struct client cl[MAX_CLIENTS];
+	unsigned int ncl;
+	int stopping;
+};
+
+/* The command line into @cfg, @sock and @guest_port: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct dm_cfg *cfg, const char **sock,
+		      unsigned long long *guest_port)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -271,51 +278,29 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct sessions ss;
-	static char default_output[PATH_MAX];
-	struct dm_cfg cfg = {
-		.state_dir = "/var/lib/vmscope",
-		.pid_dir = VD_RUN_DIR,
-		.vmscope = VMSCOPE_BINDIR "/vmscope",
-		.stop_timeout_s = 60,
-	};
-	const char *sock = DM_SOCKET_DEFAULT;
-	struct client cl[MAX_CLIENTS];
-	unsigned int ncl = 0;
-	int opt, lfd, sfd, vfd = -1, stopping = 0;
-	unsigned long guest_port = VMSCOPE_AGENT_PORT;
-	double vsock_retry = 0;
-	sigset_t mask;
+	char *end;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 's': sock = optarg; break;
-		case 'd': cfg.state_dir = optarg; break;
-		case 'p': cfg.pid_dir = optarg; break;
-		case 'v': cfg.vmscope = optarg; break;
-		case 't': {
-			char *end;
-
-			cfg.stop_timeout_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(cfg.stop_timeout_s > 0 &&
-						       cfg.stop_timeout_s < 86400)) {
+		case 's': *sock = optarg; break;
+		case 'd': cfg->state_dir = optarg; break;
+		case 'p': cfg->pid_dir = optarg; break;
+		case 'v': cfg->vmscope = optarg; break;
+		case 't':
+			cfg->stop_timeout_s = strtod(optarg, &end);
+			if (*end || end == optarg || !(cfg->stop_timeout_s > 0 &&
+						       cfg->stop_timeout_s < 86400)) {
 				fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
 				return 2;
 			}
 			break;
-		}
-		case 'g': {
-			char *end;
-
-			errno = 0;
-			guest_port = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || optarg[0] == '-' ||
-			    guest_port > 0xfffffffeul) {
+		case 'g':
+			if (util_parse_ull(optarg, 0, 0xfffffffeull, guest_port)) {
 				fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
 				return 2;
 			}
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -328,11 +313,113 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscoped: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (cfg.state_dir[0] != '/' || access(cfg.vmscope, X_OK)) {
+	if (cfg->state_dir[0] != '/' || access(cfg->vmscope, X_OK)) {
 		fprintf(stderr, "vmscoped: --state-dir must be absolute and --vmscope (%s) "
-			"executable\n", cfg.vmscope);
+			"executable\n", cfg->vmscope);
 		return 2;
 	}
+	return -1;
+}
+
+/* SIGCHLD is the sessions' (ss_tick reaps); any other stops every session once. */
+static void read_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD && !d->stopping) {
+			d->stopping = 1;
+			dm_log("signal %u: stopping every session, then exiting", si.ssi_signo);
+			ss_stop_all(&d->ss);
+		}
+	}
+}
+
+/* Each client's one request (@p: their poll results), then it is closed. */
+static void serve_clients(struct daemon *d, const struct pollfd *p)
+{
+	unsigned int kept = 0;
+
+	for (unsigned int i = 0; i < d->ncl; i++) {
+		if (p[i].revents & POLLIN)
+			handle(&d->ss, d->cl[i].fd, d->stopping);
+		if (p[i].revents || util_mono_s() - d->cl[i].since > CLIENT_TIMEOUT_S) {
+			close(d->cl[i].fd);
+			d->cl[i].fd = -1;
+		}
+	}
+	for (unsigned int i = 0; i < d->ncl; i++)
+		if (d->cl[i].fd >= 0)
+			d->cl[kept++] = d->cl[i];
+	d->ncl = kept;
+}
+
+static void accept_clients(struct daemon *d)
+{
+	int c;
+
+	while (d->ncl < MAX_CLIENTS &&
+	       (c = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		struct ucred uc;
+		socklen_t l = sizeof(uc);
+
+		/* the file mode already says root only; the peer's
+		 * credentials say it again */
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &l) || uc.uid != geteuid()) {
+			close(c);
+			continue;
+		}
+		d->cl[d->ncl++] = (struct client){ .fd = c, .since = util_mono_s() };
+	}
+}
+
+/* Until a signal stopped every session and the last one is finalized. */
+static void serve(struct daemon *d)
+{
+	for (;;) {
+		struct pollfd p[3 + MAX_CLIENTS];
+
+		if (d->vfd < 0 && util_mono_s() >= d->vsock_retry) {
+			d->vfd = vsock_listen(d->guest_port, d->vsock_retry == 0);
+			d->vsock_retry = util_mono_s() + 10;
+		}
+		p[0] = (struct pollfd){ .fd = d->lfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = d->sfd, .events = POLLIN };
+		for (unsigned int i = 0; i < d->ncl; i++)
+			p[2 + i] = (struct pollfd){ .fd = d->cl[i].fd, .events = POLLIN };
+		p[2 + d->ncl] = (struct pollfd){ .fd = d->vfd, .events = POLLIN };
+		poll(p, 3 + d->ncl, 200);
+		if (p[2 + d->ncl].revents & POLLIN)
+			hand_over(&d->ss, d->vfd);
+		read_signals(d);
+		serve_clients(d, p + 2);
+		if (p[0].revents & POLLIN)
+			accept_clients(d);
+		ss_tick(&d->ss);
+		if (d->stopping && !ss_active(&d->ss))
+			break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d = { .vfd = -1 };
+	static char default_output[PATH_MAX];
+	struct dm_cfg cfg = {
+		.state_dir = "/var/lib/vmscope",
+		.pid_dir = VD_RUN_DIR,
+		.vmscope = VMSCOPE_BINDIR "/vmscope",
+		.stop_timeout_s = 60,
+	};
+	const char *sock = DM_SOCKET_DEFAULT;
+	unsigned long long guest_port = VMSCOPE_AGENT_PORT;
+	sigset_t mask;
+	int rc;
+
+	rc = parse_args(argc, argv, &cfg, &sock, &guest_port);
+	if (rc >= 0)
+		return rc;
+	d.guest_port = (uint32_t)guest_port;
 	snprintf(default_output, sizeof(default_output), "%s/traces", cfg.state_dir);
 	cfg.default_output = default_output;
 
@@ -342,75 +429,15 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	lfd = listen_on(sock);
-	if (sfd < 0 || lfd < 0)
+	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d.lfd = listen_on(sock);
+	if (d.sfd < 0 || d.lfd < 0)
 		return 1;
-	ss_init(&ss, &cfg);
+	ss_init(&d.ss, &cfg);
 	dm_log("listening on %s (pid %d, version %s)", sock, (int)getpid(),
 	       VMSCOPE_VERSION_STRING);
-	ss_recover(&ss);
-
-	for (;;) {
-		struct pollfd p[3 + MAX_CLIENTS];
-		struct signalfd_siginfo si;
-
-		if (vfd < 0 && mono_s() >= vsock_retry) {
-			vfd = vsock_listen((uint32_t)guest_port, vsock_retry == 0);
-			vsock_retry = mono_s() + 10;
-		}
-		p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		p[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		for (unsigned int i = 0; i < ncl; i++)
-			p[2 + i] = (struct pollfd){ .fd = cl[i].fd, .events = POLLIN };
-		p[2 + ncl] = (struct pollfd){ .fd = vfd, .events = POLLIN };
-		poll(p, 3 + ncl, 200);
-		if (p[2 + ncl].revents & POLLIN)
-			hand_over(&ss, vfd);
-		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo != SIGCHLD && !stopping) {
-				stopping = 1;
-				dm_log("signal %u: stopping every session, then exiting",
-				       si.ssi_signo);
-				ss_stop_all(&ss);
-			}
-		}
-		for (unsigned int i = 0; i < ncl; i++) {
-			if (p[2 + i].revents & POLLIN)
-				handle(&ss, cl[i].fd, stopping);
-			if (p[2 + i].revents || mono_s() - cl[i].since > CLIENT_TIMEOUT_S) {
-				close(cl[i].fd);
-				cl[i].fd = -1;
-			}
-		}
-		unsigned int kept = 0;
-
-		for (unsigned int i = 0; i < ncl; i++)
-			if (cl[i].fd >= 0)
-				cl[kept++] = cl[i];
-		ncl = kept;
-		if (p[0].revents & POLLIN) {
-			int c;
-
-			while (ncl < MAX_CLIENTS &&
-			       (c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-				struct ucred uc;
-				socklen_t l = sizeof(uc);
-
-				/* the file mode already says root only; the peer's
-				 * credentials say it again */
-				if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &l) ||
-				    uc.uid != geteuid()) {
-					close(c);
-					continue;
-				}
-				cl[ncl++] = (struct client){ .fd = c, .since = mono_s() };
-			}
-		}
-		ss_tick(&ss);
-		if (stopping && !ss_active(&ss))
-			break;
-	}
+	ss_recover(&d.ss);
+	serve(&d);
 	unlink(sock);
 	dm_log("stopped: every session finalized");
 	return 0;

@@ -26,6 +26,7 @@
 #include "ex_in.h"
 #include "ex_out.h"
 #include "out.h"
+#include "util_endian.h"
 
 #define CTF_MAGIC	0xc1fc1fc1u
 #define PKT_HEADER	(8 + 40)
@@ -41,31 +42,19 @@ struct cw {
 	struct ex_ctf_stats *st;
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void flush(struct cw *w)
 {
 	uint8_t *p = w->buf;
 
 	if (!w->len || w->err)
 		return;
-	put32(p, CTF_MAGIC);
-	put32(p + 4, 0);
-	put64(p + 8, w->begin);
-	put64(p + 16, w->end);
-	put64(p + 24, (uint64_t)w->len * 8);
-	put64(p + 32, (uint64_t)w->len * 8);
-	put64(p + 40, w->discarded);
+	le_put32(p, CTF_MAGIC);
+	le_put32(p + 4, 0);
+	le_put64(p + 8, w->begin);
+	le_put64(p + 16, w->end);
+	le_put64(p + 24, (uint64_t)w->len * 8);
+	le_put64(p + 32, (uint64_t)w->len * 8);
+	le_put64(p + 40, w->discarded);
 	for (size_t off = 0; off < w->len; ) {
 		ssize_t n = write(w->fd, p + off, w->len - off);
 
@@ -92,13 +81,13 @@ static void add(struct cw *w, uint32_t id, uint64_t ts, const struct mo_origin *
 	}
 	uint8_t *p = w->buf + w->len;
 
-	put32(p, id);
-	put64(p + 4, ts);
-	put32(p + 12, o->origin);
-	put32(p + 16, o->cpu);
-	put32(p + 20, (uint32_t)o->tid);
-	put32(p + 24, o->vcpu);
-	put64(p + 28, o->orig_ts);
+	le_put32(p, id);
+	le_put64(p + 4, ts);
+	le_put32(p + 12, o->origin);
+	le_put32(p + 16, o->cpu);
+	le_put32(p + 20, (uint32_t)o->tid);
+	le_put32(p + 24, o->vcpu);
+	le_put64(p + 28, o->orig_ts);
 	memcpy(p + EV_HEADER, payload, size);
 	w->len += EV_HEADER + size;
 	w->end = ts;

@@ -11,6 +11,7 @@
 
 #include "domxml.h"
 #include "rec_args.h"
+#include "util_number.h"
 
 int vd_why(char *why, size_t whylen, int rc, const char *fmt, ...)
 {
@@ -211,11 +212,9 @@ static int parse_cid(xmlNode *dom, struct vd_domain *d, char *why, size_t whylen
 
 	if (a) {
 		const char *s = (const char *)a;
-		char *end;
 
-		v = strtoull(s, &end, 10);
 		/* 0-2 are reserved; libvirt writes decimal */
-		if (!isdigit((unsigned char)*s) || *end || v < 3 || v > 0xfffffffeull)
+		if (util_parse_ull(s, 3, 0xfffffffeull, &v))
 			rc = vd_why(why, whylen, VD_MALFORMED, "vsock cid address '%.20s'", s);
 		else
 			d->cid = (uint32_t)v;

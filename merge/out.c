@@ -10,6 +10,7 @@
 #include <vmscope/ringbuf_abi.h>
 
 #include "out.h"
+#include "util_endian.h"
 
 /* Records per output chunk: the size of a host sub-buffer. */
 #define MO_CHUNK_BYTES	(64u << 10)
@@ -228,40 +229,13 @@ int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,
 	return (int)(m->base[origin] + (uint32_t)i);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 void mo_origin_decode(const uint8_t *p, struct mo_origin *o)
 {
-	o->orig_ts = get64(p);
-	o->cpu = get32(p + 8);
-	o->tid = (int32_t)get32(p + 12);
-	o->origin = get32(p + 16);
-	o->vcpu = get32(p + 20);
+	o->orig_ts = le_get64(p);
+	o->cpu = le_get32(p + 8);
+	o->tid = (int32_t)le_get32(p + 12);
+	o->origin = le_get32(p + 16);
+	o->vcpu = le_get32(p + 20);
 }
 
 size_t mo_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
@@ -330,11 +304,11 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 	m->len += mo_rec_encode(m->recs + m->len, m->prev_ts, ts, (unsigned int)id,
 				payload, size);
 	sd = m->side + (size_t)m->n * MO_ORIGIN_SIZE;
-	put64(sd, o->orig_ts);
-	put32(sd + 8, o->cpu);
-	put32(sd + 12, (uint32_t)o->tid);
-	put32(sd + 16, o->origin);
-	put32(sd + 20, o->vcpu);
+	le_put64(sd, o->orig_ts);
+	le_put32(sd + 8, o->cpu);
+	le_put32(sd + 12, (uint32_t)o->tid);
+	le_put32(sd + 16, o->origin);
+	le_put32(sd + 20, o->vcpu);
 	m->n++;
 	m->prev_ts = ts;
 	return 0;

@@ -27,6 +27,8 @@ PACKAGES=(
 	linux-source
 	# test host VM harness (xz-utils, binutils: tests/vm/lib/extract-vmlinux.sh)
 	qemu-system-x86 qemu-utils busybox-static cpio zstd xz-utils binutils file
+	# the VM tests read `vmscope stats --json` with jq
+	jq
 	# trace file checksums (CRC32C: ISA-L's crc32_iscsi)
 	libisal-dev
 	# exports: the test decodes Perfetto files with protoc and reads CTF

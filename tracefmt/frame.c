@@ -1,58 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #include "crc32c.h"
 #include "frame.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
+#include "util_endian.h"
 
 void tf_frame_hdr_encode(const struct tf_frame_hdr *h, uint8_t *out)
 {
-	put32(out, TF_FRAME_MAGIC);
-	put16(out + 4, h->type);
-	put16(out + 6, h->flags);
-	put32(out + 8, h->length);
-	put32(out + 12, h->seq);
-	put32(out + 16, h->payload_crc);
-	put32(out + 20, tf_crc32c(0, out, 20));
+	le_put32(out, TF_FRAME_MAGIC);
+	le_put16(out + 4, h->type);
+	le_put16(out + 6, h->flags);
+	le_put32(out + 8, h->length);
+	le_put32(out + 12, h->seq);
+	le_put32(out + 16, h->payload_crc);
+	le_put32(out + 20, tf_crc32c(0, out, 20));
 }
 
 enum tf_hdr_check tf_frame_hdr_decode(const uint8_t *in, struct tf_frame_hdr *h)
 {
-	if (get32(in) != TF_FRAME_MAGIC)
+	if (le_get32(in) != TF_FRAME_MAGIC)
 		return TF_HDR_BAD_MAGIC;
-	if (get32(in + 20) != tf_crc32c(0, in, 20))
+	if (le_get32(in + 20) != tf_crc32c(0, in, 20))
 		return TF_HDR_BAD_CRC;
 	/* Checked after the CRC: with a valid CRC these are not bit rot but
 	 * a writer we do not understand, or a forgery. */
-	if (get16(in + 6) != 0)
+	if (le_get16(in + 6) != 0)
 		return TF_HDR_BAD_FLAGS;
-	if (get32(in + 8) > TF_FRAME_MAX_PAYLOAD)
+	if (le_get32(in + 8) > TF_FRAME_MAX_PAYLOAD)
 		return TF_HDR_TOO_LONG;
-	h->type = get16(in + 4);
+	h->type = le_get16(in + 4);
 	h->flags = 0;
-	h->length = get32(in + 8);
-	h->seq = get32(in + 12);
-	h->payload_crc = get32(in + 16);
+	h->length = le_get32(in + 8);
+	h->seq = le_get32(in + 12);
+	h->payload_crc = le_get32(in + 16);
 	return TF_HDR_OK;
 }
 

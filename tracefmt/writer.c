@@ -7,6 +7,7 @@
 
 #include "crc32c.h"
 #include "frame.h"
+#include "util_endian.h"
 #include "writer.h"
 
 struct tf_writer {
@@ -104,8 +105,8 @@ static size_t complete_prefix(const uint8_t *buf, size_t n, uint64_t *frames)
 
 	*frames = 0;
 	while (off + TF_FRAME_HDR_SIZE <= n) {
-		uint32_t len = (uint32_t)buf[off + 8] | (uint32_t)buf[off + 9] << 8 |
-			       (uint32_t)buf[off + 10] << 16 | (uint32_t)buf[off + 11] << 24;
+		uint32_t len = le_get32(buf + off + 8);
+
 		if (off + TF_FRAME_HDR_SIZE + len > n)
 			break;
 		off += TF_FRAME_HDR_SIZE + len;

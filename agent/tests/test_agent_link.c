@@ -39,7 +39,7 @@
 
 #include "agent.h"
 #include "decode.h"
-#include "expect.h"
+#include "../../tests/lib/check.h"
 #include "guest_link.h"
 #include "rb_decode.h"
 #include "reader_desc.h"
@@ -461,7 +461,7 @@ int main(void)
 		free((void *)a.cpus[c].map);
 	free(a.cpus);
 	free(a.frame);
-	if (failures)
-		fprintf(stderr, "agent-link: %d failures\n", failures);
-	return failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "agent-link: %d failures\n", check_failures);
+	return check_failures ? 1 : 0;
 }

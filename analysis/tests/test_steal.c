@@ -375,8 +375,8 @@ int main(int argc, char **argv)
 	check(LOSS, NULL);
 	check(BACKWARDS, NULL);
 	check(ABI03, keep);
-	if (tf_test_failures) {
-		fprintf(stderr, "%d failure(s)\n", tf_test_failures);
+	if (check_failures) {
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("ok\n");

@@ -10,11 +10,8 @@
 # Usage: dump-test.sh PATH-TO-vmscope PATH-TO-test_reader
 set -u
 exe=$1 writer=$2
-fails=0
-dir=$(mktemp -d /var/tmp/dump-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-
 . "$(dirname "$0")/expect.sh"
+expect_tmpdir dump-test
 
 "$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
 expect 0 'usage: vmscope dump' -- dump --help

@@ -3,6 +3,15 @@
 # stderr, in "$out") matches the extended regex PATTERN; counts failures
 # in $fails. expect_full: the same with stdout on /dev/full (a full disk),
 # PATTERN matched against stderr.
+# expect_tmpdir NAME: $dir, a fresh folder /var/tmp/NAME-XXXXXX removed at
+# exit, $out in it, and no failures yet.
+expect_tmpdir() {
+	fails=0
+	dir=$(mktemp -d "/var/tmp/$1-XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
+	trap 'rm -rf "$dir"' EXIT
+	out=$dir/out
+}
+
 expect() {
 	want=$1 pattern=$2; shift 3
 	"$exe" "$@" >"$out" 2>&1

@@ -27,14 +27,11 @@
 # Usage: export-test.sh PATH-TO-vmscope PATH-TO-test_merge PATH-TO-perfetto_subset.proto
 set -u
 exe=$1 writer=$2 proto=$3
-fails=0
-dir=$(mktemp -d /var/tmp/export-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
 . "$(dirname "$0")/expect.sh"
+expect_tmpdir export-test
 
 same() {	# same WHAT GOT WANT
 	if [ "$2" = "$3" ] && [ -n "$2" ]; then ok "$1: $2"; else fail "$1: got '$2', want '$3'"; fi

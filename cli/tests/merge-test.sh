@@ -14,11 +14,8 @@
 # Usage: merge-test.sh PATH-TO-vmscope PATH-TO-test_merge
 set -u
 exe=$(readlink -f "$1") writer=$2
-fails=0
-dir=$(mktemp -d /var/tmp/merge-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-
 . "$(dirname "$0")/expect.sh"
+expect_tmpdir merge-test
 
 "$writer" --write "$dir/t" || { echo "FAIL: writing the trace"; exit 1; }
 expect 0 'usage: vmscope merge' -- merge --help

@@ -10,11 +10,8 @@
 # Usage: report-steal-test.sh PATH-TO-vmscope PATH-TO-test_steal
 set -u
 exe=$1 writer=$2
-fails=0
-dir=$(mktemp -d /var/tmp/report-steal-XXXXXX); trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-
 . "$(dirname "$0")/expect.sh"
+expect_tmpdir report-steal
 
 "$writer" "$dir" >"$dir/writer.out" 2>&1 || { echo "FAIL: test_steal"; cat "$dir/writer.out"; exit 1; }
 read -r guest host blocked span readings <"$dir/expect"

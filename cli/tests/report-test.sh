@@ -12,11 +12,8 @@
 # Usage: report-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
 exe=$1 writer=$2
-fails=0
-dir=$(mktemp -d /var/tmp/report-test-XXXXXX); trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-
 . "$(dirname "$0")/expect.sh"
+expect_tmpdir report-test
 
 "$writer" --write "$dir" || { echo "FAIL: writing the trace"; exit 1; }
 m=$dir/merged

@@ -15,7 +15,7 @@
 
 #include <vmscope/events.h>
 
-#include "expect.h"
+#include "../../tests/lib/check.h"
 #include "stats_ctl.h"
 
 /* flags sent for o with probing on/off; ~0u when nothing is sent */
@@ -99,5 +99,5 @@ int main(void)
 	EXPECT(!strcmp(stats_ctl_error(EINVAL), strerror(EINVAL)), "EINVAL: %s",
 	       stats_ctl_error(EINVAL));
 
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }

@@ -14,12 +14,8 @@
 
 #include <bpf/btf.h>
 
+#include "../../tests/lib/check.h"
 #include "exit_layout.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 static void write_btf(const char *dir, const char *name, const struct btf *btf)
 {
@@ -108,7 +104,7 @@ int main(void)
 	CHECK(!strcmp(exit_mode_name(VMSCOPE_EXIT_MODE_DIRECT), "direct"));
 	CHECK(!strcmp(exit_mode_name(99), "unknown"));
 	CHECK(exit_refused_name(VMSCOPE_EXIT_REFUSED_NONE) == NULL);
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d failures\n", check_failures);
+	return check_failures ? 1 : 0;
 }

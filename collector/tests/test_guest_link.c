@@ -10,13 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/lib/check.h"
 #include "tracefmt.h"
 #include "guest_link.h"
 #include "gl_stream.h"
-
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 struct seen {
 	unsigned hellos, chunks, losses, records, bad_vm;
@@ -264,8 +261,8 @@ int main(void)
 	test_rules();
 	test_origin();
 	test_reconnect_loss();
-	if (failures) {
-		fprintf(stderr, "test_guest_link: %d failures\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "test_guest_link: %d failures\n", check_failures);
 		return 1;
 	}
 	printf("test_guest_link: ok\n");

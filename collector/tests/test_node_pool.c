@@ -10,14 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../tests/lib/check.h"
 #include "node_pool.h"
 #include "rec_int.h"
 #include "tsan_hb.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 #define SLOTS 8
 #define SLOT_LEN 256
@@ -37,7 +33,7 @@ static void *taker(void *arg)
 		struct node *n = node_pool_get(&pool, SLOT_LEN);
 
 		if (!n) {
-			failures++;
+			check_failures++;
 			break;
 		}
 		/* a slot handed out twice would see another taker's mark */
@@ -124,6 +120,6 @@ int main(void)
 	node_pool_fini(&pool);
 	node_pool_fini(&pool);		/* twice: harmless */
 	threads();
-	fprintf(stderr, "node-pool: %s\n", failures ? "FAILED" : "ok");
-	return failures != 0;
+	fprintf(stderr, "node-pool: %s\n", check_failures ? "FAILED" : "ok");
+	return check_failures != 0;
 }

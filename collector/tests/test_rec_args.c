@@ -12,13 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../tests/lib/check.h"
 #include "rec_args.h"
 
-static int failures;
 static unsigned int sizes;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 /* What kmod-session's session_chan_cfg_check() accepts. */
 static int module_accepts(const struct vmscope_chan_cfg *c)
@@ -103,9 +100,9 @@ int main(void)
 	CHECK(cfg.nr_chans == 1);
 	CHECK(cfg.chan[1].events == 0 && cfg.chan[1].subbuf_shift == 0);
 
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
+	if (check_failures)
+		fprintf(stderr, "%d failures\n", check_failures);
 	else
 		printf("rec_args: geometry of %u sizes, keep channel: ok\n", sizes);
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }

@@ -15,14 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../tests/lib/check.h"
 #include "file.pb-c.h"
 #include "reserve.h"
 #include "tracefmt.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 /* Statistics and Summary frames for n streams, every number at its most. */
 static uint64_t final_frames_bytes(unsigned int n)
@@ -145,7 +141,7 @@ int main(void)
 {
 	check_bound();
 	check_tmpfs();
-	if (failures)
-		fprintf(stderr, "rec-reserve: %d failures\n", failures);
-	return failures != 0;
+	if (check_failures)
+		fprintf(stderr, "rec-reserve: %d failures\n", check_failures);
+	return check_failures != 0;
 }

@@ -21,12 +21,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../../tests/lib/check.h"
 #include "vms.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -172,6 +168,6 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	test_tsc();
-	fprintf(stderr, "collector-vms: %s\n", failures ? "FAILED" : "ok");
-	return failures != 0;
+	fprintf(stderr, "collector-vms: %s\n", check_failures ? "FAILED" : "ok");
+	return check_failures != 0;
 }

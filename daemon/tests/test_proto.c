@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kvm-probes/tests/expect.h"
+#include "../../tests/lib/check.h"
 #include "proto.h"
 
 static uint8_t buf[DM_MSG_MAX + 16];
@@ -155,7 +155,7 @@ int main(void)
 	round_trips();
 	refused();
 	client_errors();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d failures\n", check_failures);
+	return check_failures ? 1 : 0;
 }

@@ -35,6 +35,7 @@
 #include "perfetto.h"
 #include "perfetto_subset.pb-c.h"
 #include "reader.h"
+#include "util_fs.h"
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -197,23 +198,6 @@ static int write_meta(struct in *in, int dfd, struct table *tb, uint32_t n_vms, 
 	return tf_writer_close(w);
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	uint8_t *b = NULL;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && (b = malloc((size_t)st.st_size + 1)))
-		ASSERT(read(fd, b, (size_t)st.st_size) == st.st_size);
-	*len = (size_t)st.st_size;
-	close(fd);
-	if (b)
-		b[*len] = 0;
-	return b;
-}
-
 /* Every event block of the TSDL: the declared field bytes add up to the
  * payload size of its event, and every field name is '_' + identifier. */
 static void check_tsdl(const char *tsdl, const struct vr_events *ev)
@@ -326,7 +310,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Perfetto: unpacks, packets and slices add up */
 	ASSERT(ex_perfetto(mp, pp, false, &ps, err, sizeof(err)) == 0);
 	size_t len;
-	uint8_t *b = slurp(pp, &len);
+	uint8_t *b = util_read_all(AT_FDCWD, pp, &len);
 
 	ASSERT(b);
 	Perfetto__Protos__Trace *tr = perfetto__protos__trace__unpack(NULL, len, b);
@@ -365,7 +349,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(sp, sizeof(sp), "%s/%s", cp, CTF_STREAM);
 	snprintf(mdp, sizeof(mdp), "%s/%s", cp, CTF_METADATA);
 	ASSERT(!stat(sp, &st) && (uint64_t)st.st_size == bytes + cs.packets * 48);
-	char *md = (char *)slurp(mdp, &len);
+	char *md = (char *)util_read_all(AT_FDCWD, mdp, &len);
 
 	ASSERT(md && vr_trace_open(&t, mp, err, sizeof(err)) == 0);
 	check_tsdl(md, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));

@@ -93,7 +93,7 @@ int main(void)
 	CHECK(!strcmp(names[0], "unknown"));
 	CHECK_EQ(ex_perfetto(merged, out, false, &st, err, sizeof(err)), 0);
 	CHECK_EQ(st.slices, 2);
-	img = tf_test_slurp(fd, "out.pftrace", &len);
+	img = util_read_all(fd, "out.pftrace", &len);
 	CHECK(img != NULL);
 	t = img ? perfetto__protos__trace__unpack(NULL, len, img) : NULL;
 	CHECK(t != NULL);

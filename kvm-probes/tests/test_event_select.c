@@ -8,7 +8,7 @@
 #include "event_select.h"
 #include "vmscope_events.h"
 
-#include "expect.h"
+#include "../../tests/lib/check.h"
 
 #define BIT(id) (UINT64_C(1) << (id))
 
@@ -55,9 +55,9 @@ int main(void)
 	EXPECT(vmscope_events_select("kvm", vmscope_event_descs, 0, &m, why,
 				     sizeof(why)) == -1, "no descriptors: nothing matches");
 
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (check_failures)
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 	else
 		printf("event selection: all checks passed\n");
-	return failures != 0;
+	return check_failures != 0;
 }

@@ -12,7 +12,7 @@
 #include "events_compat.h"
 #include "vmscope_events.h"
 
-#include "expect.h"
+#include "../../tests/lib/check.h"
 
 static void test_table_consistent(void)
 {
@@ -182,8 +182,8 @@ int main(void)
 	test_decode_signed_and_strings();
 	test_bad_descriptors();
 	test_abi03_table();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("ok: %d events\n", VMSCOPE_NR_EVENTS);

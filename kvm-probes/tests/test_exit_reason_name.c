@@ -8,7 +8,7 @@
 
 #include "exit_reason_name.h"
 
-#include "expect.h"
+#include "../../tests/lib/check.h"
 
 static void name_is(uint32_t isa, uint32_t reason, const char *want)
 {
@@ -35,8 +35,8 @@ int main(void)
 	EXPECT(!vmscope_exit_reason_name(VMSCOPE_ISA_VMX, 0xfff), "unknown VMX reason named");
 	EXPECT(!vmscope_exit_reason_name(0, 10), "isa 0 named");
 	EXPECT(!vmscope_exit_reason_name(3, 10), "isa 3 named");
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("ok\n");

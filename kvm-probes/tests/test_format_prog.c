@@ -17,7 +17,7 @@
 #include "format_prog.h"
 #include "vmscope_events.h"
 
-#include "expect.h"
+#include "../../tests/lib/check.h"
 #include <vmscope/xorshift.h>
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
@@ -201,8 +201,8 @@ int main(void)
 	test_known_text();
 	test_compiled_in();
 	test_random_descriptors();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 		return 1;
 	}
 	printf("ok\n");

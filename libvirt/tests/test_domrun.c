@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../kvm-probes/tests/expect.h"
+#include "../../tests/lib/check.h"
 #include "domrun.h"
 
 static char dir[] = "/tmp/vmscope-domrun-XXXXXX";
@@ -68,5 +68,5 @@ int main(void)
 		unlink(path);
 	}
 	rmdir(dir);
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }

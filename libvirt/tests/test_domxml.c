@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kvm-probes/tests/expect.h"
+#include "../../tests/lib/check.h"
 #include "domxml.h"
 
 #define NS "http://vmscope.org/xmlns/trace/1"
@@ -240,7 +240,7 @@ int main(void)
 	refused();
 	malformed();
 	checks();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d failures\n", check_failures);
+	return check_failures ? 1 : 0;
 }

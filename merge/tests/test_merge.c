@@ -589,7 +589,7 @@ int main(int argc, char **argv)
 	run_tsc(dir, "tscsession", 0, true);
 	run_tsc(dir, "tsclie", 10000, false);
 	tf_test_rmdir(dir);
-	if (tf_test_failures)
-		fprintf(stderr, "%d checks failed\n", tf_test_failures);
-	return tf_test_failures ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d checks failed\n", check_failures);
+	return check_failures ? 1 : 0;
 }

@@ -586,7 +586,7 @@ static void test_damage(const char *base)
 	dfd = fresh(base, "d-dup", META_SUMMARY, path, sizeof(path));
 	{
 		size_t len;
-		uint8_t *img = tf_test_slurp(dfd, "host-cpu0.vtf", &len);
+		uint8_t *img = util_read_all(dfd, "host-cpu0.vtf", &len);
 
 		fd = openat(dfd, "host-cpu0-copy.vtf", O_WRONLY | O_CREAT | O_EXCL, 0644);
 		CHECK(fd >= 0 && write(fd, img, len) == (ssize_t)len);
@@ -674,7 +674,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(tf_trace_create(argv[2], &dfd), 0);
 		write_trace(dfd, strcmp(argv[1], "--write") ? META_KILLED : META_SUMMARY);
 		close(dfd);
-		return tf_test_failures ? 1 : 0;
+		return check_failures ? 1 : 0;
 	}
 	bfd = tf_test_mkdir(base, sizeof(base));
 	snprintf(path, sizeof(path), "%s/t", base);
@@ -690,8 +690,8 @@ int main(int argc, char **argv)
 	CHECK(strcmp(vr_trace_stream_name(t, 0), "guest0-cpu1.vtf") == 0);
 	CHECK(strcmp(vr_trace_stream_name(t, 1), "host-cpu0.vtf") == 0);
 
-	uint8_t *host = tf_test_slurp(dfd, "host-cpu0.vtf", &hl);
-	uint8_t *guest = tf_test_slurp(dfd, "guest0-cpu1.vtf", &gl);
+	uint8_t *host = util_read_all(dfd, "host-cpu0.vtf", &hl);
+	uint8_t *guest = util_read_all(dfd, "guest0-cpu1.vtf", &gl);
 
 	test_host(t, host, hl);
 	test_cuts(t, host, hl);

@@ -6,30 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../../tests/lib/check.h"
 #include "../ringbuf.h"
 #include "../rb_decode.h"
-
-extern int rb_test_failures;
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			rb_test_failures++;				\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(a, b)							\
-	do {								\
-		unsigned long long a_ = (unsigned long long)(a);	\
-		unsigned long long b_ = (unsigned long long)(b);	\
-		if (a_ != b_) {						\
-			fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%llu != %llu)\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_);	\
-			rb_test_failures++;				\
-		}							\
-	} while (0)
 
 /* Allocate and initialise a buffer; free with rb_test_free(). */
 static inline struct vmscope_rb_buf *rb_test_new(unsigned sb_shift,

@@ -26,8 +26,6 @@
 
 #include "rb_test_util.h"
 
-int rb_test_failures;
-
 #define NPROD		3
 #define NLEVEL		3		/* thread, SIGALRM handler, SIGRTMIN handler */
 #define NSTREAM		(NPROD * NLEVEL)
@@ -246,7 +244,7 @@ static void check_record(const struct vmscope_rb_rec *r)
 		fprintf(stderr, "stream %u: seq %llu after %llu (duplicate or reordered)\n",
 			h.stream, (unsigned long long)h.seq,
 			(unsigned long long)rd_last_seq[h.stream]);
-		rb_test_failures++;
+		check_failures++;
 	}
 	rd_seen[h.stream] = true;
 	rd_last_seq[h.stream] = h.seq;
@@ -414,8 +412,8 @@ int main(int argc, char **argv)
 	CHECK(inside[0] + inside[1] + inside[2] > 0);
 	for (p = 0; p < NPROD; p++)
 		rb_test_free(bufs[p]);
-	if (rb_test_failures) {
-		fprintf(stderr, "%d check(s) failed\n", rb_test_failures);
+	if (check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
 		return 1;
 	}
 	return 0;

@@ -10,8 +10,6 @@
 
 #include "rb_test_util.h"
 
-int rb_test_failures;
-
 static uint64_t now = 1000;
 static uint64_t tick = 1;
 
@@ -660,8 +658,8 @@ int main(void)
 	test_hooked_nesting(VMSCOPE_RB_MODE_DISCARD);
 	test_hooked_nesting(VMSCOPE_RB_MODE_FLIGHT);
 	test_decoder_rejects();
-	if (rb_test_failures) {
-		fprintf(stderr, "%d check(s) failed\n", rb_test_failures);
+	if (check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("ringbuf unit tests: all passed\n");

@@ -3,12 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../tests/lib/check.h"
 #include "pb_str.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 int main(void)
 {
@@ -34,9 +30,9 @@ int main(void)
 	/* no room even for the terminator */
 	CHECK(pb_str_copy(dst, 0, NULL) == -1);
 
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (check_failures)
+		fprintf(stderr, "%d failure(s)\n", check_failures);
 	else
 		printf("pb_str: ok\n");
-	return failures != 0;
+	return check_failures != 0;
 }

@@ -12,15 +12,11 @@
 #include <string.h>
 #include <stdint.h>
 
+#include "../../tests/lib/check.h"
 #include "common.pb-c.h"
 #include "session.pb-c.h"
 #include "stream.pb-c.h"
 #include "file.pb-c.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); failures++; } } while (0)
 
 /* True when every field of m (recursively) differs from its default. */
 static int all_set(const ProtobufCMessage *m, const char *path)
@@ -257,8 +253,8 @@ int main(void)
 	if (u)
 		protobuf_c_message_free_unpacked(u, NULL);
 
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "%d failures\n", check_failures);
 		return 1;
 	}
 	return 0;

@@ -15,34 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/lib/fuzz_input.h"
 #include "../tests/oracle.h"
 #include "vmscope_sync.h"
 
 #define MAX_OPS 512
-
-#define ASSERT(c)                      \
-	do {                           \
-		if (!(c))              \
-			abort();       \
-	} while (0)
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, int bytes)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < bytes; i++) {
-		v <<= 8;
-		if (in->n) {
-			v |= *in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 struct state {
 	struct vmscope_sync_exchange x[MAX_OPS];

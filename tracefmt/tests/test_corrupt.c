@@ -12,22 +12,16 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "util_endian.h"
 
 #define N 12
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* Rewrite the header at p with a given length, flags and a valid CRC. */
 static void forge(uint8_t *p, uint32_t length, uint16_t flags)
 {
-	put32(p + 8, length);
-	p[6] = (uint8_t)flags;
-	p[7] = (uint8_t)(flags >> 8);
-	put32(p + 20, tf_crc32c(0, p, 20));
+	le_put32(p + 8, length);
+	le_put16(p + 6, flags);
+	le_put32(p + 20, tf_crc32c(0, p, 20));
 }
 
 int main(void)

@@ -124,7 +124,7 @@ static void run(int dfd, const char *name, const struct tf_io *io, int expect_fu
 	CHECK_EQ(tf_writer_close(w), first_err);
 
 	size_t len;
-	uint8_t *img = tf_test_slurp(dfd, name, &len);
+	uint8_t *img = util_read_all(dfd, name, &len);
 	struct tf_end_info end;
 	size_t got = tf_test_read_all(img, len, &end);
 
@@ -155,7 +155,7 @@ int main(void)
 		run(dfd, "f.vtf", &io, 1, runs % 2 ? grow_disk : NULL, &d);
 		d.cap = cap;
 		runs++;
-		if (tf_test_failures) {
+		if (check_failures) {
 			fprintf(stderr, "disk of %llu bytes\n", (unsigned long long)d.cap);
 			break;
 		}

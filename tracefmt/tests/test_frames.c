@@ -78,7 +78,7 @@ int main(void)
 	CHECK_EQ(tf_writer_append(w, TF_FRAME_RAW, "ok", 2), 0);
 	CHECK_EQ(tf_writer_close(w), 0);
 	free(img);
-	img = tf_test_slurp(dfd, "b.vtf", &len);
+	img = util_read_all(dfd, "b.vtf", &len);
 	CHECK_EQ(len, TF_FRAME_HDR_SIZE + 2);
 	CHECK(tf_reader_open_mem(&r, img, len) == 0 && tf_reader_next(r, &f) == 1 &&
 	      f.seq == 0 && f.length == 2 && memcmp(f.payload, "ok", 2) == 0);

@@ -38,7 +38,7 @@ static void expect(const uint64_t *offs, size_t cut, size_t got,
 		CHECK_EQ(end->kind, TF_END_CLEAN);
 	else
 		CHECK_EQ(end->kind, TF_END_TORN);
-	if (tf_test_failures) {
+	if (check_failures) {
 		fprintf(stderr, "cut %zu zeros %d: %s at %llu: %s\n", cut, zeros,
 			tf_end_str(end->kind), (unsigned long long)end->offset,
 			end->reason);

@@ -9,8 +9,6 @@
 
 #include "util.h"
 
-int tf_test_failures;
-
 int tf_test_mkdir(char *path, size_t len)
 {
 	snprintf(path, len, "/var/tmp/tracefmt-test-XXXXXX");
@@ -33,24 +31,6 @@ void tf_test_rmdir(const char *path)
 {
 	/* depth first, not following links: tests leave subfolders (in/, merged/) */
 	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-uint8_t *tf_test_slurp(int dirfd, const char *name, size_t *len)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *b;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return NULL;
-	b = malloc((size_t)st.st_size + 1);
-	*len = (size_t)st.st_size;
-	if (b && pread(fd, b, *len, 0) != (ssize_t)*len) {
-		free(b);
-		b = NULL;
-	}
-	close(fd);
-	return b;
 }
 
 uint8_t tf_test_payload_byte(size_t frame, size_t i)
@@ -87,7 +67,7 @@ uint8_t *tf_test_build(int dirfd, const char *name, const uint32_t *sizes,
 	tf_writer_get_stats(w, &st);
 	offs[n] = st.offset;
 	CHECK_EQ(tf_writer_close(w), 0);
-	return tf_test_slurp(dirfd, name, len);
+	return util_read_all(dirfd, name, len);
 }
 
 size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end)
@@ -113,8 +93,8 @@ size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end)
 
 int tf_test_result(const char *name)
 {
-	if (tf_test_failures) {
-		fprintf(stderr, "%s: %d failures\n", name, tf_test_failures);
+	if (check_failures) {
+		fprintf(stderr, "%s: %d failures\n", name, check_failures);
 		return 1;
 	}
 	printf("%s: ok\n", name);

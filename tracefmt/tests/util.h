@@ -7,22 +7,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../tests/lib/check.h"
 #include "tracefmt.h"
-
-extern int tf_test_failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", \
-	__FILE__, __LINE__, #c); tf_test_failures++; } } while (0)
-#define CHECK_EQ(a, b) do { long long _a = (long long)(a), _b = (long long)(b); \
-	if (_a != _b) { fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
-	__FILE__, __LINE__, #a, _a, #b, _b); tf_test_failures++; } } while (0)
+#include "util_fs.h"
 
 /* A fresh directory under /var/tmp (removed with all it holds by tf_test_rmdir) and its fd. */
 int tf_test_mkdir(char *path, size_t len);
 void tf_test_rmdir(const char *path);
 
-/* Slurp a file; caller frees. */
-uint8_t *tf_test_slurp(int dirfd, const char *name, size_t *len);
 
 /*
  * A reference file: n frames, frame i of type 1 + i % 8 (or RAW) with a

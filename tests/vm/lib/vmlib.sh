@@ -76,6 +76,41 @@ wait_file() {
 	esac
 }
 
+# wait_until SECONDS WHAT CMD...: run CMD every 0.2 s until it succeeds;
+# fails the test ("WHAT did not happen") once SECONDS have passed. For
+# "until X happened", where a fixed sleep would either waste time or,
+# on a slow machine, not be enough.
+wait_until() {
+	_wu_s=$1 _wu_what=$2
+	shift 2
+	read -r _wu_up _ </proc/uptime
+	_wu_end=$((${_wu_up%.*} + _wu_s))
+	until "$@"; do
+		read -r _wu_up _ </proc/uptime
+		[ "${_wu_up%.*}" -lt "$_wu_end" ] ||
+			fail "$_wu_what did not happen within ${_wu_s} s"
+		sleep 0.2
+	done
+}
+
+# stats_json FILE [ARGS...]: `vmscope stats --json ARGS...` into FILE (the
+# fields: `vmscope stats --help`); fails the test if stats fails.
+stats_json() {
+	_sj=$1
+	shift
+	"$VMSCOPE" stats --json "$@" >"$_sj" || fail "vmscope stats --json $* failed"
+}
+
+# stats_field FILTER [ARGS...]: one value of `vmscope stats --json ARGS...`,
+# a jq FILTER (".events.kvm_exit.matched", ".state.enabled"), printed raw.
+# No fail here (it runs in $(...)): a missing field prints "null", which
+# the caller's comparison refuses.
+stats_field() {
+	_sf=$1
+	shift
+	"$VMSCOPE" stats --json "$@" | jq -r "$_sf"
+}
+
 # bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...`
 # (or, when NAME is a path, the program NAME) in the background (stdout to
 # OUT, stderr to ERR); sets BG_PID and returns once ERR has a line starting

@@ -89,24 +89,28 @@ check_ftrace() {
 
 # The records the host module made of the guest's three exchanges.
 check_sync_records() {
-	"$VMSCOPE" stats --per-cpu --last >/vmtest/stats.txt
-	cat /vmtest/stats.txt
-	t2n=$(awk '$1 == "sync_t2" { print $4 }' /vmtest/stats.txt)
-	t3n=$(awk '$1 == "sync_t3" { print $4 }' /vmtest/stats.txt)
+	stats_json /vmtest/stats.json --per-cpu --last
+	cat /vmtest/stats.json
+	{ read -r t2n; read -r t3n; read -r coll; } <<EOF
+$(jq -r '.events.sync_t2.matched, .events.sync_t3.matched, .sync_collisions' /vmtest/stats.json)
+EOF
 	[ "$t2n" = 3 ] || fail "sync_t2 matched $t2n, want 3"
 	[ "$t3n" = 3 ] || fail "sync_t3 matched $t3n, want 3"
-	grep -q 'sync_collisions 0' /vmtest/stats.txt || fail "sync collisions reported"
+	[ "$coll" = 0 ] || fail "sync collisions reported: $coll"
 
 	# The last exchange (seq 3): t2 and t3 recorded, t3 >= t2, same token.
-	line=$(grep '^last sync_t3 ' /vmtest/stats.txt | grep ' seq 3 ') ||
-		fail "no last sync_t3 record for seq 3"
+	# last_text EVENT: the decoded payloads of EVENT's last records
+	last_text() {
+		jq -r --arg e "$1" '.last[] | select(.event == $e) | ": \(.text)"' /vmtest/stats.json
+	}
+	line=$(last_text sync_t3 | grep ' seq 3 ') || fail "no last sync_t3 record for seq 3"
 	t2=$(echo "$line" | sed -n 's/.*: t2 \([0-9]*\) t3 \([0-9]*\) .*/\1/p')
 	t3=$(echo "$line" | sed -n 's/.*: t2 \([0-9]*\) t3 \([0-9]*\) .*/\2/p')
 	[ -n "$t2" ] && [ -n "$t3" ] || fail "cannot parse '$line'"
 	[ "$t2" -gt 0 ] || fail "t2 is 0"
 	[ "$t3" -ge "$t2" ] || fail "t3 $t3 < t2 $t2"
 	echo "$line" | grep -q "token $TOKEN " || fail "token not carried: $line"
-	l2=$(grep '^last sync_t2 ' /vmtest/stats.txt | grep " seq 3 ") || fail "no sync_t2 for seq 3"
+	l2=$(last_text sync_t2 | grep " seq 3 ") || fail "no sync_t2 for seq 3"
 	echo "$l2" | grep -q ": t2 $t2 " || fail "sync_t2's t2 differs from sync_t3's: $l2"
 	g_t1=$(sed -n '3s/.* t1=\([0-9]*\) .*/\1/p' "$(guest_file g1 sync.txt)")
 	echo "$l2" | grep -q " t1 $g_t1 " || fail "sync_t2 t1 is not the guest's t1 $g_t1: $l2"

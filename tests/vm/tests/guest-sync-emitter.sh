@@ -112,14 +112,14 @@ host_main() {
 	check "insmod vmscope_host" insmod "$HOST_KO"
 	check "vmscope stats --start" "$VMSCOPE" stats --start --reset
 	guest_run g1 guest_main 2 3
-	"$VMSCOPE" stats >/vmtest/stats.txt
-	cat /vmtest/stats.txt
+	stats_json /vmtest/stats.json
+	cat /vmtest/stats.json
 
 	issued=$(cat "$(guest_file g1 issued.txt)")
-	t2n=$(awk '$1 == "sync_t2" { print $4 }' /vmtest/stats.txt)
-	t3n=$(awk '$1 == "sync_t3" { print $4 }' /vmtest/stats.txt)
-	coll=$(sed -n 's/.*sync_collisions \([0-9]*\).*/\1/p' /vmtest/stats.txt)
-	[ -n "$issued" ] && [ -n "$t2n" ] && [ -n "$coll" ] || fail "cannot parse counts"
+	{ read -r t2n; read -r t3n; read -r coll; } <<EOF
+$(jq -r '.events.sync_t2.matched, .events.sync_t3.matched, .sync_collisions' /vmtest/stats.json)
+EOF
+	case "$issued $t2n $t3n $coll" in *null* | " "* | *"  "* | *" ") fail "cannot parse counts" ;; esac
 	# The emitter is stopped before the guest ends (hrtimer_cancel waits),
 	# so nothing is in flight: every hypercall is a t2, or a collision the
 	# host counted and dropped.

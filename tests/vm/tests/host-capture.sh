@@ -114,9 +114,9 @@ host_main() {
 	kill -STOP "$qpid"
 	sleep 1
 	e1=$(kvm_exits "$qpid")
-	"$VMSCOPE" stats >/vmtest/stats.txt
-	grep -q '^ringbuf: recording (8 sessions)' /vmtest/stats.txt ||
-		fail "stats does not show 8 recording sessions: $(cat /vmtest/stats.txt)"
+	stats_json /vmtest/stats.json
+	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = 8 ] ||
+		fail "stats does not show 8 recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"
 	kill -INT "$cap" "$mixed" $others
 	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
 	wait "$mixed" || fail "capture 2 failed: $(cat /vmtest/capture2.err /vmtest/capture2.txt)"

@@ -74,33 +74,41 @@ reading() {
 	for f in /sys/kernel/debug/kvm/"$1"-*/exits; do
 		exits=$((exits + $(cat "$f")))
 	done
-	matched=$("$VMSCOPE" stats | awk '$1 == "kvm_exit" { print $4 }')
+	matched=$(stats_field .events.kvm_exit.matched)
 	kill -CONT "$1"
 	echo "$exits $matched"
 }
 
-# exit_mode FIELD: a field of stats' exit_mode line ("mode" for the mode)
+# exit_mode FIELD: a field of stats' exit_mode ("mode" for the mode)
 exit_mode() {
-	"$VMSCOPE" stats | awk -v k="$1" '$1 == "exit_mode" {
-		if (k == "mode") print $2
-		else for (i = 3; i < NF; i++) if ($i == k) print $(i + 1) }'
+	stats_field ".exit_mode.$1"
 }
 
-# wait_exit_mode MODE SECONDS: until the exit details' mode is MODE
-wait_exit_mode() {
-	_i=0
-	while [ "$(exit_mode mode)" != "$1" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le $(($2 * 5)) ] || return 1
-		sleep 0.2
-	done
+mode_is() {	# mode_is MODE
+	[ "$(exit_mode mode)" = "$1" ]
+}
+
+# exit_mode_json [FILE]: the exit_mode object on one line (of FILE, a
+# saved stats --json, or now)
+exit_mode_json() {
+	if [ $# -gt 0 ]; then
+		jq -c .exit_mode "$1"
+	else
+		"$VMSCOPE" stats --json | jq -c .exit_mode
+	fi
+}
+
+# last_exits: the last kvm_exit of each CPU, a line each, as stats --last prints them
+last_exits() {
+	"$VMSCOPE" stats --json --last |
+		jq -r '.last[] | select(.event == "kvm_exit") | "last kvm_exit cpu \(.cpu) ts \(.ts): \(.text)"'
 }
 
 # sample_reasons REASON: sample the last kvm_exit of each CPU (a few
 # times) until one shows REASON; prints that line.
 sample_reasons() {
 	for _ in 1 2 3 4 5 6; do
-		"$VMSCOPE" stats --last | grep '^last kvm_exit ' >/tmp/last.txt
+		last_exits >/tmp/last.txt
 		hit=$(grep " reason $1 " /tmp/last.txt | head -n 1)
 		if [ -n "$hit" ]; then
 			echo "$hit"
@@ -133,8 +141,8 @@ host_main() {
 	qpid=$(cat "$gdir/qemu.pid")
 	kvm_refs_before=$(awk '$1 == "kvm" { print $3 }' /proc/modules)
 	check "vmscope stats --start --pid $qpid" "$VMSCOPE" stats --start --reset --pid "$qpid"
-	"$VMSCOPE" stats | grep -q '^state: enabled kvm-attached sched-attached exit-reasons' ||
-		fail "probing not fully on: $("$VMSCOPE" stats | head -n 2)"
+	st=$(stats_field '.state | "\(.enabled) \(.kvm_attached) \(.sched_attached) \(.exit_reasons)"')
+	[ "$st" = "true true true true" ] || fail "probing not fully on: $st"
 
 	wait_file "$gdir/ready"
 	read -r e0 m0 <<EOR
@@ -144,9 +152,8 @@ EOR
 	touch "$gdir/go"
 
 	wait_file "$gdir/phase-pio"
-	wait_exit_mode direct 120 ||
-		fail "calibration did not reach direct mode: $("$VMSCOPE" stats | grep '^exit_mode')"
-	log "calibrated: $("$VMSCOPE" stats | grep '^exit_mode')"
+	wait_until 300 "calibration reaching direct mode" mode_is direct
+	log "calibrated: $(exit_mode_json)"
 	dmesg | grep -q 'vmscope_host: exit reason: .* read from the VMCB as KVM recorded them: direct mode' ||
 		fail "no calibration message in dmesg"
 	pio=$(sample_reasons 0x7b) || log "WARN: no IOIO exit sampled"
@@ -162,16 +169,18 @@ EOR
 $(reading "$qpid")
 EOR
 	log "second reading (VM stopped): kvm exits $e1, module kvm_exit matched $m1"
-	"$VMSCOPE" stats --per-cpu --last >/vmtest/stats.txt
-	mode=$(grep '^exit_mode' /vmtest/stats.txt)
+	stats_json /vmtest/stats.json --per-cpu --last
+	mode=$(exit_mode_json /vmtest/stats.json)
 	log "after the window: $mode"
-	echo "$mode" | grep -q '^exit_mode direct .* mismatches 0 .* fallbacks 0 ' ||
+	read -r m_mode m_mis m_fb m_direct m_cmp m_layout <<EOM
+$(jq -r '.exit_mode | "\(.mode) \(.mismatches) \(.fallbacks) \(.direct_exits) \(.compared) \(.layout)"' \
+	/vmtest/stats.json)
+EOM
+	[ "$m_mode $m_mis $m_fb" = "direct 0 0" ] ||
 		fail "not in direct mode with 0 mismatches after the window: $mode"
-	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "direct_exits") print $(i + 1) }')" -gt "$PIO_N" ] ||
-		fail "too few exits read directly: $mode"
-	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "compared") print $(i + 1) }')" -ge 10000 ] ||
-		fail "calibration compared fewer than 10000 exits: $mode"
-	echo "$mode" | grep -q ' layout btf-match ' || fail "BTF layout not confirmed: $mode"
+	[ "$m_direct" -gt "$PIO_N" ] || fail "too few exits read directly: $mode"
+	[ "$m_cmp" -ge 10000 ] || fail "calibration compared fewer than 10000 exits: $mode"
+	[ "$m_layout" = btf-match ] || fail "BTF layout not confirmed: $mode"
 	# kvm.ko is no longer pinned by perf counters in direct mode
 	[ "$(awk '$1 == "kvm" { print $3 }' /proc/modules)" = "$kvm_refs_before" ] ||
 		fail "kvm's references $(awk '$1 == "kvm" { print $3 }' /proc/modules), $kvm_refs_before before probing"
@@ -179,7 +188,7 @@ EOR
 	# verify: perf path on, every exit of this workload compared
 	check "vmscope stats --start --exit-reasons=verify" \
 		"$VMSCOPE" stats --start --exit-reasons=verify --pid "$qpid"
-	[ "$(exit_mode mode)" = verify ] || fail "not in verify mode: $("$VMSCOPE" stats | grep '^exit_mode')"
+	mode_is verify || fail "not in verify mode: $(exit_mode_json)"
 	read -r v0 _ <<EOR
 $(reading "$qpid")
 EOR
@@ -188,19 +197,23 @@ EOR
 	read -r v1 _ <<EOR
 $(reading "$qpid")
 EOR
-	mode=$("$VMSCOPE" stats | grep '^exit_mode')
-	cmp=$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "compared") print $(i + 1) }')
+	stats_json /vmtest/stats-verify.json
+	mode=$(exit_mode_json /vmtest/stats-verify.json)
+	cmp=$(jq -r .exit_mode.compared /vmtest/stats-verify.json)
 	log "verify: KVM exits $((v1 - v0)) in the workload; $mode"
-	echo "$mode" | grep -q '^exit_mode verify .* mismatches 0 ' || fail "verify found mismatches: $mode"
+	[ "$(jq -r '.exit_mode | "\(.mode) \(.mismatches)"' /vmtest/stats-verify.json)" = "verify 0" ] ||
+		fail "verify found mismatches: $mode"
 	[ "$cmp" -ge $((v1 - v0)) ] && [ "$((v1 - v0))" -ge $((PIO_N + CPUID_N)) ] ||
 		fail "verify compared $cmp exits, KVM counted $((v1 - v0)) in the workload"
 
 	# a wrong BTF offset (the ioctl): refused, the perf path, reasons right
 	VMSCOPE_TEST_EXIT_LAYOUT_SKEW=8 "$VMSCOPE" stats --start --pid "$qpid" >/dev/null ||
 		fail "stats --start with a skewed BTF layout"
-	mode=$("$VMSCOPE" stats | grep '^exit_mode')
+	stats_json /vmtest/stats-layout.json
+	mode=$(exit_mode_json /vmtest/stats-layout.json)
 	log "wrong BTF offset: $mode"
-	echo "$mode" | grep -q '^exit_mode perf .* layout btf-mismatch refused layout (BTF vcpu_svm_vmcb ' ||
+	jq -e '.exit_mode | .mode == "perf" and .layout == "btf-mismatch" and .refused == "layout" and
+		(.why | startswith("BTF vcpu_svm_vmcb "))' /vmtest/stats-layout.json >/dev/null ||
 		fail "a wrong BTF offset was not refused: $mode"
 	fault_phase layout
 
@@ -210,16 +223,18 @@ EOR
 	check "insmod vmscope_host test_vmcb_skew=40" insmod "$HOST_KO" test_vmcb_skew=40
 	check "vmscope stats --start (skewed)" "$VMSCOPE" stats --start --reset --pid "$qpid"
 	fault_phase skew
-	mode=$("$VMSCOPE" stats | grep '^exit_mode')
+	stats_json /vmtest/stats-skew.json
+	mode=$(exit_mode_json /vmtest/stats-skew.json)
 	log "skewed VMCB offset: $mode"
-	echo "$mode" | grep -q '^exit_mode perf .* refused mismatch' ||
+	jq -e '.exit_mode | .mode == "perf" and (.refused // "" | startswith("mismatch"))' \
+		/vmtest/stats-skew.json >/dev/null ||
 		fail "a skewed VMCB offset did not fail calibration: $mode"
-	[ "$(echo "$mode" | awk '{ for (i = 3; i < NF; i++) if ($i == "mismatches") print $(i + 1) }')" -ge 1 ] ||
+	[ "$(jq -r .exit_mode.mismatches /vmtest/stats-skew.json)" -ge 1 ] ||
 		fail "no mismatch counted: $mode"
 	dmesg | grep -q 'vmscope_host: exit reason: direct \(read differs from KVM.s record\|VMCB read failed\)' ||
 		fail "the mismatch was not logged"
 	dmesg | grep 'vmscope_host: exit reason: direct' | head -n 3
-	missed=$("$VMSCOPE" stats | awk '/exit_reason_missed/ { print $8 }')
+	missed=$(stats_field .exit_reason_missed)
 	[ "$missed" -eq 0 ] || fail "$missed kvm_exit without a reason after the failed calibration"
 
 	touch "$gdir/bye"
@@ -238,10 +253,10 @@ EOR
 	echo "$pio" | grep -q 'reason 0x7b rip 0x[0-9a-f]* info1 0x80[0-9a-f]\{4\} ' ||
 		fail "no IOIO exit on port 0x80 seen: '$pio'"
 	echo "$cpuid" | grep -q 'reason 0x72 ' || fail "no CPUID exit seen: '$cpuid'"
-	missed=$(awk '/exit_reason_missed/ { print $8 }' /vmtest/stats.txt)
+	missed=$(jq -r .exit_reason_missed /vmtest/stats.json)
 	log "kvm_exit records without perf data: $missed"
-	[ "${missed:-1}" -eq 0 ] || fail "$missed kvm_exit events had no exit reason"
-	cat /vmtest/stats.txt
+	[ "$missed" -eq 0 ] || fail "$missed kvm_exit events had no exit reason"
+	cat /vmtest/stats.json
 	check "vmscope stats --stop" "$VMSCOPE" stats --stop
 	check "rmmod vmscope_host" rmmod vmscope_host
 }

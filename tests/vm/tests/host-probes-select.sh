@@ -14,8 +14,17 @@ guest_main() {
 	"$EXITLOOP" --pio 2000 || fail "exitloop"
 }
 
-matched() {	# matched EVENT: the matched count of EVENT
-	"$VMSCOPE" stats | awk -v e="$1" '$1 == e { print $4 }'
+# matched FILE EVENT...: the matched counts of each EVENT in FILE (stats --json)
+matched() {
+	_f=$1
+	shift
+	for _e in "$@"; do
+		jq -r --arg e "$_e" '.events[$e].matched' "$_f"
+	done
+}
+
+exit_reasons_on() {
+	[ "$(stats_field .state.exit_reasons)" = true ]
 }
 
 host_main() {
@@ -27,16 +36,17 @@ host_main() {
 	fi
 	grep -q "unknown event or system 'kvm_exti'" /vmtest/typo.err ||
 		fail "unclear error for a typo: $(cat /vmtest/typo.err)"
-	"$VMSCOPE" stats | grep -q '^state: disabled' || fail "probing started despite the typo"
+	[ "$(stats_field .state.enabled)" = false ] || fail "probing started despite the typo"
 
 	check "start with kvm_pio,sched only" "$VMSCOPE" stats --start --reset --events kvm_pio,sched
-	"$VMSCOPE" stats | grep -q ' exit-reasons' &&
-		fail "kvm_exit perf counters created although kvm_exit is not selected"
+	exit_reasons_on && fail "kvm_exit perf counters created although kvm_exit is not selected"
 	guest_start g1 guest_main 1 3
 	gdir=$VMTEST_GUESTS/g1
 	wait_file "$gdir/done1"
-	"$VMSCOPE" stats >/vmtest/stats-pio-sched.txt
-	pio=$(matched kvm_pio) exits=$(matched kvm_exit) entries=$(matched kvm_entry) sw=$(matched sched_switch)
+	stats_json /vmtest/stats-pio-sched.json
+	{ read -r pio; read -r exits; read -r entries; read -r sw; } <<EOF
+$(matched /vmtest/stats-pio-sched.json kvm_pio kvm_exit kvm_entry sched_switch)
+EOF
 	log "kvm_pio,sched: kvm_pio $pio kvm_exit $exits kvm_entry $entries sched_switch $sw"
 	[ "$pio" -ge 2000 ] || fail "kvm_pio matched $pio, want >= 2000"
 	[ "$exits" -eq 0 ] || fail "kvm_exit matched $exits although not selected"
@@ -44,15 +54,13 @@ host_main() {
 	[ "$sw" -gt 0 ] || fail "sched_switch (selected through 'sched') matched nothing"
 
 	check "start with kvm_exit only" "$VMSCOPE" stats --start --reset --events kvm_exit
-	for _ in $(seq 50); do
-		"$VMSCOPE" stats | grep -q ' exit-reasons' && break
-		sleep 0.2
-	done
-	"$VMSCOPE" stats | grep -q ' exit-reasons' || fail "no exit-reason counters with kvm_exit selected"
+	wait_until 30 "exit-reason counters with kvm_exit selected" exit_reasons_on
 	touch "$gdir/go2"
 	guest_wait g1 || fail "guest g1 failed"
-	"$VMSCOPE" stats >/vmtest/stats-exit.txt
-	pio=$(matched kvm_pio) exits=$(matched kvm_exit) sw=$(matched sched_switch)
+	stats_json /vmtest/stats-exit.json
+	{ read -r pio; read -r exits; read -r sw; } <<EOF
+$(matched /vmtest/stats-exit.json kvm_pio kvm_exit sched_switch)
+EOF
 	log "kvm_exit: kvm_pio $pio kvm_exit $exits sched_switch $sw"
 	[ "$exits" -ge 2000 ] || fail "kvm_exit matched $exits, want >= 2000"
 	[ "$pio" -eq 0 ] || fail "kvm_pio matched $pio although not selected"

@@ -158,7 +158,7 @@ host_main() {
 	sleep 1
 	kill -INT "$rec"
 	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
-	"$VMSCOPE" stats >/vmtest/stats.txt
+	stats_json /vmtest/stats.json
 	kill -CONT "$qpid"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
@@ -173,7 +173,7 @@ host_main() {
 }
 
 # trace_checks: what the trace must show (run on the machine, in
-# $VMTEST_OUT: record.err, stats.txt and trace/ from the test host)
+# $VMTEST_OUT: record.err, stats.json and trace/ from the test host)
 trace_checks() {
 	cd "$VMTEST_OUT" || fail "no results folder"
 	TRACE=$VMTEST_OUT/trace
@@ -195,7 +195,7 @@ trace_checks() {
 		fail "not every stream ended cleanly"
 	ls "$TRACE"/guest0-cpu*.vtf >/dev/null 2>&1 || fail "no guest0-cpuN.vtf"
 
-	matched=$(awk '$1 == "kvm_exit" { print $4 }' ./stats.txt)
+	matched=$(jq -r .events.kvm_exit.matched ./stats.json)
 	rec_n=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' ./summary.txt)
 	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' ./summary.txt)
 	log "kvm_exit: module wrote (matched) ${matched:-?}, trace has ${rec_n:-?}, trace reports lost ${lost:-?}"

@@ -28,7 +28,7 @@ guest_main() {
 	"$EXITLOOP" --pio "$PIO_N" >>/vmtest/loop.txt || fail "exitloop --pio"
 	"$EXITLOOP" --cpuid "$CPUID_N" >>/vmtest/loop.txt || fail "exitloop --cpuid"
 	# the vCPU the test host plugged in while recording
-	for _ in $(seq 100); do [ -e "$CPU1/online" ] && break; sleep 0.2; done
+	wait_until 60 "cpu1 plugged in ($(ls /sys/devices/system/cpu))" test -e "$CPU1/online"
 	echo 1 >"$CPU1/online" || fail "cannot online cpu1: $(ls /sys/devices/system/cpu)"
 	taskset -c 1 "$EXITLOOP" --cpuid "$HOT_N" >>/vmtest/loop.txt || fail "exitloop --cpuid on cpu1"
 	touch /vmtest/done
@@ -63,17 +63,10 @@ host_main() {
 	log "second recorder beside the first: $other_sw sched_switch, no KVM event"
 	handed_check /vmtest/second.err /vmtest/other.txt sched_switch "second recorder"
 	check "hot-plug vCPU 1" python3 "$VMTEST_REPO/tests/vm/lib/qmp-cpu-add.py" /run/g1-qmp.sock
-	hot_tid=
-	for _ in $(seq 100); do
-		hot_tid=$(grep -lx 'CPU 1/KVM' /proc/"$qpid"/task/*/comm 2>/dev/null | cut -d/ -f5)
-		[ -n "$hot_tid" ] && break
-		sleep 0.2
-	done
-	[ -n "$hot_tid" ] || fail "no thread CPU 1/KVM in QEMU after the hot-plug"
-	for _ in $(seq 50); do
-		grep -q 'vCPU 1 appeared' /vmtest/record.err && break
-		sleep 0.2
-	done
+	wait_until 60 "a thread CPU 1/KVM in QEMU after the hot-plug" \
+		grep -qx 'CPU 1/KVM' /proc/"$qpid"/task/*/comm
+	hot_tid=$(grep -lx 'CPU 1/KVM' /proc/"$qpid"/task/*/comm | cut -d/ -f5)
+	wait_until 30 "record saying vCPU 1 appeared" grep -q 'vCPU 1 appeared' /vmtest/record.err
 	grep -qx "vmscope record: VM 0 (g1): vCPU 1 appeared, thread $hot_tid" /vmtest/record.err ||
 		fail "record did not name the new vCPU thread $hot_tid: $(cat /vmtest/record.err)"
 	log "hot-plugged vCPU 1: QEMU's thread $hot_tid; record: $(grep 'vCPU 1 appeared' /vmtest/record.err)"
@@ -84,7 +77,7 @@ host_main() {
 	sleep 1
 	kill -INT "$rec"
 	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
-	"$VMSCOPE" stats >/vmtest/stats.txt
+	stats_json /vmtest/stats.json
 	"$VMSCOPE" record --pid "$qpid" -o "$TRACE" 2>/vmtest/again.err &&
 		fail "a second record into $TRACE succeeded"
 	grep -q 'File exists.*never overwritten' /vmtest/again.err ||
@@ -101,7 +94,7 @@ host_main() {
 	"$VMSCOPE" dump "$TRACE" >/vmtest/dump.txt || fail "dump failed"
 	cat /vmtest/summary.txt
 
-	matched=$(awk '$1 == "kvm_exit" { print $4 }' /vmtest/stats.txt)
+	matched=$(jq -r .events.kvm_exit.matched /vmtest/stats.json)
 	rec_n=$(awk '$1 == "events" && $2 == "host" && $3 == "kvm_exit" { print $4 }' /vmtest/summary.txt)
 	lost=$(sed -n 's/^total: .* \([0-9]*\) lost, .*/\1/p' /vmtest/summary.txt)
 	log "kvm_exit: module wrote (matched) ${matched:-?}, trace has ${rec_n:-?}, trace reports lost ${lost:-?}"

@@ -33,6 +33,11 @@ frames_of() {	# frames_of FILE STREAM
 	sed -n "s/^end of $2: .* after \([0-9]*\) frames.*/\1/p" "$1"
 }
 
+# The probing state as words: "enabled|disabled", then kvm_attached and
+# exit_reasons when true (a jq filter over `vmscope stats --json`).
+STATE='.state | [if .enabled then "enabled" else "disabled" end,
+	(select(.kvm_attached) | "kvm_attached"), (select(.exit_reasons) | "exit_reasons")] | join(" ")'
+
 host_main() {
 	host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
@@ -45,34 +50,32 @@ host_main() {
 	rec=$REC_PID
 	touch "$gdir/go"
 	sleep 8
-	state=$("$VMSCOPE" stats | grep '^state:')
+	state=$(stats_field "$STATE")
 	log "while recording: $state"
-	case "$state" in
-	"state: enabled kvm-attached"*exit-reasons) ;;
-	*) fail "record did not switch probing fully on: $state" ;;
-	esac
+	[ "$state" = "enabled kvm_attached exit_reasons" ] ||
+		fail "record did not switch probing fully on: $state"
 	# Probing is the recorder's until its file closes: `stats` reads but
 	# may not control it. A --start or --stop that went through would drop
 	# its --pid filter and event selection and end the tie (so the kill
 	# below would leave probing on); a --reset would zero the counters its
 	# trace is checked against.
-	"$VMSCOPE" stats >/vmtest/owned-0.txt
+	stats_json /vmtest/owned-0.json
 	stats_refused --reset
 	stats_refused --start
 	stats_refused --start --reset --events sched
 	stats_refused --stop
-	"$VMSCOPE" stats >/vmtest/owned-1.txt
+	stats_json /vmtest/owned-1.json
 	sleep 2
-	"$VMSCOPE" stats >/vmtest/owned-2.txt
+	stats_json /vmtest/owned-2.json
 	for f in 1 2; do
-		s=$(grep '^state:' /vmtest/owned-$f.txt)
+		s=$(jq -r "$STATE" /vmtest/owned-$f.json)
 		[ "$s" = "$state" ] || fail "state changed after the refused controls: $s (was $state)"
 	done
 	read -r km0 km1 ss1 sm1 ss2 sm2 <<EOS
-$(awk '$1 == "kvm_exit" { k[FILENAME] = $4 } $1 == "sched_switch" { s[FILENAME] = $3; m[FILENAME] = $4 }
-END { o1 = "/vmtest/owned-1.txt"; o2 = "/vmtest/owned-2.txt"
-      print k["/vmtest/owned-0.txt"], k[o1], s[o1], m[o1], s[o2], m[o2] }' \
-	/vmtest/owned-0.txt /vmtest/owned-1.txt /vmtest/owned-2.txt)
+$(jq -rs '"\(.[0].events.kvm_exit.matched) \(.[1].events.kvm_exit.matched)" +
+	" \(.[1].events.sched_switch.seen) \(.[1].events.sched_switch.matched)" +
+	" \(.[2].events.sched_switch.seen) \(.[2].events.sched_switch.matched)"' \
+	/vmtest/owned-0.json /vmtest/owned-1.json /vmtest/owned-2.json)
 EOS
 	log "refused controls: kvm_exit matched $km0 -> $km1; over 2 s after: sched_switch seen +$((ss2 - ss1)) matched +$((sm2 - sm1))"
 	[ "$km0" -gt 0 ] && [ "$km1" -ge "$km0" ] ||
@@ -87,14 +90,14 @@ EOS
 	# its enable lasted until its file closed (VMSCOPE_CTL_UNTIL_CLOSE):
 	# probing is off and kvm_exit's perf counters, which pin kvm, are gone.
 	# The last fput runs in the dying task, before wait returns.
-	state=$("$VMSCOPE" stats | grep '^state:')
+	state=$(stats_field "$STATE")
 	log "after the kill: $state"
 	case "$state" in
-	"state: disabled kvm-attached"*) ;;
+	"disabled kvm_attached"*) ;;
 	*) fail "probing not off after the kill: $state" ;;
 	esac
 	case "$state" in
-	*exit-reasons*) fail "kvm_exit perf counters live after the kill: $state" ;;
+	*exit_reasons*) fail "kvm_exit perf counters live after the kill: $state" ;;
 	esac
 	check "a new record after the kill" "$VMSCOPE" record --pid "$qpid" --duration 2 \
 		--events kvm -o "$T2"

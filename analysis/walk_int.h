@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The walk's own state, shared by walk_open.c (opening a merged trace:
+ * roles, session) and walk.c (the pass, the tables, the results).
+ */
+#ifndef VMSCOPE_ANALYSIS_WALK_INT_H
+#define VMSCOPE_ANALYSIS_WALK_INT_H
+
+#include "out.h"
+#include "roles.h"
+#include "walk.h"
+
+enum role {
+	R_NONE = 0,
+	R_EXIT,		/* host kvm_exit */
+	R_ENTRY,	/* host kvm_entry */
+	R_USER,		/* host kvm_userspace_exit */
+	R_HSWITCH,	/* host sched_switch */
+	R_GSWITCH,	/* vmN:sched_switch */
+	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
+	R_GSYNC,	/* vmN:sync_guest */
+	R_GTASK,	/* vmN:cpu_task: a CPU's task when the guest session began */
+};
+
+enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
+enum { S_PREV, S_STATE, S_NEXT, S_N };
+
+struct switch_fields {
+	struct mg_field f[S_N], prev_comm, next_comm, preempt;
+	bool has_comm, has_preempt;
+};
+
+struct role_of {
+	uint8_t role;
+	uint32_t vm;
+	const struct switch_fields *sw;	/* R_HSWITCH, R_GSWITCH */
+	struct mg_field wake_pid, wake_cpu;	/* R_GWAKE */
+	bool has_wake_cpu;
+	struct mg_field steal;			/* R_GSYNC */
+	bool has_steal;
+	struct mg_field task_pid, task_comm;	/* R_GTASK */
+	bool has_task_comm;
+};
+
+enum vstate { V_UNKNOWN, V_GUEST, V_EXIT, V_USER };
+
+struct vcpu {
+	enum vstate st;
+	uint64_t since, exit_ts, user_ts, rip;
+	uint32_t reason;
+	int32_t task, exit_task;
+	struct an_vcpu_time t;
+	/* into its VM's clock-unreliable spans: exits, guest records */
+	size_t span_x, span_g;
+	bool span_init;
+};
+
+struct vm {
+	char name[64];
+	uint32_t n, cap;	/* vCPUs seen (index bound), allocated */
+	struct vcpu *v;
+	struct switch_fields sw;
+	bool has_cpu_task;	/* its guest module records cpu_task */
+	bool guest;		/* its vmN:sched_switch is in the table */
+};
+
+struct thread {			/* the session's vCPU thread map */
+	int32_t tid;
+	uint32_t vm, vcpu;
+};
+
+struct host_cpu {
+	uint32_t vm, vcpu;	/* of the last kvm_exit here */
+	bool valid;
+};
+
+struct reason {
+	uint32_t isa, code;
+	bool valid;
+	char name[40];
+};
+
+#define TASK_HASH	(2 * AN_MAX_TASKS)
+
+struct an_walk {
+	struct mr *mr;
+	unsigned int flags;		/* mr_open's */
+	char damage[1024];		/* an_walk_damage() */
+	const struct vr_events *ev;	/* the merged table */
+	const Vmscope__Trace__ClockDesc *clock;
+	struct role_of *roles;		/* [ev->n] */
+	struct mg_field fx[X_N], entry_vcpu;
+	struct switch_fields host_sw;
+	uint32_t n_vms;
+	struct vm *vm;
+	struct thread *th;
+	size_t nth;
+	struct host_cpu *hc;
+	uint32_t nhc;
+	struct reason reason[AN_MAX_REASONS + 1];	/* + "other" */
+	uint32_t nreason;
+	struct an_task *task;		/* [AN_MAX_TASKS] */
+	uint32_t ntask;
+	int32_t task_hash[TASK_HASH];	/* index + 1, 0: empty */
+	struct an_counts n;
+	uint64_t first_ts, last_ts;
+	bool any, stop;
+	const Vmscope__Trace__SessionMetadata *sess;
+};
+
+/* struct thread by tid: the order of the vCPU thread map (qsort, bsearch). */
+int an_walk_cmp_thread(const void *a, const void *b);
+
+#endif
