@@ -76,7 +76,10 @@ static void usage(FILE *out)
 		"  --sync-period MS   clock-sync hypercall period, 1..1000 (default 10)\n"
 		"  --retry-ms MS      reconnect attempts every MS ms (default 200)\n"
 		"  --duration S       stop after S seconds\n"
-		"  -v                 say what happens to the connection\n",
+		"  -v                 say what happens to the connection\n\n"
+		"Exit status: 0 after a stop (SIGINT, SIGTERM, --duration) that sent\n"
+		"everything or counted what it could not; 1 on a runtime failure (no\n"
+		"guest module, the session or its buffers refused); 2 on a usage error.\n",
 		VMSCOPE_AGENT_PORT, VMSCOPE_AGENT_PORT);
 }
 

@@ -59,7 +59,8 @@ static void daemon_usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope daemon status\n\n"
 		"Ask vmscoped (socket $VMSCOPE_SOCKET or %s) whether it runs:\n"
-		"its version, pid and active sessions. Exit 1 when it does not answer.\n",
+		"its version, pid and active sessions.\n\n"
+		"Exit status: 0 when it answers; 1 when it does not; 2 on a usage error.\n",
 		DM_SOCKET_DEFAULT);
 }
 
@@ -92,7 +93,9 @@ static void session_usage(FILE *out)
 		"  from libvirt's pid file unless --pid; the options are `vmscope record`'s\n"
 		"  (--output: base folder, the trace goes to DIR/DOMAIN/START-TIME/).\n"
 		"  A session of DOMAIN that records is ended first (a new trace).\n"
-		"stop: stop DOMAIN's session; the daemon merges and finalizes it.\n",
+		"stop: stop DOMAIN's session; the daemon merges and finalizes it.\n\n"
+		"Exit status: 0 when the daemon did it; 1 when it does not answer or\n"
+		"refuses (it says why); 2 on a usage error.\n",
 		DM_SOCKET_DEFAULT);
 }
 

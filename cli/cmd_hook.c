@@ -115,8 +115,9 @@ static int hook_main(int argc, char **argv)
 		       "domain whose <metadata> holds vmscope's <trace> element (see\n"
 		       "libvirt/README.md), tells vmscoped (socket $VMSCOPE_SOCKET or %s)\n"
 		       "that it started, stopped, was released or reconnected. Never calls\n"
-		       "libvirt, waits at most %d ms for the daemon, and exits 0 in every\n"
-		       "case: problems are warnings in syslog and on stderr.\n",
+		       "libvirt and waits at most %d ms for the daemon.\n\n"
+		       "Exit status: 0 in every case, so that libvirt never fails a domain\n"
+		       "for vmscope: problems are warnings in syslog and on stderr.\n",
 		       DM_SOCKET_DEFAULT, HOOK_TIMEOUT_MS);
 		return EXIT_OK;
 	}

@@ -31,7 +31,9 @@ static void usage(FILE *out)
 		"loaded vmscope_guest module, else from the table compiled into this\n"
 		"tool.\n\n"
 		"  --fields   also list each event's fields (type, offset, size)\n"
-		"  --builtin  use the compiled-in table even if the module is loaded\n");
+		"  --builtin  use the compiled-in table even if the module is loaded\n\n"
+		"Exit status: 0; 1 when a loaded module's version or descriptors\n"
+		"cannot be read; 2 on a usage error.\n");
 }
 
 /* The descriptor's sides as a word; "?" for bits no module defines. */

@@ -77,7 +77,12 @@ static void usage(FILE *out)
 		"                     socket FD (one passed per message) instead of\n"
 		"                     listening: vmscoped listens on the port for every\n"
 		"                     recording and hands each one its VMs' connections\n"
-		"  -o TRACE           the trace folder to create\n",
+		"  -o TRACE           the trace folder to create\n\n"
+		"Exit status: 0 when the recording ran and stopped (Ctrl-C, SIGTERM or\n"
+		"the duration); 1 on a runtime failure: no host module, TRACE exists,\n"
+		"reading the ring buffers failed, or writing the trace failed (a full\n"
+		"disk: recording stops, and the trace's final statistics say what was\n"
+		"lost, so that readers report it as damaged); 2 on a usage error.\n",
 		VMSCOPE_MAX_PIDS, VD_RUN_DIR, REC_KEEP_DEFAULT, VMSCOPE_AGENT_PORT);
 }
 

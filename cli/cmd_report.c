@@ -18,7 +18,7 @@ static void usage(FILE *out)
 		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n"
 		"  sched   guest threads' running/runnable/blocked time against what the\n"
 		"          host did to their vCPU threads: stalls and who caused them\n\n"
-		"`vmscope report CMD --help` describes each.\n");
+		"`vmscope report CMD --help` describes each, and its exit status.\n");
 }
 
 int cmd_report(int argc, char **argv)

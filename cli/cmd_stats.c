@@ -70,7 +70,9 @@ static void usage(FILE *out)
 		"apart from theirs.\n"
 		"The counters are the module's: while any of them runs, --start, --stop\n"
 		"and --reset are refused (exit 1) and change nothing; stats without them\n"
-		"still shows the counters, which then count every session's hits.\n",
+		"still shows the counters, which then count every session's hits.\n\n"
+		"Exit status: 0; 1 without the host module, or when a control is\n"
+		"refused; 2 on a usage error.\n",
 		VMSCOPE_MAX_PIDS, VMSCOPE_HOST_SESSIONS);
 }
 

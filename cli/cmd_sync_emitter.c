@@ -29,7 +29,9 @@ static void usage(FILE *out)
 		"  --period DURATION  N followed by ns, us, ms or s (default unit ms);\n"
 		"                     1ms..1s, default 10ms\n"
 		"  --cpu N            status of CPU N only (default: every CPU)\n"
-		"  --samples          also print the last samples: seq, t1, t4, ret\n");
+		"  --samples          also print the last samples: seq, t1, t4, ret\n\n"
+		"Exit status: 0; 1 when the guest module is missing or refuses (start\n"
+		"while started, status of a CPU that fails); 2 on a usage error.\n");
 }
 
 /* Parses "10", "10ms", "500us", "1s", "2000000ns" into ns. */

@@ -27,7 +27,9 @@ static void usage(FILE *out)
 		"kernel and prints: cpu, token, seq, t1, t4 (guest clock, ns) and the\n"
 		"hypervisor's return value. Needs vmscope_guest.ko, in a KVM guest.\n\n"
 		"  --token N  session token to send (default 0)\n"
-		"  --seq N    sequence number to send (default 0)\n",
+		"  --seq N    sequence number to send (default 0)\n\n"
+		"Exit status: 0 when the hypercall was issued; 1 without the guest\n"
+		"module or off KVM; 2 on a usage error.\n",
 		VMSCOPE_SYNC_HC_NR);
 }
 

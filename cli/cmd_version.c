@@ -18,7 +18,9 @@ static void usage(FILE *out)
 		"Prints this tool's version and ABI, and the version of each vmscope\n"
 		"module whose device exists.\n\n"
 		"  --require SIDE  exit 1 unless that side's module is loaded, readable\n"
-		"                  and speaks this tool's ABI\n");
+		"                  and speaks this tool's ABI\n\n"
+		"Exit status: 0; 1 when --require's module is not loaded, not readable\n"
+		"or speaks another ABI; 2 on a usage error.\n");
 }
 
 /* Returns 1 when the module answered with a compatible ABI, else 0. */

@@ -38,6 +38,12 @@ expect 0 'usage: vmscope session list' -- session --help
 expect 2 'usage: vmscope session list' -- session frob
 expect 0 'usage: vmscope daemon status' -- daemon --help
 expect 0 'usage: vmscope hook DOMAIN OPERATION' -- hook --help
+# every command's --help states its exit status (README: 0, 1, 2)
+for c in version sync-once list stats record dump merge export "report exits" \
+	"report sched" top sync-emitter agent daemon session hook; do
+	# shellcheck disable=SC2086 # "report exits" is two words
+	expect 0 'Exit status: 0' -- $c --help
+done
 # numbers out of range are usage errors, before anything else is looked at
 expect 2 "record: --duration: '99999999999999999999999' is not a duration above 0 and at most" -- record --duration 99999999999999999999999 --all -o /nonexistent/t
 expect 2 "record: --duration: '9000h' is not a duration" -- record --duration 9000h --all -o /nonexistent/t
