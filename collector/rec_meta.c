@@ -38,171 +38,227 @@ static char *slurp_line(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* The session as known now (stop = 0 while recording). */
-int rec_write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
-			 uint64_t last_ts)
+/* The host, its kernel and its trace clock, into @hi, @ki, @clk. */
+static void fill_host(const struct rec *r, Vmscope__Trace__HostInfo *hi,
+		      Vmscope__Trace__KernelInfo *ki, Vmscope__Trace__ClockDesc *clk)
 {
-	static struct vr_pb_events ev;
 	static char hostname[256], machine_id[64];
 	static struct utsname u;
-	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
-	Vmscope__Trace__HostInfo hi = VMSCOPE__TRACE__HOST_INFO__INIT;
-	Vmscope__Trace__KernelInfo ki = VMSCOPE__TRACE__KERNEL_INFO__INIT;
-	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
-	Vmscope__Trace__Options opt = VMSCOPE__TRACE__OPTIONS__INIT;
-	const struct rec_opts *o = r->o;
-	Vmscope__Trace__VmInfo *vi = calloc(o->nvms + 1, sizeof(*vi));
-	Vmscope__Trace__VmInfo **vip = calloc(o->nvms + 1, sizeof(*vip));
-	Vmscope__Trace__VcpuThread *vt = NULL, **vtp = NULL;
-	Vmscope__Trace__VcpuTsc *tsc = NULL, **tscp = NULL;
-	Vmscope__Trace__GuestHello **gh = calloc(o->nvms + 1, sizeof(*gh));
-	size_t nvt = 0, k = 0, ntsc = 0, kt = 0;
-	int e = -ENOMEM;
 
-	for (unsigned int i = 0; i < o->nvms; i++) {
-		nvt += r->vms[i].nvcpus;
-		ntsc += r->tsc ? r->tsc[i].n : 0;
-	}
-	vt = calloc(nvt + 1, sizeof(*vt));
-	vtp = calloc(nvt + 1, sizeof(*vtp));
-	tsc = calloc(ntsc + 1, sizeof(*tsc));
-	tscp = calloc(ntsc + 1, sizeof(*tscp));
-	if (!vi || !vip || !vt || !vtp || !gh || !tsc || !tscp)
-		goto out;
 	uname(&u);
 	if (gethostname(hostname, sizeof(hostname) - 1))
 		hostname[0] = 0;
 	slurp_line("/etc/machine-id", machine_id, sizeof(machine_id));
-	ki.sysname = u.sysname;
-	ki.release = u.release;
-	ki.version = u.version;
-	ki.machine = u.machine;
-	ki.nr_cpus = r->h->cfg.nr_cpu_ids;
-	hi.hostname = hostname;
-	hi.machine_id = machine_id;
-	hi.kernel = &ki;
-	hi.vmscope_version = VMSCOPE_VERSION_STRING;
+	ki->sysname = u.sysname;
+	ki->release = u.release;
+	ki->version = u.version;
+	ki->machine = u.machine;
+	ki->nr_cpus = r->h->cfg.nr_cpu_ids;
+	hi->hostname = hostname;
+	hi->machine_id = machine_id;
+	hi->kernel = ki;
+	hi->vmscope_version = VMSCOPE_VERSION_STRING;
 	/* trace_clock_local(): ns, monotonic per CPU only */
-	clk.name = "trace_clock_local";
-	clk.unit = "ns";
-	clk.ns_mul = clk.ns_div = 1;
-	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
-	clk.ts_bits = 64;
-	vr_events_to_pb(&ev, r->h->descs, r->h->nev, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0,
-			o->module_version);
-	for (unsigned int i = 0; i < o->nvms; i++) {
-		const struct vm_desc *v = &r->vms[i];
+	clk->name = "trace_clock_local";
+	clk->unit = "ns";
+	clk->ns_mul = clk->ns_div = 1;
+	clk->byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
+	clk->ts_bits = 64;
+}
 
-		vmscope__trace__vm_info__init(&vi[i]);
-		vi[i].name = (char *)v->name;
-		vi[i].qemu_pid = v->pid;
-		vi[i].vsock_cid = v->cid;
+/* The VMs' messages and what they point to; vms_free() frees them. */
+struct vms_pb {
+	Vmscope__Trace__VmInfo *vi, **vip;
+	Vmscope__Trace__VcpuThread *vt, **vtp;
+	Vmscope__Trace__VcpuTsc *tsc, **tscp;
+	Vmscope__Trace__GuestHello **gh;
+	unsigned int n;
+};
+
+static void vms_free(struct vms_pb *m)
+{
+	for (unsigned int i = 0; m->gh && i < m->n; i++)
+		if (m->gh[i])
+			vmscope__trace__guest_hello__free_unpacked(m->gh[i], NULL);
+	free(m->gh);
+	free(m->vi);
+	free(m->vip);
+	free(m->vt);
+	free(m->vtp);
+	free(m->tsc);
+	free(m->tscp);
+}
+
+/* Each VM: name, pid, CID, its guest's last hello, vCPU threads, TSC
+ * relation. 0 or -ENOMEM. */
+static int fill_vms(struct rec *r, struct vms_pb *m)
+{
+	unsigned int nvms = r->o->nvms;
+	size_t nvt = 0, k = 0, ntsc = 0, kt = 0;
+
+	m->n = nvms;
+	for (unsigned int i = 0; i < nvms; i++) {
+		nvt += r->vms[i].nvcpus;
+		ntsc += r->tsc ? r->tsc[i].n : 0;
+	}
+	m->vi = calloc(nvms + 1, sizeof(*m->vi));
+	m->vip = calloc(nvms + 1, sizeof(*m->vip));
+	m->gh = calloc(nvms + 1, sizeof(*m->gh));
+	m->vt = calloc(nvt + 1, sizeof(*m->vt));
+	m->vtp = calloc(nvt + 1, sizeof(*m->vtp));
+	m->tsc = calloc(ntsc + 1, sizeof(*m->tsc));
+	m->tscp = calloc(ntsc + 1, sizeof(*m->tscp));
+	if (!m->vi || !m->vip || !m->vt || !m->vtp || !m->gh || !m->tsc || !m->tscp)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nvms; i++) {
+		const struct vm_desc *v = &r->vms[i];
+		Vmscope__Trace__VmInfo *vi = &m->vi[i];
+
+		vmscope__trace__vm_info__init(vi);
+		vi->name = (char *)v->name;
+		vi->qemu_pid = v->pid;
+		vi->vsock_cid = v->cid;
 		/* the guest's own claims, from its last hello: for decoding */
-		gh[i] = rg_hello(r, i);
-		if (gh[i]) {
-			vi[i].agent_connected = true;
-			vi[i].guest_kernel = gh[i]->kernel;
-			vi[i].guest_clock = gh[i]->clock;
-			vi[i].guest_events = gh[i]->events;
+		m->gh[i] = rg_hello(r, i);
+		if (m->gh[i]) {
+			vi->agent_connected = true;
+			vi->guest_kernel = m->gh[i]->kernel;
+			vi->guest_clock = m->gh[i]->clock;
+			vi->guest_events = m->gh[i]->events;
 		}
-		vi[i].vcpus = &vtp[k];
-		vi[i].n_vcpus = v->nvcpus;
+		vi->vcpus = &m->vtp[k];
+		vi->n_vcpus = v->nvcpus;
 		for (unsigned int c = 0; c < v->nvcpus; c++, k++) {
-			vmscope__trace__vcpu_thread__init(&vt[k]);
-			vt[k].vcpu = v->vcpu[c];
-			vt[k].tid = v->tid[c];
-			vtp[k] = &vt[k];
+			vmscope__trace__vcpu_thread__init(&m->vt[k]);
+			m->vt[k].vcpu = v->vcpu[c];
+			m->vt[k].tid = v->tid[c];
+			m->vtp[k] = &m->vt[k];
 		}
-		vi[i].tsc = &tscp[kt];
-		vi[i].n_tsc = r->tsc ? r->tsc[i].n : 0;
-		for (unsigned int c = 0; c < vi[i].n_tsc; c++, kt++) {
+		vi->tsc = &m->tscp[kt];
+		vi->n_tsc = r->tsc ? r->tsc[i].n : 0;
+		for (unsigned int c = 0; c < vi->n_tsc; c++, kt++) {
 			const struct vm_tsc *t = &r->tsc[i].v[c];
 
-			vmscope__trace__vcpu_tsc__init(&tsc[kt]);
-			tsc[kt].vcpu_id = t->vcpu_id;
-			tsc[kt].offset = t->offset;
-			tsc[kt].ratio = t->ratio;
-			tsc[kt].frac_bits = t->frac_bits;
-			tscp[kt] = &tsc[kt];
+			vmscope__trace__vcpu_tsc__init(&m->tsc[kt]);
+			m->tsc[kt].vcpu_id = t->vcpu_id;
+			m->tsc[kt].offset = t->offset;
+			m->tsc[kt].ratio = t->ratio;
+			m->tsc[kt].frac_bits = t->frac_bits;
+			m->tscp[kt] = &m->tsc[kt];
 		}
-		vip[i] = &vi[i];
+		m->vip[i] = vi;
 	}
-	/* the selected events by name (Options.events: empty = all) */
+	return 0;
+}
+
+/* The recording's options and channels, pointing into @st. */
+struct opts_pb {
+	Vmscope__Trace__Options opt;
+	Vmscope__Trace__ChannelOptions chan[VMSCOPE_SESSION_CHANNELS];
+	Vmscope__Trace__ChannelOptions *chanp[VMSCOPE_SESSION_CHANNELS];
 	const char *sel[VMSCOPE_MAX_EVENTS];
-
-	opt.events = (char **)sel;
-	opt.n_events = o->ctl.flags & VMSCOPE_CTL_EVENTS ?
-		       hb_event_names(r->h, o->ctl.events, sel) : 0;
-	/* the channels: channel 0's geometry is also in the fields above */
-	Vmscope__Trace__ChannelOptions chan[VMSCOPE_SESSION_CHANNELS], *chanp[VMSCOPE_SESSION_CHANNELS];
 	const char *csel[VMSCOPE_SESSION_CHANNELS][VMSCOPE_MAX_EVENTS];
+};
 
+static void fill_options(const struct rec *r, struct opts_pb *st)
+{
+	const struct rec_opts *o = r->o;
+	Vmscope__Trace__Options *opt = &st->opt;
+
+	vmscope__trace__options__init(opt);
+	/* the selected events by name (Options.events: empty = all) */
+	opt->events = (char **)st->sel;
+	opt->n_events = o->ctl.flags & VMSCOPE_CTL_EVENTS ?
+			hb_event_names(r->h, o->ctl.events, st->sel) : 0;
+	/* the channels: channel 0's geometry is also in the fields below */
 	for (unsigned int k = 0; k < r->h->cfg.nr_chans && k < VMSCOPE_SESSION_CHANNELS; k++) {
 		const struct vmscope_chan_cfg *c = &r->h->cfg.chan[k];
+		Vmscope__Trace__ChannelOptions *ch = &st->chan[k];
 
-		vmscope__trace__channel_options__init(&chan[k]);
-		chan[k].buffer_mode = c->mode;
-		chan[k].subbuf_size = 1ull << c->subbuf_shift;
-		chan[k].nr_subbufs = 1u << c->nr_subbuf_shift;
-		chan[k].events = (char **)csel[k];
-		chan[k].n_events = k ? hb_event_names(r->h, c->events, csel[k]) : 0;
-		chanp[k] = &chan[k];
+		vmscope__trace__channel_options__init(ch);
+		ch->buffer_mode = c->mode;
+		ch->subbuf_size = 1ull << c->subbuf_shift;
+		ch->nr_subbufs = 1u << c->nr_subbuf_shift;
+		ch->events = (char **)st->csel[k];
+		ch->n_events = k ? hb_event_names(r->h, c->events, st->csel[k]) : 0;
+		st->chanp[k] = ch;
 	}
-	opt.channels = chanp;
-	opt.n_channels = r->h->cfg.nr_chans;
-	opt.buffer_mode = r->h->cfg.chan[0].mode;
-	opt.subbuf_size = 1ull << r->h->cfg.chan[0].subbuf_shift;
-	opt.nr_subbufs = 1u << r->h->cfg.chan[0].nr_subbuf_shift;
-	opt.duration_ns = (uint64_t)(o->duration_s * 1e9);
-	opt.argv = o->argv;
-	opt.n_argv = (size_t)o->argc;
+	opt->channels = st->chanp;
+	opt->n_channels = r->h->cfg.nr_chans;
+	opt->buffer_mode = r->h->cfg.chan[0].mode;
+	opt->subbuf_size = 1ull << r->h->cfg.chan[0].subbuf_shift;
+	opt->nr_subbufs = 1u << r->h->cfg.chan[0].nr_subbuf_shift;
+	opt->duration_ns = (uint64_t)(o->duration_s * 1e9);
+	opt->argv = o->argv;
+	opt->n_argv = (size_t)o->argc;
+}
+
+/* Where this session's exit reasons come from, now; false when the module
+ * does not say. Strings point into @xm. */
+static bool fill_exit_reasons(const struct rec *r, Vmscope__Trace__ExitReasonSource *xs,
+			      struct vmscope_exit_mode *xm)
+{
+	const char *refused;
+
+	memset(xm, 0, sizeof(*xm));
+	if (ioctl(r->h->fd, VMSCOPE_IOC_GET_EXIT_MODE, xm))
+		return false;
+	refused = exit_refused_name(xm->refused);
+	xm->why[sizeof(xm->why) - 1] = 0;
+	xs->mode = (char *)exit_mode_name(xm->mode);
+	xs->refused = (char *)(refused ? refused : "");
+	xs->why = xm->why;
+	xs->layout = xm->layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
+		     xm->layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf";
+	xs->compared = xm->compared;
+	xs->mismatches = xm->mismatches;
+	xs->direct_since_ts = xm->direct_since_ts;
+	xs->calibrations = xm->calibrations;
+	xs->fallbacks = xm->fallbacks;
+	return true;
+}
+
+/* The session as known now (stop = 0 while recording). */
+int rec_write_session(struct rec *r, uint64_t stop_rt, uint64_t first_ts,
+		      uint64_t last_ts)
+{
+	static struct vr_pb_events ev;
+	Vmscope__Trace__SessionMetadata s = VMSCOPE__TRACE__SESSION_METADATA__INIT;
+	Vmscope__Trace__HostInfo hi = VMSCOPE__TRACE__HOST_INFO__INIT;
+	Vmscope__Trace__KernelInfo ki = VMSCOPE__TRACE__KERNEL_INFO__INIT;
+	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
+	Vmscope__Trace__ExitReasonSource xs = VMSCOPE__TRACE__EXIT_REASON_SOURCE__INIT;
+	struct vmscope_exit_mode xm;
+	struct vms_pb vms = { 0 };
+	struct opts_pb opts;
+	int e;
+
+	e = fill_vms(r, &vms);
+	if (e)
+		goto out;
+	fill_host(r, &hi, &ki, &clk);
+	vr_events_to_pb(&ev, r->h->descs, r->h->nev, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0,
+			r->o->module_version);
+	fill_options(r, &opts);
 	s.format_version = 1;
 	s.session_id.data = r->session_id;
 	s.session_id.len = sizeof(r->session_id);
 	s.host = &hi;
 	s.host_clock = &clk;
 	s.host_events = &ev.table;
-	s.vms = vip;
-	s.n_vms = o->nvms;
+	s.vms = vms.vip;
+	s.n_vms = r->o->nvms;
 	s.start_realtime_ns = r->start_rt;
 	s.start_ts = first_ts;
 	s.stop_realtime_ns = stop_rt;
 	s.stop_ts = last_ts;
-	s.options = &opt;
-	/* where this session's exit reasons come from, now */
-	Vmscope__Trace__ExitReasonSource xs = VMSCOPE__TRACE__EXIT_REASON_SOURCE__INIT;
-	struct vmscope_exit_mode xm;
-
-	memset(&xm, 0, sizeof(xm));
-	if (ioctl(r->h->fd, VMSCOPE_IOC_GET_EXIT_MODE, &xm) == 0) {
-		const char *refused = exit_refused_name(xm.refused);
-
-		xm.why[sizeof(xm.why) - 1] = 0;
-		xs.mode = (char *)exit_mode_name(xm.mode);
-		xs.refused = (char *)(refused ? refused : "");
-		xs.why = xm.why;
-		xs.layout = xm.layout == VMSCOPE_EXIT_LAYOUT_MATCH ? "btf-match" :
-			    xm.layout == VMSCOPE_EXIT_LAYOUT_MISMATCH ? "btf-mismatch" : "no-btf";
-		xs.compared = xm.compared;
-		xs.mismatches = xm.mismatches;
-		xs.direct_since_ts = xm.direct_since_ts;
-		xs.calibrations = xm.calibrations;
-		xs.fallbacks = xm.fallbacks;
+	s.options = &opts.opt;
+	if (fill_exit_reasons(r, &xs, &xm))
 		s.exit_reasons = &xs;
-	}
 	r->session_bytes = TF_FRAME_HDR_SIZE + protobuf_c_message_get_packed_size(&s.base);
 	e = tf_writer_append_msg(r->meta, TF_FRAME_SESSION, &s.base);
 out:
-	for (unsigned int i = 0; gh && i < o->nvms; i++)
-		if (gh[i])
-			vmscope__trace__guest_hello__free_unpacked(gh[i], NULL);
-	free(gh);
-	free(vi);
-	free(vip);
-	free(vt);
-	free(vtp);
-	free(tsc);
-	free(tscp);
+	vms_free(&vms);
 	return e;
 }
 
