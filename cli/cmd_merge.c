@@ -89,7 +89,7 @@ static int write_report(const char *dir, const struct vr_trace *t, const struct 
 	if (fd < 0 || !(f = fdopen(fd, "w")))
 		e = errno;
 	if (f) {
-		mg_report(f, t, r);
+		mg_report(f, t, r, MG_REPORT_ALL);
 		if (fflush(f) || ferror(f) || fsync(fd))
 			e = errno ? errno : EIO;
 		if (fclose(f) && !e)
@@ -295,7 +295,7 @@ static int merge_trace(struct vr_trace *t, const char *in, struct merge_args *a,
 		fprintf(stderr, "vmscope merge: %s\n", err);
 		status = EXIT_FAILURE_RUNTIME;
 	}
-	mg_report(stdout, t, &r);
+	mg_report(stdout, t, &r, MG_REPORT_SPANS);
 	if (!e && r.merged) {
 		printf("merged trace: %s\n", a->out);
 		if (mg_violations(&r))

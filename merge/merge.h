@@ -203,9 +203,13 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	     char *err, size_t errlen);
 
 /* The text report: per VM its segments (verdict, bound, drift, offset),
- * samples used and dropped by reason, pairing counts; after pass 2 the
+ * samples used and dropped by reason, pairing counts, its clock-unreliable
+ * spans (at most @spans per VM listed, the rest counted: MG_REPORT_SPANS
+ * on a terminal, MG_REPORT_ALL in MERGED/report.txt); after pass 2 the
  * merge counts and the causality check. */
-void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r);
+#define MG_REPORT_SPANS	20u
+#define MG_REPORT_ALL	UINT32_MAX
+void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r, uint32_t spans);
 
 /* Violations of accepted exchanges and events (0: causality kept). */
 uint64_t mg_violations(const struct mg_result *r);

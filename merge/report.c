@@ -35,7 +35,6 @@ static void report_tsc(FILE *f, const struct mg_tsc_vm *k)
 		k->no_readings, k->no_offset, k->off_changed);
 }
 
-#define MG_REPORT_SPANS 20	/* listed per VM; all are in the metadata */
 
 static void span_time(FILE *f, uint64_t t, const char *none)
 {
@@ -46,7 +45,7 @@ static void span_time(FILE *f, uint64_t t, const char *none)
 }
 
 /* README.md, "Clock-unreliable spans". */
-static void report_clock(FILE *f, const struct mg_result *r, uint32_t v)
+static void report_clock(FILE *f, const struct mg_result *r, uint32_t v, uint32_t max)
 {
 	uint64_t n = 0, ev = 0, listed = 0;
 
@@ -68,9 +67,9 @@ static void report_clock(FILE *f, const struct mg_result *r, uint32_t v)
 
 		if (sp->vm != v)
 			continue;
-		if (listed++ == MG_REPORT_SPANS) {
-			fprintf(f, "    ... %" PRIu64 " more (all in the merged trace's metadata)\n",
-				n - MG_REPORT_SPANS);
+		if (listed++ == max) {
+			fprintf(f, "    ... %" PRIu64 " more (all in MERGED/report.txt and the "
+				"merged trace's metadata)\n", n - max);
 			break;
 		}
 		fprintf(f, "    cpu %u host ", sp->cpu);
@@ -94,7 +93,8 @@ static void report_clock(FILE *f, const struct mg_result *r, uint32_t v)
 	}
 }
 
-static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name)
+static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char *name,
+		      uint32_t spans)
 {
 	const struct mt_vm *m = &r->mt.vm[v];
 	uint64_t dropped = 0;
@@ -137,10 +137,10 @@ static void report_vm(FILE *f, const struct mg_result *r, uint32_t v, const char
 		fprintf(f, "\n");
 	}
 	report_tsc(f, &r->tsc[v]);
-	report_clock(f, r, v);
+	report_clock(f, r, v, spans);
 }
 
-void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
+void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r, uint32_t spans)
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
 	const struct mp_stats *p = &r->pair->st;
@@ -160,7 +160,7 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r)
 		r->n.tsc_writes, r->n.tsc_by_thread, r->n.tsc_breaks,
 		(double)MG_TSC_QUIET_NS * 1e-9);
 	for (uint32_t v = 0; v < r->n_vms; v++)
-		report_vm(f, r, v, s && s->vms[v]->name ? s->vms[v]->name : "?");
+		report_vm(f, r, v, s && s->vms[v]->name ? s->vms[v]->name : "?", spans);
 	if (!r->merged)
 		return;
 	fprintf(f, "merged: %" PRIu64 " events (%" PRIu64 " host, %" PRIu64 " guest) from %"

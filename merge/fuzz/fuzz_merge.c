@@ -246,7 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(mg_sync(t, &o, &r, err, sizeof(err)) == 0);
 	ASSERT(mg_merge(t, out_path, &r, err, sizeof(err)) == 0);
 	if (getenv("FUZZ_MERGE_REPORT"))	/* to see what an input does */
-		mg_report(stderr, t, &r);
+		mg_report(stderr, t, &r, MG_REPORT_ALL);
 	damaged = vr_damage_count(vr_trace_damage(t)) != 0;
 	ASSERT(!(harm & 3) || damaged);
 	ASSERT(!r.n.bad || damaged);

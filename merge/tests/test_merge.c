@@ -255,7 +255,7 @@ static void run(struct synth *s, const char *dir, const char *tag)
 	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	check_sync(s, &r);
 	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
-	mg_report(stdout, t, &r);
+	mg_report(stdout, t, &r, MG_REPORT_SPANS);
 	CHECK_EQ(mg_violations(&r), 0);
 	CHECK_EQ(r.c.exchanges, s->n_exchanges);
 	CHECK_EQ(r.c.ev_before, r.c.exchanges);
@@ -333,7 +333,7 @@ static void run_clock(const char *dir, const char *tag, int kind)
 	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
 	f = open_memstream(&rep, &replen);
-	mg_report(f, t, &r);
+	mg_report(f, t, &r, MG_REPORT_SPANS);
 	fclose(f);
 	fputs(rep, stdout);
 	CHECK_EQ(mg_violations(&r), 0);
@@ -438,7 +438,7 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 	if (!t)
 		return;
 	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
-	mg_report(stdout, t, &r);
+	mg_report(stdout, t, &r, MG_REPORT_SPANS);
 	for (uint32_t v = 0; v < r.n_vms; v++) {
 		const struct mg_tsc_vm *k = &r.tsc[v];
 

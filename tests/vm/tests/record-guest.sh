@@ -280,8 +280,11 @@ trace_checks() {
 import re, sys
 pids = {int(l.split()[0]): int(l.split()[1]) for l in open(sys.argv[1]) if l.strip()}
 ev = {}
+rep = open(sys.argv[3]).read()
+if re.search(r"^    \.\.\. \d+ more", rep, re.M):
+    print("FAIL: MERGED/report.txt does not list every clock-unreliable span"); sys.exit(1)
 spans = [(int(m[1]), int(m[2]), int(m[3])) for m in
-         re.finditer(r"^    cpu (\d+) host (\d+)\.\.(\d+)", open(sys.argv[3]).read(), re.M)]
+         re.finditer(r"^    cpu (\d+) host (\d+)\.\.(\d+)", rep, re.M)]
 def ns(t):
     s, f = t.split("."); return int(s) * 1000000000 + int(f)
 for line in open(sys.argv[2]):
