@@ -16,7 +16,9 @@
 # (tests/vm/tools/relay.c) takes CPU 1 the same way, lets a traced helper
 # run there, preempts it and moves it away, and hands CPU 1 to a busy
 # child: the child must be charged its CPU time (+-10%) and the relay no
-# more than its own (+10%); a module that tracked one waiting thread per
+# more than it can have held CPU 1 (its wall-clock window there less its
+# child's and its helper's CPU time: relay.c says why not its own CPU
+# time, which late ticks hold back); a module that tracked one waiting thread per
 # CPU forgot the vCPU thread once the helper left, and charged the child's
 # 200 ms to the relay. And what the guest kernel believed:
 # vCPU 0's guest steal (sync_guest.steal_ns, first to last exchange) is
@@ -101,7 +103,8 @@ host_main() {
 	[ -n "$hog_ns" ] && [ -n "$hog_pid" ] || fail "the hog said nothing"
 	relay=$(sed -n 's/^relay pid \([0-9]*\) held cpu 1 for \([0-9]*\) ns of CPU time$/\1 \2/p' /vmtest/relay.txt)
 	relay_u=$(sed -n 's/^relay-u pid \([0-9]*\) held cpu 1 for \([0-9]*\) ns of CPU time$/\1 \2/p' /vmtest/relay.txt)
-	[ -n "$relay" ] && [ -n "$relay_u" ] || fail "the relay said nothing"
+	relay_w=$(sed -n 's/^relay window \([0-9]*\) ns of wall time, helper [0-9]* ran \([0-9]*\) ns$/\1 \2/p' /vmtest/relay.txt)
+	[ -n "$relay" ] && [ -n "$relay_u" ] && [ -n "$relay_w" ] || fail "the relay said nothing"
 	# the vCPU thread's run-queue wait while the hog ran (schedstat)
 	vcpu_wait=$((delay1 - delay0))
 	echo "vCPU thread $vcpu_tid waited $vcpu_wait ns runnable while the hog ran"
@@ -115,11 +118,11 @@ host_main() {
 	cat /vmtest/report.txt
 	"$VMSCOPE" report sched --json /tmp/merged >/vmtest/report.json ||
 		fail "report sched --json failed"
-	python3 - $hog_ns "$hog_pid" "$vcpu_wait" $relay $relay_u /vmtest/report.json >/vmtest/check.txt 2>&1 <<'PY'
+	python3 - $hog_ns "$hog_pid" "$vcpu_wait" $relay $relay_u $relay_w /vmtest/report.json >/vmtest/check.txt 2>&1 <<'PY'
 import json, sys
 hog_lo, hog_hi, pid, wait = (int(a) for a in sys.argv[1:5])
-relay_pid, relay_ns, u_pid, u_ns = (int(a) for a in sys.argv[5:9])
-path = sys.argv[9]
+relay_pid, relay_ns, u_pid, u_ns, w_ns, t_ns = (int(a) for a in sys.argv[5:11])
+path = sys.argv[11]
 TICKS = 2 * 4000000
 r = json.load(open(path))
 vm = r["vms"][0]
@@ -154,8 +157,14 @@ print(f"relay (pid {relay_pid}) held CPU 1 {relay_ns} ns, its child (pid {u_pid}
       f"spinner stalled by the relay {r_stall} ns, by its child {u_stall} ns")
 if abs(u_stall - u_ns) > 0.1 * u_ns:
     print(f"FAIL: spinner's stall by the relay's child {u_stall} ns, want {u_ns} +-10%"); ok = False
-if r_stall > 1.1 * relay_ns:
-    print(f"FAIL: spinner's stall by the relay {r_stall} ns, more than the {relay_ns} ns it held CPU 1"); ok = False
+# The relay held CPU 1 at most its window less what its child and its
+# helper ran (relay.c: its own CPU time can count less than the trace clock
+# saw when the test host's ticks come late, so it is shown, not the bound).
+relay_max = w_ns - u_ns - t_ns
+print(f"relay window {w_ns} ns, helper ran {t_ns} ns: the relay held CPU 1 at most {relay_max} ns")
+if r_stall > relay_max:
+    print(f"FAIL: spinner's stall by the relay {r_stall} ns, more than the {relay_max} ns it "
+          f"can have held CPU 1"); ok = False
 if not worst or worst[0]["thread"]["comm"] != "spinner":
     print("FAIL: no worst stall of spinner by the hog"); ok = False
 # What the guest kernel believed (sync_guest.steal_ns, ABI 0.4) next to

@@ -19,6 +19,15 @@
  *                       back and prints, in ns:
  *                         relay pid H held cpu CPU for N ns of CPU time
  *                         relay-u pid U held cpu CPU for N ns of CPU time
+ *                         relay window W ns of wall time, helper T ran N ns
+ *
+ * CPU times come from the scheduler's clock, which on a host whose TSC is
+ * unstable (the test host) is held back when ticks come late: under load
+ * it can count less than the trace clock saw (measured: 4.5 ms of CPU time
+ * for stints of 5.8 ms in the trace). The window, CLOCK_MONOTONIC from
+ * just before H moves to CPU to just after it left, holds all of H's time
+ * there, U's and T's: W minus their CPU times bounds H's from above in a
+ * clock that is not held back.
  *
  * U is born on CPU and never leaves it, so its whole CPU time (wait4's
  * rusage) is time it held that CPU; H's is measured from just before it
@@ -43,6 +52,23 @@ static long long clock_ns(clockid_t id)
 
 	clock_gettime(id, &t);
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Thread @pid's CPU time so far (schedstat's first field), or -1. */
+static long long runtime_ns(pid_t pid)
+{
+	char path[64];
+	long long ns = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &ns) != 1)
+		ns = -1;
+	fclose(f);
+	return ns;
 }
 
 static void busy_ms(long long ms)
@@ -104,7 +130,7 @@ static int relay_run(int cpu, pid_t t, long long ms)
 {
 	struct timespec nap = { .tv_nsec = 2000000 };
 	struct sched_param other = { .sched_priority = 0 };
-	long long h0, h1;
+	long long h0, h1, w0, w1, t0, t1;
 	cpu_set_t home, rest;
 	struct rusage ru;
 	int status;
@@ -118,6 +144,8 @@ static int relay_run(int cpu, pid_t t, long long ms)
 		fprintf(stderr, "relay: the caller's CPUs must include one other than %d\n", cpu);
 		return 1;
 	}
+	t0 = runtime_ns(t);
+	w0 = clock_ns(CLOCK_MONOTONIC);
 	h0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (fifo_on(50, cpu))
 		return 1;
@@ -130,6 +158,7 @@ static int relay_run(int cpu, pid_t t, long long ms)
 		perror("relay: moving the helper away");
 		return 1;
 	}
+	t1 = runtime_ns(t);
 	u = fork();
 	if (u < 0) {
 		perror("relay: fork");
@@ -151,6 +180,11 @@ static int relay_run(int cpu, pid_t t, long long ms)
 		return 1;
 	}
 	h1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	w1 = clock_ns(CLOCK_MONOTONIC);
+	if (t0 < 0 || t1 < 0) {
+		fprintf(stderr, "relay: cannot read the helper's schedstat\n");
+		return 1;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "relay: the busy child failed (status %#x)\n", status);
 		return 1;
@@ -159,6 +193,8 @@ static int relay_run(int cpu, pid_t t, long long ms)
 	printf("relay-u pid %d held cpu %d for %lld ns of CPU time\n", (int)u, cpu,
 	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL);
+	printf("relay window %lld ns of wall time, helper %d ran %lld ns\n", w1 - w0, (int)t,
+	       t1 - t0);
 	return 0;
 }
 
