@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "out.h"
 #include "rec_args.h"
+#include "report.h"
 #include "screen.h"
 #include "view.h"
 
@@ -68,8 +69,6 @@ static void usage(FILE *out)
 		"damaged (every interval read is still shown) or has no records, the output\n"
 		"could not be written, or the screen has no terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
 }
-
-static const char *const sort_names[] = { "count", "total", "p99", "max" };
 
 static int parse_speed(const char *s, double *v)
 {
@@ -140,7 +139,7 @@ int cmd_top(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			for (e = 0; e < 4 && strcmp(optarg, sort_names[e]); e++)
+			for (e = 0; e < 4 && strcmp(optarg, report_sort_names[e]); e++)
 				;
 			if (e == 4) {
 				fprintf(stderr, "vmscope top: --sort: count, total, p99 or max, not '%s'\n",
