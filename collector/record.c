@@ -204,11 +204,9 @@ static void record_loop(struct rec *r, volatile sig_atomic_t *stop)
 				rec_set_err(&r->write_err, -e);
 		}
 		/* the final frames grow with the session and the streams */
-		if (rec_final_room(r) > r->reserve.bytes) {
-			e = rec_reserve_hold(&r->reserve, r->dirfd, rec_final_room(r));
-			if (e)
-				rec_set_err(&r->write_err, -e);
-		}
+		e = rec_reserve_hold(&r->reserve, r->dirfd, rec_final_room(r));
+		if (e)
+			rec_set_err(&r->write_err, -e);
 		if (util_mono_s() - last_rescan >= 1.0) {
 			rec_rescan_vcpus(r);
 			last_rescan = util_mono_s();
