@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "exits_json.h"
 #include "report.h"
 #include "sched.h"
 
@@ -178,11 +179,6 @@ static json_object *jby(const struct an_walk *w, const struct an_by_host *by, si
 	return a;
 }
 
-static void jadd(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
 /* The guest's steal next to the host's (steal.h); null when not known. */
 static void jsteal(json_object *o, const struct an_sched_vcpu *p)
 {
@@ -197,7 +193,7 @@ static void jsteal(json_object *o, const struct an_sched_vcpu *p)
 			       st.known ? json_object_new_uint64(st.blocked_ns) : NULL);
 	json_object_object_add(o, "steal_span_ns",
 			       st.known ? json_object_new_uint64(st.span_ns) : NULL);
-	jadd(o, "steal_readings", st.n);
+	an_json_u64(o, "steal_readings", st.n);
 }
 
 json_object *report_sched_json(const char *path, const struct an_walk *w,
@@ -207,8 +203,8 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 	json_object *worst = json_object_new_array();
 
 	json_object_object_add(root, "trace", json_object_new_string(path));
-	jadd(root, "records", an_walk_counts(w)->records);
-	jadd(root, "losses", an_walk_counts(w)->losses);
+	an_json_u64(root, "records", an_walk_counts(w)->records);
+	an_json_u64(root, "losses", an_walk_counts(w)->losses);
 	report_clock_json(root, an_walk_counts(w));
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
 		json_object *v = json_object_new_object(), *ts = json_object_new_array();
@@ -221,14 +217,14 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 			const struct an_sched_task *k = &s->t[idx[i]];
 			json_object *o = jthread(w, idx[i]);
 
-			jadd(o, "running_ns", k->running_ns);
-			jadd(o, "runnable_ns", k->runnable_ns);
-			jadd(o, "blocked_ns", k->blocked_ns);
-			jadd(o, "stall_running_ns", k->stall_running_ns);
-			jadd(o, "stall_runnable_ns", k->stall_runnable_ns);
-			jadd(o, "exit_ns", k->exit_ns);
+			an_json_u64(o, "running_ns", k->running_ns);
+			an_json_u64(o, "runnable_ns", k->runnable_ns);
+			an_json_u64(o, "blocked_ns", k->blocked_ns);
+			an_json_u64(o, "stall_running_ns", k->stall_running_ns);
+			an_json_u64(o, "stall_runnable_ns", k->stall_runnable_ns);
+			an_json_u64(o, "exit_ns", k->exit_ns);
 			json_object_object_add(o, "stalled_by", jby(w, k->by, AN_SCHED_KEEP));
-			jadd(o, "stalled_by_others_ns", k->by_other_ns);
+			an_json_u64(o, "stalled_by_others_ns", k->by_other_ns);
 			json_object_array_add(ts, o);
 		}
 		json_object_object_add(v, "threads", ts);
@@ -243,10 +239,10 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 			o = json_object_new_object();
 			json_object_object_add(o, "vcpu", json_object_new_int((int)i));
 			json_object_object_add(o, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
-			jadd(o, "preempted_ns", p->preempted_ns);
-			jadd(o, "preemptions", p->n_preempted);
-			jadd(o, "blocked_ns", p->blocked_ns);
-			jadd(o, "blocks", p->n_blocked);
+			an_json_u64(o, "preempted_ns", p->preempted_ns);
+			an_json_u64(o, "preemptions", p->n_preempted);
+			an_json_u64(o, "blocked_ns", p->blocked_ns);
+			an_json_u64(o, "blocks", p->n_blocked);
 			jsteal(o, p);
 			/* every host task, exactly (the text shows the top) */
 			nby = an_sched_vcpu_by_all(p, &by);
@@ -271,8 +267,8 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 			json_object_object_add(o, "host_task", jthread(w, st->host_task));
 		json_object_object_add(o, "preempted", json_object_new_boolean(st->preempted));
 		json_object_object_add(o, "host_cpu", json_object_new_int((int)st->host_cpu));
-		jadd(o, "start_ns", st->start);
-		jadd(o, "duration_ns", st->end - st->start);
+		an_json_u64(o, "start_ns", st->start);
+		an_json_u64(o, "duration_ns", st->end - st->start);
 		json_object_array_add(worst, o);
 	}
 	json_object_object_add(root, "worst", worst);
