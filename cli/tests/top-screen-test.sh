@@ -87,8 +87,10 @@ else bad "q"; fi
 # the host tasks that had the vCPU thread's CPU
 mkdir "$dir/s"
 "$writer" --write-sched "$dir/s" >/dev/null || { echo "FAIL: writing the sched trace"; exit 1; }
-tm kill-session -t top
-tm new-session -d -s top -x 130 -y 60 \
+# The same pane, its command replaced: killing the only session ends the
+# tmux server, and a new-session right after it may reach the server while
+# it exits ("server exited unexpectedly", seen under load).
+tm respawn-pane -k -t top \
 	"'$exe' top --replay '$dir/s/merged' --interval 10 --speed 1000; echo EXIT=\$?; sleep 60"
 if wait_for 'END OF TRACE' && grep -Eq '^  VM 0 vcpu 0 [a-z]+/10[0-9] .* by hog/4242 \(host CPU 0\)' "$dir/screen"
 then ok "the worst stalls name the host task"
