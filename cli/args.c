@@ -1,4 +1,6 @@
 /* The shared ends of the commands' option parsing (args.h). */
+#include <string.h>
+
 #include "args.h"
 #include "commands.h"
 #include "util_number.h"
@@ -22,6 +24,21 @@ int args_number(const char *cmd, const char *opt, const char *arg, unsigned long
 		return 0;
 	fprintf(stderr, "vmscope %s: %s: a number from %llu to %llu, not '%s'\n", cmd, opt, min,
 		max, arg);
+	return -1;
+}
+
+int args_choice(const char *cmd, const char *opt, const char *arg, const char *const *names,
+		int n, int *k)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arg, names[i])) {
+			*k = i;
+			return 0;
+		}
+	fprintf(stderr, "vmscope %s: %s: ", cmd, opt);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", names[i], i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+	fprintf(stderr, ", not '%s'\n", arg);
 	return -1;
 }
 

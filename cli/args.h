@@ -64,4 +64,12 @@ const char *args_opt_name(const struct option *opts, int val);
 int args_number(const char *cmd, const char *opt, const char *arg, unsigned long long min,
 		unsigned long long max, unsigned long long *v);
 
+/*
+ * @arg, the value of option @opt of `vmscope @cmd`, as one of the @n
+ * @names: its index in *@k. 0, or -1 after saying which names it takes
+ * ("a, b or c") (for a usage error).
+ */
+int args_choice(const char *cmd, const char *opt, const char *arg, const char *const *names,
+		int n, int *k);
+
 #endif

@@ -347,36 +347,53 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	return 0;
 }
 
+static const struct option opts[] = {
+	{ "summary", no_argument, NULL, 's' },
+	{ "stream", required_argument, NULL, 'S' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END,
+};
+
+struct dump_args {
+	const char *only;	/* --stream */
+	int summary, accept;
+};
+
+/* One option into @ctx (struct dump_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct dump_args *a = ctx;
+
+	switch (c) {
+	case 's':
+		a->summary = 1;
+		return 0;
+	case 'S':
+		a->only = arg;
+		return 0;
+	case 'A':
+		a->accept = 1;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "summary", no_argument, NULL, 's' },
-		{ "stream", required_argument, NULL, 'S' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
 	static char outbuf[1 << 20];
-	const char *only = NULL;
+	struct dump_args a = { 0 };
+	const char *only;
 	static struct totals tot;
 	struct vr_trace *t;
 	char err[512], dmg[1024];
-	int opt, summary = 0, found = 0, accept = 0, damaged;
+	int summary, found = 0, accept, damaged, rc;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			summary = 1;
-			break;
-		case 'S':
-			only = optarg;
-			break;
-		case 'A':
-			accept = 1;
-			break;
-		default:
-			return args_help_or_usage(opt, usage);
-		}
-	}
+	rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
+	if (rc >= 0)
+		return rc;
+	only = a.only;
+	summary = a.summary;
+	accept = a.accept;
 	if (optind + 1 != argc)
 		return args_usage_error(usage);
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {

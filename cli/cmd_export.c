@@ -50,40 +50,58 @@ static void warn_bad(uint64_t bad)
 			" in the input were left out (vmscope dump lists them)\n", bad);
 }
 
+static const struct option opts[] = {
+	{ "perfetto", no_argument, NULL, 'p' },
+	{ "ctf", no_argument, NULL, 'c' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	ARGS_HELP_AND_END,
+};
+
+struct export_args {
+	const char *out;
+	int fmt;	/* 'p' or 'c', 0 until given */
+	bool force;
+};
+
+/* One option into @ctx (struct export_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct export_args *a = ctx;
+
+	switch (c) {
+	case 'p':
+	case 'c':
+		if (a->fmt && a->fmt != c) {
+			fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
+			return EXIT_USAGE;
+		}
+		a->fmt = c;
+		return 0;
+	case 'o':
+		a->out = arg;
+		return 0;
+	case 'f':
+		a->force = true;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "perfetto", no_argument, NULL, 'p' },
-		{ "ctf", no_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		ARGS_HELP_AND_END,
-	};
-	const char *out = NULL;
+	struct export_args a = { 0 };
+	const char *out;
 	char err[1024] = "";
-	int c, fmt = 0, e;
-	bool force = false;
+	int fmt, e;
+	bool force;
 
-	while ((c = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-		case 'c':
-			if (fmt && fmt != c) {
-				fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
-				return EXIT_USAGE;
-			}
-			fmt = c;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		}
-	}
+	e = args_parse(argc, argv, "o:fh", opts, parse_option, &a, usage);
+	if (e >= 0)
+		return e;
+	out = a.out;
+	fmt = a.fmt;
+	force = a.force;
 	if (!fmt || !out || optind != argc - 1) {
 		if (!fmt)
 			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
