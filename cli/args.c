@@ -13,7 +13,7 @@ int args_number(const char *cmd, const char *opt, const char *arg, unsigned long
 {
 	if (!util_parse_ull(arg, min, max, v))
 		return 0;
-	fprintf(stderr, "vmscope %s: %s: a number from %llu to %llu, not '%s'\n", cmd, opt, min,
+	fprintf(stderr, "%s: %s: a number from %llu to %llu, not '%s'\n", cmd, opt, min,
 		max, arg);
 	return -1;
 }
@@ -26,7 +26,7 @@ int args_choice(const char *cmd, const char *opt, const char *arg, const char *c
 			*k = i;
 			return 0;
 		}
-	fprintf(stderr, "vmscope %s: %s: ", cmd, opt);
+	fprintf(stderr, "%s: %s: ", cmd, opt);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "%s%s", names[i], i + 2 < n ? ", " : i + 1 < n ? " or " : "");
 	fprintf(stderr, ", not '%s'\n", arg);
@@ -37,7 +37,7 @@ int args_none_left(const char *cmd, int argc, char **argv)
 {
 	if (optind == argc)
 		return 0;
-	fprintf(stderr, "vmscope %s: unexpected argument '%s'\n", cmd, argv[optind]);
+	fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind]);
 	return -1;
 }
 

@@ -1,7 +1,9 @@
 /*
- * What vmscope's commands share in parsing options beyond the loop of
- * util_args.h: a wrong number of operands and the parsers of numbers and
- * named choices, each saying "vmscope CMD: --OPT: ..." on a refusal.
+ * What vmscope's commands (and the test reader vmscope-capture) share in
+ * parsing options beyond the loop of util_args.h: a wrong number of
+ * operands and the parsers of numbers and named choices. @cmd is what
+ * each refusal begins with: the command as typed ("vmscope report
+ * exits"), so a program of its own names itself ("vmscope-capture").
  */
 #ifndef VMSCOPE_CLI_ARGS_H
 #define VMSCOPE_CLI_ARGS_H
@@ -13,12 +15,12 @@
 
 /*
  * 0 when getopt_long has taken all of @argv (optind == @argc); else says
- * "vmscope @cmd: unexpected argument" and -1 (for a usage error).
+ * "@cmd: unexpected argument" and -1 (for a usage error).
  */
 int args_none_left(const char *cmd, int argc, char **argv);
 
 /*
- * @arg, the value of option @opt of `vmscope @cmd`, as a decimal number
+ * @arg, the value of option @opt of @cmd, as a decimal number
  * from @min to @max (digits only: no sign, blank or base prefix) in *@v.
  * 0, or -1 after saying what was wrong (for a usage error).
  */
@@ -26,7 +28,7 @@ int args_number(const char *cmd, const char *opt, const char *arg, unsigned long
 		unsigned long long max, unsigned long long *v);
 
 /*
- * @arg, the value of option @opt of `vmscope @cmd`, as one of the @n
+ * @arg, the value of option @opt of @cmd, as one of the @n
  * @names: its index in *@k. 0, or -1 after saying which names it takes
  * ("a, b or c") (for a usage error).
  */

@@ -117,7 +117,7 @@ int cmd_list(int argc, char **argv)
 		return c;
 	int fields = set[0], builtin = set[1];
 
-	if (args_none_left("list", argc, argv))
+	if (args_none_left("vmscope list", argc, argv))
 		return EXIT_USAGE;
 
 	/* inside a guest only vmscope_guest is there; it has the same table */

@@ -86,17 +86,17 @@ static int parse_option(int c, const char *arg, void *ctx)
 		o->json = true;
 		return 0;
 	case 'b':
-		if (args_choice("report exits", "--by", arg, report_by_names, 4, &k))
+		if (args_choice("vmscope report exits", "--by", arg, report_by_names, 4, &k))
 			return EXIT_USAGE;
 		o->by = (enum an_by)k;
 		return 0;
 	case 's':
-		if (args_choice("report exits", "--sort", arg, report_sort_names, 4, &k))
+		if (args_choice("vmscope report exits", "--sort", arg, report_sort_names, 4, &k))
 			return EXIT_USAGE;
 		o->sort = (enum an_sort)k;
 		return 0;
 	case 't':
-		if (args_number("report exits", "--top", arg, 0, REPORT_COUNT_MAX, &n))
+		if (args_number("vmscope report exits", "--top", arg, 0, REPORT_COUNT_MAX, &n))
 			return EXIT_USAGE;
 		o->top = (size_t)n;
 		return 0;

@@ -96,12 +96,12 @@ static int parse_option(int c, const char *arg, void *ctx)
 		a->json = true;
 		return 0;
 	case 't':
-		if (args_number("report sched", "--top", arg, 0, REPORT_COUNT_MAX, &n))
+		if (args_number("vmscope report sched", "--top", arg, 0, REPORT_COUNT_MAX, &n))
 			return EXIT_USAGE;
 		a->top = (size_t)n;
 		return 0;
 	case 'n':
-		if (args_number("report sched", "--tasks", arg, 0, REPORT_COUNT_MAX, &n))
+		if (args_number("vmscope report sched", "--tasks", arg, 0, REPORT_COUNT_MAX, &n))
 			return EXIT_USAGE;
 		a->max_tasks = (size_t)n;
 		return 0;

@@ -180,7 +180,7 @@ static int parse_option(int c, const char *arg, void *ctx)
 		a->have_period = 1;
 		return 0;
 	case 'c':
-		if (args_number("sync-emitter", "--cpu", arg, 0, UINT32_MAX, &n))
+		if (args_number("vmscope sync-emitter", "--cpu", arg, 0, UINT32_MAX, &n))
 			return EXIT_USAGE;
 		a->cpu = (long)n;
 		return 0;

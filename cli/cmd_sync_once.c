@@ -74,7 +74,7 @@ int cmd_sync_once(int argc, char **argv)
 	c = args_parse(argc, argv, "h", opts, parse_option, &s, usage);
 	if (c >= 0)
 		return c;
-	if (args_none_left("sync-once", argc, argv))
+	if (args_none_left("vmscope sync-once", argc, argv))
 		return EXIT_USAGE;
 
 	int fd = vmscope_device_open(VMSCOPE_GUEST_DEVICE, 0);

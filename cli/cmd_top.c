@@ -140,17 +140,17 @@ static int parse_option(int c, const char *arg, void *ctx)
 	case 'i':
 		return parse_interval(arg, &a->o.interval_ns) ? EXIT_USAGE : 0;
 	case 's':
-		if (args_choice("top", "--sort", arg, report_sort_names, 4, &k))
+		if (args_choice("vmscope top", "--sort", arg, report_sort_names, 4, &k))
 			return EXIT_USAGE;
 		a->o.sort = (enum an_sort)k;
 		return 0;
 	case 'T':
-		if (args_number("top", "--tasks", arg, 0, AN_MAX_TASKS, &n))
+		if (args_number("vmscope top", "--tasks", arg, 0, AN_MAX_TASKS, &n))
 			return EXIT_USAGE;
 		a->view.tasks = (size_t)n;
 		return 0;
 	case 't':
-		if (args_number("top", "--top", arg, 0, 1000, &n))
+		if (args_number("vmscope top", "--top", arg, 0, 1000, &n))
 			return EXIT_USAGE;
 		a->o.top = (size_t)n;
 		return 0;

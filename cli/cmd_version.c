@@ -67,7 +67,7 @@ int cmd_version(int argc, char **argv)
 	c = args_parse(argc, argv, "h", opts, parse_option, &require, usage);
 	if (c >= 0)
 		return c;
-	if (args_none_left("version", argc, argv))
+	if (args_none_left("vmscope version", argc, argv))
 		return EXIT_USAGE;
 
 	printf("vmscope %s (ABI %d.%d)\n", VMSCOPE_VERSION_STRING,

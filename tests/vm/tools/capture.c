@@ -299,7 +299,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PID:
-			if (args_number("capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
+			if (args_number("vmscope-capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
 				return EXIT_USAGE;
 			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 				fprintf(stderr, "vmscope-capture: at most %d --pid\n",
@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 		case OPT_NSB:
 		case OPT_FLUSH:
 		case OPT_READ_EVERY:
-			if (args_number("capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
+			if (args_number("vmscope-capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
 				return EXIT_USAGE;
 			if (opt == OPT_DURATION)
 				duration = (unsigned int)val;
