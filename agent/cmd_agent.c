@@ -31,7 +31,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
@@ -43,6 +42,7 @@
 #include "tracefmt.h"
 #include "vmscope_events.h"
 #include "util_args.h"
+#include "util_clock.h"
 #include "util_number.h"
 
 static int sig_pipe[2] = { -1, -1 };
@@ -86,10 +86,7 @@ static void usage(FILE *out)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return util_mono_ns() / 1000000;
 }
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)

@@ -93,8 +93,11 @@ static void test_write(void)
 static void test_clock(void)
 {
 	double a = util_mono_s(), b = util_mono_s();
+	uint64_t n = util_mono_ns();
 
 	CHECK(a > 0 && b >= a);
+	/* one clock in two units: the nanoseconds read after @b are not before it */
+	CHECK((double)n / 1e9 >= b - 1e-6 && (double)n / 1e9 < b + 10);
 	CHECK(util_realtime_ns() > 1600000000ull * 1000000000ull);
 }
 

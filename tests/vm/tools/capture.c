@@ -29,6 +29,7 @@
 #include "host_bufs.h"
 #include "rb_decode.h"
 #include "rec_args.h"
+#include "util_clock.h"
 
 #define MAX_BUFS (HB_MAX_CPUS * VMSCOPE_SESSION_CHANNELS)
 
@@ -179,13 +180,6 @@ static int drain_all(struct capture *c)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void report(const struct capture *c)
 {
@@ -395,10 +389,10 @@ int main(int argc, char **argv)
 			hb_mode_name(c.h.cfg.chan[k].mode));
 	fprintf(stderr, "\n");
 
-	double end = now_s() + duration;
+	double end = util_mono_s() + duration;
 	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
 
-	while (!stop_requested && (!duration || now_s() < end)) {
+	while (!stop_requested && (!duration || util_mono_s() < end)) {
 		if (read_every_ms) {
 			struct timespec ts = { read_every_ms / 1000,
 					       (long)(read_every_ms % 1000) * 1000000 };
