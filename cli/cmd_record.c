@@ -22,14 +22,7 @@
 #include "guest_link.h"
 #include "rec_args.h"
 #include "record.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+#include "util_signal.h"
 
 static void usage(FILE *out)
 {
@@ -396,9 +389,8 @@ int cmd_record(int argc, char **argv)
 		hb_close(&h);
 		return EXIT_USAGE;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	rc = rec_run(&h, o, &stop_requested);
+	util_stop_on_signals();
+	rc = rec_run(&h, o, &util_stop_requested);
 
 	hb_close(&h);
 	return rc ? EXIT_FAILURE_RUNTIME : EXIT_OK;

@@ -30,16 +30,9 @@
 #include "rb_decode.h"
 #include "rec_args.h"
 #include "util_clock.h"
+#include "util_signal.h"
 
 #define MAX_BUFS (HB_MAX_CPUS * VMSCOPE_SESSION_CHANNELS)
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *out)
 {
@@ -378,8 +371,7 @@ int main(int argc, char **argv)
 	}
 	if (hb_start(&c.h))
 		goto out;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	util_stop_on_signals();
 	if (hb_probes(&c.h, &ctl))
 		goto out;
 	fprintf(stderr, "capture: recording: %u CPUs", c.h.cfg.nr_cpu_ids);
@@ -392,7 +384,7 @@ int main(int argc, char **argv)
 	double end = util_mono_s() + duration;
 	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
 
-	while (!stop_requested && (!duration || util_mono_s() < end)) {
+	while (!util_stop_requested && (!duration || util_mono_s() < end)) {
 		if (read_every_ms) {
 			struct timespec ts = { read_every_ms / 1000,
 					       (long)(read_every_ms % 1000) * 1000000 };
