@@ -91,39 +91,34 @@ static int parse_option(int c, const char *arg, void *ctx)
 int cmd_export(int argc, char **argv)
 {
 	struct export_args a = { 0 };
-	const char *out;
 	char err[1024] = "";
-	int fmt, e;
-	bool force;
+	int e;
 
 	e = args_parse(argc, argv, "o:fh", opts, parse_option, &a, usage);
 	if (e >= 0)
 		return e;
-	out = a.out;
-	fmt = a.fmt;
-	force = a.force;
-	if (!fmt || !out || optind != argc - 1) {
-		if (!fmt)
+	if (!a.fmt || !a.out || optind != argc - 1) {
+		if (!a.fmt)
 			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
-		else if (!out)
+		else if (!a.out)
 			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
 		return args_usage_error(usage);
 	}
-	if (ex_out_inside(out, argv[optind], err, sizeof(err))) {
+	if (ex_out_inside(a.out, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope export: %s: give -o a path outside it\n", err);
 		return EXIT_USAGE;
 	}
-	if (fmt == 'p') {
+	if (a.fmt == 'p') {
 		struct ex_pf_stats st;
 
-		e = ex_perfetto(argv[optind], out, force, &st, err, sizeof(err));
+		e = ex_perfetto(argv[optind], a.out, a.force, &st, err, sizeof(err));
 		if (!e)
 			printf("perfetto: %s: %u machines, %" PRIu64 " events read, %" PRIu64
 			       " packets: %" PRIu64 " sched_switch, %" PRIu64 " exit slices (%"
 			       PRIu64 " exits without entry), %" PRIu64 " sync flow steps on the host, %"
 			       PRIu64 " guest sync records ending flows; %" PRIu64
 			       " records on unknown threads\n",
-			       out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
+			       a.out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
 			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
 		if (!e)
 			warn_bad(st.bad);
@@ -133,13 +128,13 @@ int cmd_export(int argc, char **argv)
 	} else {
 		struct ex_ctf_stats st;
 
-		e = ex_ctf(argv[optind], out, force, &st, err, sizeof(err));
+		e = ex_ctf(argv[optind], a.out, a.force, &st, err, sizeof(err));
 		if (!e)
 			printf("ctf: %s: %" PRIu64 " events in %" PRIu64 " packets, %" PRIu64
 			       " discarded (losses of the merged trace), %" PRIu64
 			       " records without a usable descriptor left out, %u event layouts"
 			       " as raw bytes\n",
-			       out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
+			       a.out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
 		if (!e)
 			warn_bad(st.bad);
 	}

@@ -199,10 +199,6 @@ int cmd_sync_emitter(int argc, char **argv)
 	c = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
 	if (c >= 0)
 		return c;
-	uint64_t period_ns = a.period_ns;
-	int have_period = a.have_period, samples = a.samples;
-	long cpu = a.cpu;
-
 	if (optind + 1 != argc)
 		return args_usage_error(usage);
 	const char *verb = argv[optind];
@@ -213,7 +209,7 @@ int cmd_sync_emitter(int argc, char **argv)
 			verb);
 		return EXIT_USAGE;
 	}
-	if ((have_period && !is_start) || ((cpu >= 0 || samples) && !is_status)) {
+	if ((a.have_period && !is_start) || ((a.cpu >= 0 || a.samples) && !is_status)) {
 		fprintf(stderr, "vmscope sync-emitter: option not valid with '%s'\n", verb);
 		return EXIT_USAGE;
 	}
@@ -223,7 +219,7 @@ int cmd_sync_emitter(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	int rc;
 	if (is_start) {
-		rc = do_start(fd, period_ns);
+		rc = do_start(fd, a.period_ns);
 	} else if (is_stop) {
 		rc = EXIT_OK;
 		if (ioctl(fd, VMSCOPE_IOC_SYNC_EMITTER_DISABLE) < 0) {
@@ -231,7 +227,7 @@ int cmd_sync_emitter(int argc, char **argv)
 			rc = EXIT_FAILURE_RUNTIME;
 		}
 	} else {
-		rc = do_status(fd, cpu, samples);
+		rc = do_status(fd, a.cpu, a.samples);
 	}
 	close(fd);
 	return rc;
