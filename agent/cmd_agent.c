@@ -31,7 +31,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
@@ -42,6 +41,8 @@
 #include "guest_link.h"
 #include "tracefmt.h"
 #include "vmscope_events.h"
+#include "util_args.h"
+#include "util_clock.h"
 #include "util_number.h"
 
 static int sig_pipe[2] = { -1, -1 };
@@ -85,10 +86,7 @@ static void usage(FILE *out)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return util_mono_ns() / 1000000;
 }
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
@@ -265,58 +263,75 @@ static void finish(struct agent *a)
 		shutdown(a->sock, SHUT_WR);
 }
 
+static const struct option longopts[] = {
+	{ "cid", required_argument, NULL, 'c' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "syscalls", no_argument, NULL, 'S' },
+	{ "subbuf-shift", required_argument, NULL, 's' },
+	{ "subbufs-shift", required_argument, NULL, 'n' },
+	{ "flush-ms", required_argument, NULL, 'f' },
+	{ "sync-period", required_argument, NULL, 'y' },
+	{ "retry-ms", required_argument, NULL, 'r' },
+	{ "duration", required_argument, NULL, 'd' },
+	ARGS_HELP_AND_END,
+};
+
+/* The command line: where to connect, and the session's options. */
+struct agent_args {
+	struct agent *a;
+	struct agent_opts *o;
+};
+
+/* args_parse ends a usage error with its own status: the agent's must be it */
+_Static_assert(AGENT_EXIT_USAGE == ARGS_EXIT_USAGE && AGENT_EXIT_OK == 0,
+	       "usage statuses differ");
+
+/* One option into @ctx (struct agent_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct agent *a = ((struct agent_args *)ctx)->a;
+	struct agent_opts *o = ((struct agent_args *)ctx)->o;
+	int bad;
+
+	switch (c) {
+	case 'c': bad = parse_u32(arg, 2, UINT32_MAX - 1, &a->cid); break;
+	case 'p': bad = parse_u32(arg, 1, UINT32_MAX - 1, &a->port); break;
+	case 'S': o->syscalls = 1; return 0;
+	case 's': bad = parse_u32(arg, VMSCOPE_SESSION_SUBBUF_SHIFT_MIN,
+				  VMSCOPE_SESSION_SUBBUF_SHIFT_MAX,
+				  &o->cfg.chan[0].subbuf_shift); break;
+	case 'n': bad = parse_u32(arg, VMSCOPE_SESSION_NR_SHIFT_MIN,
+				  VMSCOPE_SESSION_NR_SHIFT_MAX,
+				  &o->cfg.chan[0].nr_subbuf_shift); break;
+	case 'f': bad = parse_u32(arg, VMSCOPE_SESSION_FLUSH_MS_MIN,
+				  VMSCOPE_SESSION_FLUSH_MS_MAX,
+				  &o->cfg.flush_ms); break;
+	case 'y': bad = parse_u32(arg, 1, 1000, &o->sync_ms); break;
+	case 'r': bad = parse_u32(arg, 10, 60000, &o->retry_ms); break;
+	case 'd': bad = parse_u32(arg, 1, 86400 * 365, &o->duration_s); break;
+	case 'v': a->verbose = 1; return 0;
+	default: return -1;	/* 'h' and what getopt refused */
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "vmscope agent: bad value '%s'\n", arg);
+	return args_usage_error(usage);
+}
+
 int cmd_agent(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "cid", required_argument, NULL, 'c' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "syscalls", no_argument, NULL, 'S' },
-		{ "subbuf-shift", required_argument, NULL, 's' },
-		{ "subbufs-shift", required_argument, NULL, 'n' },
-		{ "flush-ms", required_argument, NULL, 'f' },
-		{ "sync-period", required_argument, NULL, 'y' },
-		{ "retry-ms", required_argument, NULL, 'r' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct agent_opts o = { .sync_ms = 10, .retry_ms = 200 };
 	struct agent a = { .dev = -1, .sock = -1, .cid = VMADDR_CID_HOST,
 			   .port = VMSCOPE_AGENT_PORT };
+	struct agent_args args = { &a, &o };
 	struct sigaction sa = { .sa_handler = on_signal };
-	int opt, bad = 0, ret;
+	int ret;
 
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'c': bad |= parse_u32(optarg, 2, UINT32_MAX - 1, &a.cid); break;
-		case 'p': bad |= parse_u32(optarg, 1, UINT32_MAX - 1, &a.port); break;
-		case 'S': o.syscalls = 1; break;
-		case 's': bad |= parse_u32(optarg, VMSCOPE_SESSION_SUBBUF_SHIFT_MIN,
-					  VMSCOPE_SESSION_SUBBUF_SHIFT_MAX,
-					  &o.cfg.chan[0].subbuf_shift); break;
-		case 'n': bad |= parse_u32(optarg, VMSCOPE_SESSION_NR_SHIFT_MIN,
-					  VMSCOPE_SESSION_NR_SHIFT_MAX,
-					  &o.cfg.chan[0].nr_subbuf_shift); break;
-		case 'f': bad |= parse_u32(optarg, VMSCOPE_SESSION_FLUSH_MS_MIN,
-					  VMSCOPE_SESSION_FLUSH_MS_MAX,
-					  &o.cfg.flush_ms); break;
-		case 'y': bad |= parse_u32(optarg, 1, 1000, &o.sync_ms); break;
-		case 'r': bad |= parse_u32(optarg, 10, 60000, &o.retry_ms); break;
-		case 'd': bad |= parse_u32(optarg, 1, 86400 * 365, &o.duration_s); break;
-		case 'v': a.verbose = 1; break;
-		case 'h': usage(stdout); return AGENT_EXIT_OK;
-		default: usage(stderr); return AGENT_EXIT_USAGE;
-		}
-		if (bad) {
-			fprintf(stderr, "vmscope agent: bad value '%s'\n", optarg);
-			usage(stderr);
-			return AGENT_EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return AGENT_EXIT_USAGE;
-	}
+	ret = args_parse(argc, argv, "vh", longopts, parse_option, &args, usage);
+	if (ret >= 0)
+		return ret;
+	if (optind != argc)
+		return args_usage_error(usage);
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		perror("vmscope agent: pipe");
 		return AGENT_EXIT_RUNTIME;

@@ -13,6 +13,15 @@ void an_json_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
+json_object *an_json_vcpu(const struct an_walk *w, uint32_t vm, uint32_t vcpu)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "vcpu", json_object_new_int((int)vcpu));
+	json_object_object_add(o, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, vcpu)));
+	return o;
+}
+
 json_object *an_json_task(const struct an_walk *w, int32_t task)
 {
 	const struct an_task *t = an_walk_task(w, task);

@@ -16,6 +16,10 @@ void an_json_u64(json_object *o, const char *key, uint64_t v);
  * with tid -1). */
 json_object *an_json_task(const struct an_walk *w, int32_t task);
 
+/* {"vcpu", "tid"}: vCPU @vcpu of VM @vm and its thread, the start of each
+ * vCPU's object in report exits' and report sched's JSON. */
+json_object *an_json_vcpu(const struct an_walk *w, uint32_t vm, uint32_t vcpu);
+
 /* records, exits, unattributed, open_dropped, entries_without_exit,
  * losses into @o. */
 void an_json_counts(json_object *o, const struct an_counts *c);

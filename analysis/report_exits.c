@@ -200,10 +200,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
 		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
 			const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, i);
-			json_object *j = json_object_new_object();
+			json_object *j = an_json_vcpu(w, vm, i);
 
-			json_object_object_add(j, "vcpu", json_object_new_int((int)i));
-			json_object_object_add(j, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
 			an_json_u64(j, "guest_ns", t->guest_ns);
 			an_json_u64(j, "kernel_ns", t->kernel_ns);
 			an_json_u64(j, "user_ns", t->user_ns);

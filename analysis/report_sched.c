@@ -236,9 +236,7 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 
 			if (!p)
 				continue;
-			o = json_object_new_object();
-			json_object_object_add(o, "vcpu", json_object_new_int((int)i));
-			json_object_object_add(o, "tid", json_object_new_int(an_walk_vcpu_tid(w, vm, i)));
+			o = an_json_vcpu(w, vm, i);
 			an_json_u64(o, "preempted_ns", p->preempted_ns);
 			an_json_u64(o, "preemptions", p->n_preempted);
 			an_json_u64(o, "blocked_ns", p->blocked_ns);

@@ -39,6 +39,7 @@
 #include "events_compat.h"
 #include "reader.h"
 #include "vmscope_events.h"
+#include "../tests/lib/xorshift.h"
 
 #define CHUNK (64u << 10)
 
@@ -54,10 +55,7 @@ static uint64_t rng_state, rng_added, rng_events;
 
 static uint64_t rng_of(uint64_t *x)
 {
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
+	return vmscope_xorshift64(x);
 }
 
 static uint64_t rng(void)

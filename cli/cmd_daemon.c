@@ -122,7 +122,7 @@ static int session_start(int argc, char **argv, struct dm_req *q)
 		case 'p':
 		case 'c':
 			/* CIDs 0-2 are the hypervisor's, the local and the host */
-			if (args_number("session start", args_opt_name(opts, opt), optarg,
+			if (args_number("vmscope session start", args_opt_name(opts, opt), optarg,
 					opt == 'c' ? 3 : 1, ARGS_PID_MAX, &v))
 				return -1;
 			if (opt == 'p')

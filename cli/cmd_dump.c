@@ -347,36 +347,49 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	return 0;
 }
 
+static const struct option opts[] = {
+	{ "summary", no_argument, NULL, 's' },
+	{ "stream", required_argument, NULL, 'S' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END,
+};
+
+struct dump_args {
+	const char *only;	/* --stream */
+	int summary, accept;
+};
+
+/* One option into @ctx (struct dump_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct dump_args *a = ctx;
+
+	switch (c) {
+	case 's':
+		a->summary = 1;
+		return 0;
+	case 'S':
+		a->only = arg;
+		return 0;
+	case 'A':
+		a->accept = 1;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "summary", no_argument, NULL, 's' },
-		{ "stream", required_argument, NULL, 'S' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
 	static char outbuf[1 << 20];
-	const char *only = NULL;
+	struct dump_args a = { 0 };
 	static struct totals tot;
 	struct vr_trace *t;
 	char err[512], dmg[1024];
-	int opt, summary = 0, found = 0, accept = 0, damaged;
+	int found = 0, damaged, rc;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			summary = 1;
-			break;
-		case 'S':
-			only = optarg;
-			break;
-		case 'A':
-			accept = 1;
-			break;
-		default:
-			return args_help_or_usage(opt, usage);
-		}
-	}
+	rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
+	if (rc >= 0)
+		return rc;
 	if (optind + 1 != argc)
 		return args_usage_error(usage);
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
@@ -384,7 +397,7 @@ int cmd_dump(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	/* made from damaged input: refused before anything is printed */
-	if (!accept && vr_trace_damage(t)->marked) {
+	if (!a.accept && vr_trace_damage(t)->marked) {
 		vr_damage_describe(t, argv[optind], dmg, sizeof(dmg));
 		fprintf(stderr, "vmscope dump: %s (--accept-damage to print it)\n", dmg);
 		vr_trace_close(t);
@@ -393,10 +406,10 @@ int cmd_dump(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	print_session(t, argv[optind]);
 	for (size_t i = 0; i < vr_trace_nr_streams(t); i++) {
-		if (only && strcmp(only, vr_trace_stream_name(t, i)))
+		if (a.only && strcmp(a.only, vr_trace_stream_name(t, i)))
 			continue;
 		found = 1;
-		dump_stream(t, i, summary, &tot);
+		dump_stream(t, i, a.summary, &tot);
 	}
 	for (unsigned int k = 0; k < tot.nev; k++)
 		printf("events %s %s %" PRIu64 "\n", tot.ev[k].who, tot.ev[k].name,
@@ -410,11 +423,11 @@ int cmd_dump(int argc, char **argv)
 	if (damaged)
 		printf("-- damaged: %s\n", dmg);
 	vr_trace_close(t);	/* a failed write to stdout: main.c */
-	if (only && !found) {
-		fprintf(stderr, "vmscope dump: no stream %s in the trace\n", only);
+	if (a.only && !found) {
+		fprintf(stderr, "vmscope dump: no stream %s in the trace\n", a.only);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	if (damaged && !accept) {
+	if (damaged && !a.accept) {
 		fprintf(stderr, "vmscope dump: %s\n", dmg);
 		return EXIT_FAILURE_RUNTIME;
 	}

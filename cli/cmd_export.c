@@ -50,62 +50,75 @@ static void warn_bad(uint64_t bad)
 			" in the input were left out (vmscope dump lists them)\n", bad);
 }
 
+static const struct option opts[] = {
+	{ "perfetto", no_argument, NULL, 'p' },
+	{ "ctf", no_argument, NULL, 'c' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	ARGS_HELP_AND_END,
+};
+
+struct export_args {
+	const char *out;
+	int fmt;	/* 'p' or 'c', 0 until given */
+	bool force;
+};
+
+/* One option into @ctx (struct export_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct export_args *a = ctx;
+
+	switch (c) {
+	case 'p':
+	case 'c':
+		if (a->fmt && a->fmt != c) {
+			fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
+			return EXIT_USAGE;
+		}
+		a->fmt = c;
+		return 0;
+	case 'o':
+		a->out = arg;
+		return 0;
+	case 'f':
+		a->force = true;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "perfetto", no_argument, NULL, 'p' },
-		{ "ctf", no_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		ARGS_HELP_AND_END,
-	};
-	const char *out = NULL;
+	struct export_args a = { 0 };
 	char err[1024] = "";
-	int c, fmt = 0, e;
-	bool force = false;
+	int e;
 
-	while ((c = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-		case 'c':
-			if (fmt && fmt != c) {
-				fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
-				return EXIT_USAGE;
-			}
-			fmt = c;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		}
-	}
-	if (!fmt || !out || optind != argc - 1) {
-		if (!fmt)
+	e = args_parse(argc, argv, "o:fh", opts, parse_option, &a, usage);
+	if (e >= 0)
+		return e;
+	if (!a.fmt || !a.out || optind != argc - 1) {
+		if (!a.fmt)
 			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
-		else if (!out)
+		else if (!a.out)
 			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
 		return args_usage_error(usage);
 	}
-	if (ex_out_inside(out, argv[optind], err, sizeof(err))) {
+	if (ex_out_inside(a.out, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope export: %s: give -o a path outside it\n", err);
 		return EXIT_USAGE;
 	}
-	if (fmt == 'p') {
+	if (a.fmt == 'p') {
 		struct ex_pf_stats st;
 
-		e = ex_perfetto(argv[optind], out, force, &st, err, sizeof(err));
+		e = ex_perfetto(argv[optind], a.out, a.force, &st, err, sizeof(err));
 		if (!e)
 			printf("perfetto: %s: %u machines, %" PRIu64 " events read, %" PRIu64
 			       " packets: %" PRIu64 " sched_switch, %" PRIu64 " exit slices (%"
 			       PRIu64 " exits without entry), %" PRIu64 " sync flow steps on the host, %"
 			       PRIu64 " guest sync records ending flows; %" PRIu64
 			       " records on unknown threads\n",
-			       out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
+			       a.out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
 			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
 		if (!e)
 			warn_bad(st.bad);
@@ -115,13 +128,13 @@ int cmd_export(int argc, char **argv)
 	} else {
 		struct ex_ctf_stats st;
 
-		e = ex_ctf(argv[optind], out, force, &st, err, sizeof(err));
+		e = ex_ctf(argv[optind], a.out, a.force, &st, err, sizeof(err));
 		if (!e)
 			printf("ctf: %s: %" PRIu64 " events in %" PRIu64 " packets, %" PRIu64
 			       " discarded (losses of the merged trace), %" PRIu64
 			       " records without a usable descriptor left out, %u event layouts"
 			       " as raw bytes\n",
-			       out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
+			       a.out, st.events, st.packets, st.discarded, st.skipped, st.raw_layouts);
 		if (!e)
 			warn_bad(st.bad);
 	}

@@ -90,24 +90,34 @@ static int list_from_module(int fd, int fields)
 	}
 }
 
+static const struct option opts[] = {
+	{ "fields", no_argument, NULL, 'f' },
+	{ "builtin", no_argument, NULL, 'b' },
+	ARGS_HELP_AND_END,
+};
+
+/* --fields and --builtin into @ctx (int[2]): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	int *set = ctx;
+
+	(void)arg;
+	if (c != 'f' && c != 'b')
+		return -1;	/* 'h' and what getopt refused */
+	set[c == 'b'] = 1;
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "fields", no_argument, NULL, 'f' },
-		{ "builtin", no_argument, NULL, 'b' },
-		ARGS_HELP_AND_END,
-	};
-	int fields = 0, builtin = 0, c;
+	int set[2] = { 0 }, c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f': fields = 1; break;
-		case 'b': builtin = 1; break;
-		default:
-			return args_help_or_usage(c, usage);
-		}
-	}
-	if (args_none_left("list", argc, argv))
+	c = args_parse(argc, argv, "h", opts, parse_option, set, usage);
+	if (c >= 0)
+		return c;
+	int fields = set[0], builtin = set[1];
+
+	if (args_none_left("vmscope list", argc, argv))
 		return EXIT_USAGE;
 
 	/* inside a guest only vmscope_guest is there; it has the same table */

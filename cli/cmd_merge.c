@@ -229,7 +229,7 @@ static int parse_option(int c, const char *arg, void *ctx)
 		a->out = arg;
 		return 0;
 	case 'p':
-		if (args_number("merge", "--ppm", arg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
+		if (args_number("vmscope merge", "--ppm", arg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
 			return EXIT_USAGE;
 		a->o.sync.ppm = (uint32_t)n;
 		return 0;

@@ -22,14 +22,7 @@
 #include "guest_link.h"
 #include "rec_args.h"
 #include "record.h"
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+#include "util_signal.h"
 
 static void usage(FILE *out)
 {
@@ -178,7 +171,7 @@ static int parse_pid(const char *arg, struct rec_opts *o)
 {
 	unsigned long long ull;
 
-	if (args_number("record", "--pid", arg, 1, ARGS_PID_MAX, &ull))
+	if (args_number("vmscope record", "--pid", arg, 1, ARGS_PID_MAX, &ull))
 		return EXIT_USAGE;
 	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 		fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
@@ -221,7 +214,7 @@ static int parse_handoff(const char *arg, struct rec_opts *o)
 	socklen_t tl;
 	int type;
 
-	if (args_number("record", "--guest-handoff", arg, 0, 65535, &ull))
+	if (args_number("vmscope record", "--guest-handoff", arg, 0, 65535, &ull))
 		return EXIT_USAGE;
 	tl = sizeof(type);
 	if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
@@ -237,7 +230,7 @@ static int parse_vsock(int opt, const char *arg, struct record_args *a)
 	unsigned long long ull;
 
 	/* CIDs 0-2 are the hypervisor's, the local and the host */
-	if (args_number("record", args_opt_name(opts, opt), arg, opt == OPT_CID ? 3 : 0,
+	if (args_number("vmscope record", args_opt_name(opts, opt), arg, opt == OPT_CID ? 3 : 0,
 			0xfffffffeull, &ull))
 		return EXIT_USAGE;
 	if (opt == OPT_GPORT) {
@@ -312,7 +305,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	rc = args_parse(argc, argv, "o:h", opts, parse_option, a, usage);
 	if (rc >= 0)
 		return rc;
-	if (args_none_left("record", argc, argv))
+	if (args_none_left("vmscope record", argc, argv))
 		return EXIT_USAGE;
 	if (!a->o.path || (!a->all) == (a->o.ctl.nr_pids == 0)) {
 		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
@@ -396,9 +389,8 @@ int cmd_record(int argc, char **argv)
 		hb_close(&h);
 		return EXIT_USAGE;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	rc = rec_run(&h, o, &stop_requested);
+	util_stop_on_signals();
+	rc = rec_run(&h, o, &util_stop_requested);
 
 	hb_close(&h);
 	return rc ? EXIT_FAILURE_RUNTIME : EXIT_OK;

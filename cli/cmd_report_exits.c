@@ -61,74 +61,69 @@ struct opts {
 	size_t top;
 	bool json;
 	const char *svg;
+	unsigned int flags;
 };
 
-static int pick(const char *arg, const char *const *names, int n)
+static const struct option lopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "by", required_argument, NULL, 'b' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "top", required_argument, NULL, 't' },
+	{ "svg", required_argument, NULL, 'g' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END,
+};
+
+/* One option into @ctx (struct opts): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
 {
-	for (int i = 0; i < n; i++)
-		if (!strcmp(arg, names[i]))
-			return i;
-	return -1;
+	struct opts *o = ctx;
+	unsigned long long n;
+	int k;
+
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'b':
+		if (args_choice("vmscope report exits", "--by", arg, report_by_names, 4, &k))
+			return EXIT_USAGE;
+		o->by = (enum an_by)k;
+		return 0;
+	case 's':
+		if (args_choice("vmscope report exits", "--sort", arg, report_sort_names, 4, &k))
+			return EXIT_USAGE;
+		o->sort = (enum an_sort)k;
+		return 0;
+	case 't':
+		if (args_number("vmscope report exits", "--top", arg, 0, REPORT_COUNT_MAX, &n))
+			return EXIT_USAGE;
+		o->top = (size_t)n;
+		return 0;
+	case 'g':
+		o->svg = arg;
+		return 0;
+	case 'A':
+		o->flags = MR_ACCEPT_DAMAGE;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
 }
 
 int report_exits(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 't' },
-		{ "svg", required_argument, NULL, 'g' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
 	struct opts o = { .by = AN_BY_REASON, .sort = AN_SORT_TOTAL, .top = 10 };
 	struct an_hooks h = { .exit = an_exits_add };
 	struct an_exits x;
 	struct an_walk *w;
 	struct ex_out svg;
 	char err[4200];
-	int c, k, status;
-	unsigned int flags = 0;
+	int status;
 	size_t ntop;
-	unsigned long long n;
 
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			o.json = true;
-			break;
-		case 'b':
-			if ((k = pick(optarg, report_by_names, 4)) < 0) {
-				fprintf(stderr, "vmscope report exits: --by: vm, vcpu, reason or task, not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.by = (enum an_by)k;
-			break;
-		case 's':
-			if ((k = pick(optarg, report_sort_names, 4)) < 0) {
-				fprintf(stderr, "vmscope report exits: --sort: count, total, p99 or max, not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.sort = (enum an_sort)k;
-			break;
-		case 't':
-			if (args_number("report exits", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			o.top = (size_t)n;
-			break;
-		case 'g':
-			o.svg = optarg;
-			break;
-		case 'A':
-			flags = MR_ACCEPT_DAMAGE;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		}
-	}
+	status = args_parse(argc, argv, "h", lopts, parse_option, &o, usage);
+	if (status >= 0)
+		return status;
 	if (optind != argc - 1)
 		return args_usage_error(usage);
 	/* refused before the pass, not after it */
@@ -143,7 +138,7 @@ int report_exits(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	h.ctx = &x;
-	status = report_walk_setup("exits", argv[optind], flags, &w, &h, NULL, NULL);
+	status = report_walk_setup("exits", argv[optind], o.flags, &w, &h, NULL, NULL);
 	if (status < 0) {
 		an_exits_free(&x);
 		if (o.svg)

@@ -71,51 +71,64 @@ static int setup(struct an_walk *w, struct an_hooks *h, void *arg)
 	return 0;
 }
 
+static const struct option lopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "top", required_argument, NULL, 't' },
+	{ "tasks", required_argument, NULL, 'n' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END,
+};
+
+struct sched_args {
+	size_t top, max_tasks;
+	bool json;
+	unsigned int flags;
+};
+
+/* One option into @ctx (struct sched_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct sched_args *a = ctx;
+	unsigned long long n;
+
+	switch (c) {
+	case 'j':
+		a->json = true;
+		return 0;
+	case 't':
+		if (args_number("vmscope report sched", "--top", arg, 0, REPORT_COUNT_MAX, &n))
+			return EXIT_USAGE;
+		a->top = (size_t)n;
+		return 0;
+	case 'n':
+		if (args_number("vmscope report sched", "--tasks", arg, 0, REPORT_COUNT_MAX, &n))
+			return EXIT_USAGE;
+		a->max_tasks = (size_t)n;
+		return 0;
+	case 'A':
+		a->flags = MR_ACCEPT_DAMAGE;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int report_sched(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 't' },
-		{ "tasks", required_argument, NULL, 'n' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END,
-	};
+	struct sched_args a = { .top = 10, .max_tasks = 20 };
 	struct ctx c = { 0 };
 	struct an_hooks h = { 0 };
 	struct an_walk *w;
-	size_t top = 10, max_tasks = 20, ntop;
-	unsigned long long n;
-	bool as_json = false;
+	size_t ntop;
 	int32_t *idx;
-	int ch, status;
-	unsigned int flags = 0;
+	int status;
 
-	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			as_json = true;
-			break;
-		case 't':
-			if (args_number("report sched", "--top", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			top = (size_t)n;
-			break;
-		case 'n':
-			if (args_number("report sched", "--tasks", optarg, 0, REPORT_COUNT_MAX, &n))
-				return EXIT_USAGE;
-			max_tasks = (size_t)n;
-			break;
-		case 'A':
-			flags = MR_ACCEPT_DAMAGE;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(ch, usage);
-		}
-	}
+	status = args_parse(argc, argv, "h", lopts, parse_option, &a, usage);
+	if (status >= 0)
+		return status;
 	if (optind != argc - 1)
 		return args_usage_error(usage);
-	c.top = top;
-	status = report_walk_setup("sched", argv[optind], flags, &w, &h, setup, &c);
+	c.top = a.top;
+	status = report_walk_setup("sched", argv[optind], a.flags, &w, &h, setup, &c);
 	if (status < 0)
 		return EXIT_FAILURE_RUNTIME;
 	ntop = an_topn_sort(&c.s.worst);
@@ -123,10 +136,10 @@ int report_sched(int argc, char **argv)
 	if (!idx) {
 		fprintf(stderr, "vmscope report sched: out of memory\n");
 		status = 1;
-	} else if (as_json) {
+	} else if (a.json) {
 		report_print_json(report_sched_json(argv[optind], w, &c.s, idx, ntop), w);
 	} else {
-		report_sched_text(w, &c.s, idx, max_tasks, ntop);
+		report_sched_text(w, &c.s, idx, a.max_tasks, ntop);
 	}
 	if (c.s.oom) {
 		fprintf(stderr, "vmscope report sched: out of memory: some vCPUs not (fully) analysed\n");

@@ -165,7 +165,7 @@ static int parse_pid(const char *arg, struct vmscope_probe_ctl *ctl)
 {
 	unsigned long long pid;
 
-	if (args_number("stats", "--pid", arg, 1, ARGS_PID_MAX, &pid))
+	if (args_number("vmscope stats", "--pid", arg, 1, ARGS_PID_MAX, &pid))
 		return EXIT_USAGE;
 	if (ctl->nr_pids == VMSCOPE_MAX_PIDS) {
 		fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
@@ -204,7 +204,7 @@ static int parse_args(int argc, char **argv, struct stats_args *a)
 	rc = args_parse(argc, argv, "h", opts, parse_option, a, usage);
 	if (rc >= 0)
 		return rc;
-	if (args_none_left("stats", argc, argv))
+	if (args_none_left("vmscope stats", argc, argv))
 		return EXIT_USAGE;
 	if (a->o.start && a->o.stop) {
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");

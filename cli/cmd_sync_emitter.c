@@ -145,47 +145,60 @@ static int do_status(int fd, long cpu, int samples)
 	return EXIT_OK;
 }
 
-int cmd_sync_emitter(int argc, char **argv)
+static const struct option opts[] = {
+	{ "period", required_argument, NULL, 'p' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "samples", no_argument, NULL, 's' },
+	ARGS_HELP_AND_END,
+};
+
+struct emitter_args {
+	uint64_t period_ns;
+	int have_period, samples;
+	long cpu;	/* -1: every CPU */
+};
+
+/* One option into @ctx (struct emitter_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
 {
-	static const struct option opts[] = {
-		{ "period", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "samples", no_argument, NULL, 's' },
-		ARGS_HELP_AND_END,
-	};
-	uint64_t period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS;
-	int have_period = 0, samples = 0, c;
-	long cpu = -1;
+	struct emitter_args *a = ctx;
 	unsigned long long n;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_period(optarg, &period_ns)) {
-				fprintf(stderr, "vmscope sync-emitter: --period: '%s' is not a "
-					"duration (N, Nns, Nus, Nms or Ns)\n", optarg);
-				return EXIT_USAGE;
-			}
-			if (period_ns < VMSCOPE_SYNC_PERIOD_MIN_NS ||
-			    period_ns > VMSCOPE_SYNC_PERIOD_MAX_NS) {
-				fprintf(stderr, "vmscope sync-emitter: --period %s is out of "
-					"range: it must be between 1ms and 1s\n", optarg);
-				return EXIT_USAGE;
-			}
-			have_period = 1;
-			break;
-		case 'c':
-			if (args_number("sync-emitter", "--cpu", optarg, 0, UINT32_MAX, &n))
-				return EXIT_USAGE;
-			cpu = (long)n;
-			break;
-		case 's':
-			samples = 1;
-			break;
-		default:
-			return args_help_or_usage(c, usage);
+	switch (c) {
+	case 'p':
+		if (parse_period(arg, &a->period_ns)) {
+			fprintf(stderr, "vmscope sync-emitter: --period: '%s' is not a "
+				"duration (N, Nns, Nus, Nms or Ns)\n", arg);
+			return EXIT_USAGE;
 		}
+		if (a->period_ns < VMSCOPE_SYNC_PERIOD_MIN_NS ||
+		    a->period_ns > VMSCOPE_SYNC_PERIOD_MAX_NS) {
+			fprintf(stderr, "vmscope sync-emitter: --period %s is out of "
+				"range: it must be between 1ms and 1s\n", arg);
+			return EXIT_USAGE;
+		}
+		a->have_period = 1;
+		return 0;
+	case 'c':
+		if (args_number("vmscope sync-emitter", "--cpu", arg, 0, UINT32_MAX, &n))
+			return EXIT_USAGE;
+		a->cpu = (long)n;
+		return 0;
+	case 's':
+		a->samples = 1;
+		return 0;
 	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
+int cmd_sync_emitter(int argc, char **argv)
+{
+	struct emitter_args a = { .period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS, .cpu = -1 };
+	int c;
+
+	c = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
+	if (c >= 0)
+		return c;
 	if (optind + 1 != argc)
 		return args_usage_error(usage);
 	const char *verb = argv[optind];
@@ -196,7 +209,7 @@ int cmd_sync_emitter(int argc, char **argv)
 			verb);
 		return EXIT_USAGE;
 	}
-	if ((have_period && !is_start) || ((cpu >= 0 || samples) && !is_status)) {
+	if ((a.have_period && !is_start) || ((a.cpu >= 0 || a.samples) && !is_status)) {
 		fprintf(stderr, "vmscope sync-emitter: option not valid with '%s'\n", verb);
 		return EXIT_USAGE;
 	}
@@ -206,7 +219,7 @@ int cmd_sync_emitter(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	int rc;
 	if (is_start) {
-		rc = do_start(fd, period_ns);
+		rc = do_start(fd, a.period_ns);
 	} else if (is_stop) {
 		rc = EXIT_OK;
 		if (ioctl(fd, VMSCOPE_IOC_SYNC_EMITTER_DISABLE) < 0) {
@@ -214,7 +227,7 @@ int cmd_sync_emitter(int argc, char **argv)
 			rc = EXIT_FAILURE_RUNTIME;
 		}
 	} else {
-		rc = do_status(fd, cpu, samples);
+		rc = do_status(fd, a.cpu, a.samples);
 	}
 	close(fd);
 	return rc;

@@ -45,32 +45,36 @@ static int parse_u64(const char *s, const char *what, uint64_t *out)
 	return 0;
 }
 
+static const struct option opts[] = {
+	{ "token", required_argument, NULL, 't' },
+	{ "seq", required_argument, NULL, 's' },
+	ARGS_HELP_AND_END,
+};
+
+/* One option into @ctx (struct vmscope_sync_once): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct vmscope_sync_once *s = ctx;
+
+	switch (c) {
+	case 't':
+		return parse_u64(arg, "--token", (uint64_t *)&s->token) ? EXIT_USAGE : 0;
+	case 's':
+		return parse_u64(arg, "--seq", (uint64_t *)&s->seq) ? EXIT_USAGE : 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_sync_once(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "token", required_argument, NULL, 't' },
-		{ "seq", required_argument, NULL, 's' },
-		ARGS_HELP_AND_END,
-	};
 	struct vmscope_sync_once s;
 	int c;
 
 	memset(&s, 0, sizeof(s));
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if (parse_u64(optarg, "--token", (uint64_t *)&s.token))
-				return EXIT_USAGE;
-			break;
-		case 's':
-			if (parse_u64(optarg, "--seq", (uint64_t *)&s.seq))
-				return EXIT_USAGE;
-			break;
-		default:
-			return args_help_or_usage(c, usage);
-		}
-	}
-	if (args_none_left("sync-once", argc, argv))
+	c = args_parse(argc, argv, "h", opts, parse_option, &s, usage);
+	if (c >= 0)
+		return c;
+	if (args_none_left("vmscope sync-once", argc, argv))
 		return EXIT_USAGE;
 
 	int fd = vmscope_device_open(VMSCOPE_GUEST_DEVICE, 0);

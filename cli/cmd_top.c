@@ -99,95 +99,108 @@ static int parse_interval(const char *s, uint64_t *ns)
 	return 0;
 }
 
+static const struct option lopts[] = {
+	{ "replay", required_argument, NULL, 'r' },
+	{ "speed", required_argument, NULL, 'S' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "tasks", required_argument, NULL, 'T' },
+	{ "top", required_argument, NULL, 't' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "accept-damage", no_argument, NULL, 'A' },
+	ARGS_HELP_AND_END
+};
+
+/* The command line: the pipeline's options and what only the command uses. */
+struct top_args {
+	struct ol_opts o;
+	struct ol_view view;
+	const char *replay;
+	bool speed_set;
+	unsigned int flags;
+};
+
+/* One option into @ctx (struct top_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct top_args *a = ctx;
+	unsigned long long n;
+	int k;
+
+	switch (c) {
+	case 'r':
+		a->replay = arg;
+		return 0;
+	case 'S':
+		if (parse_speed(arg, &a->o.speed))
+			return EXIT_USAGE;
+		a->speed_set = true;
+		return 0;
+	case 'i':
+		return parse_interval(arg, &a->o.interval_ns) ? EXIT_USAGE : 0;
+	case 's':
+		if (args_choice("vmscope top", "--sort", arg, report_sort_names, 4, &k))
+			return EXIT_USAGE;
+		a->o.sort = (enum an_sort)k;
+		return 0;
+	case 'T':
+		if (args_number("vmscope top", "--tasks", arg, 0, AN_MAX_TASKS, &n))
+			return EXIT_USAGE;
+		a->view.tasks = (size_t)n;
+		return 0;
+	case 't':
+		if (args_number("vmscope top", "--top", arg, 0, 1000, &n))
+			return EXIT_USAGE;
+		a->o.top = (size_t)n;
+		return 0;
+	case 'j':
+		a->o.view = ol_view_json;
+		return 0;
+	case 'b':
+		a->o.view = ol_view_text;
+		return 0;
+	case 'A':
+		a->flags = MR_ACCEPT_DAMAGE;
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 int cmd_top(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "replay", required_argument, NULL, 'r' },
-		{ "speed", required_argument, NULL, 'S' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "tasks", required_argument, NULL, 'T' },
-		{ "top", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "accept-damage", no_argument, NULL, 'A' },
-		ARGS_HELP_AND_END
-	};
-	struct ol_view view = { .out = stdout, .tasks = 10 };
-	struct ol_opts o = { .interval_ns = 1000000000ull, .top = 5, .sort = AN_SORT_TOTAL,
-			     .view_ctx = &view };
+	struct top_args a = { .view = { .out = stdout, .tasks = 10 },
+			      .o = { .interval_ns = 1000000000ull, .top = 5,
+				     .sort = AN_SORT_TOTAL } };
+	struct ol_opts *o = &a.o;
 	struct ol_screen screen = { 0 };
-	const char *replay = NULL;
-	bool speed_set = false;
-	unsigned int flags = 0;
-	unsigned long long n;
+	const char *replay;
 	char err[4200] = "";
-	int c, e;
+	int e;
 
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			replay = optarg;
-			break;
-		case 'S':
-			if (parse_speed(optarg, &o.speed))
-				return EXIT_USAGE;
-			speed_set = true;
-			break;
-		case 'i':
-			if (parse_interval(optarg, &o.interval_ns))
-				return EXIT_USAGE;
-			break;
-		case 's':
-			for (e = 0; e < 4 && strcmp(optarg, report_sort_names[e]); e++)
-				;
-			if (e == 4) {
-				fprintf(stderr, "vmscope top: --sort: count, total, p99 or max, not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.sort = (enum an_sort)e;
-			break;
-		case 'T':
-			if (args_number("top", "--tasks", optarg, 0, AN_MAX_TASKS, &n))
-				return EXIT_USAGE;
-			view.tasks = (size_t)n;
-			break;
-		case 't':
-			if (args_number("top", "--top", optarg, 0, 1000, &n))
-				return EXIT_USAGE;
-			o.top = (size_t)n;
-			break;
-		case 'j':
-			o.view = ol_view_json;
-			break;
-		case 'b':
-			o.view = ol_view_text;
-			break;
-		case 'A':
-			flags = MR_ACCEPT_DAMAGE;
-			break;
-		default:	/* 'h' and what getopt refused */
-			return args_help_or_usage(c, usage);
-		}
-	}
+	/* the default view (--json, --batch) writes through a.view */
+	o->view_ctx = &a.view;
+	e = args_parse(argc, argv, "h", lopts, parse_option, &a, usage);
+	if (e >= 0)
+		return e;
+	replay = a.replay;
 	if (optind != argc)
 		return args_usage_error(usage);
 	if (!replay) {
 		fprintf(stderr, "vmscope top: live tracing is not built yet: give --replay MERGED\n");
 		return EXIT_USAGE;
 	}
-	if (!o.view) {
-		if (ol_screen_open(&screen, replay, o.sort)) {
+	if (!o->view) {
+		if (ol_screen_open(&screen, replay, o->sort)) {
 			fprintf(stderr, "vmscope top: the screen needs a terminal on stdin and stdout (and TERM): or give --json or --batch\n");
 			return EXIT_FAILURE_RUNTIME;
 		}
-		o.view = ol_view_screen;
-		o.view_ctx = &screen;
-		if (!speed_set)
-			o.speed = 1;
+		o->view = ol_view_screen;
+		o->view_ctx = &screen;
+		if (!a.speed_set)
+			o->speed = 1;
 	}
-	e = ol_replay(replay, flags, &o, err, sizeof(err));
+	e = ol_replay(replay, a.flags, o, err, sizeof(err));
 	ol_screen_close(&screen);
 	if (e) {
 		fprintf(stderr, "vmscope top: %s: %s\n", replay, err);

@@ -41,29 +41,33 @@ static int show_device(const char *label, const char *path, int required)
 	return ok;
 }
 
+static const struct option opts[] = {
+	{ "require", required_argument, NULL, 'r' },
+	ARGS_HELP_AND_END,
+};
+
+/* --require into @ctx (const char *): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	if (c != 'r')
+		return -1;	/* 'h' and what getopt refused */
+	if (strcmp(arg, "host") && strcmp(arg, "guest")) {
+		fprintf(stderr, "vmscope version: --require takes host or guest\n");
+		return EXIT_USAGE;
+	}
+	*(const char **)ctx = arg;
+	return 0;
+}
+
 int cmd_version(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "require", required_argument, NULL, 'r' },
-		ARGS_HELP_AND_END,
-	};
 	const char *require = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			require = optarg;
-			if (strcmp(require, "host") && strcmp(require, "guest")) {
-				fprintf(stderr, "vmscope version: --require takes host or guest\n");
-				return EXIT_USAGE;
-			}
-			break;
-		default:
-			return args_help_or_usage(c, usage);
-		}
-	}
-	if (args_none_left("version", argc, argv))
+	c = args_parse(argc, argv, "h", opts, parse_option, &require, usage);
+	if (c >= 0)
+		return c;
+	if (args_none_left("vmscope version", argc, argv))
 		return EXIT_USAGE;
 
 	printf("vmscope %s (ABI %d.%d)\n", VMSCOPE_VERSION_STRING,

@@ -4,8 +4,8 @@
  * real ABI (include/vmscope/ioctl.h): descriptors, session start and
  * geometry, one read-only mapping per buffer (channel x CPU),
  * GET_SUBBUF / PUT_SUBBUF, probing on/off, and the ring buffers' loss
- * counters from the mapped control areas. Used by `vmscope capture` and
- * `vmscope record`.
+ * counters from the mapped control areas. Used by `vmscope record` and
+ * by the ABI test reader vmscope-capture (tests/vm/tools/capture.c).
  *
  * Buffers are numbered i = channel * ncpu + cpu here (the module's number
  * uses its nr_cpu_ids, which hb_get()/hb_put() translate to).

@@ -22,21 +22,8 @@
 #include "rec_guests.h"
 #include "rec_int.h"
 #include "util_clock.h"
+#include "util_fs.h"
 #include "stream.pb-c.h"
-
-static char *slurp_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-
-	buf[0] = 0;
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = 0;
-	return buf;
-}
 
 /* The host, its kernel and its trace clock, into @hi, @ki, @clk. */
 static void fill_host(const struct rec *r, Vmscope__Trace__HostInfo *hi,
@@ -48,7 +35,10 @@ static void fill_host(const struct rec *r, Vmscope__Trace__HostInfo *hi,
 	uname(&u);
 	if (gethostname(hostname, sizeof(hostname) - 1))
 		hostname[0] = 0;
-	slurp_line("/etc/machine-id", machine_id, sizeof(machine_id));
+	/* its first line; none when it cannot be read */
+	if (util_read_small("/etc/machine-id", machine_id, sizeof(machine_id)) < 0)
+		machine_id[0] = 0;
+	machine_id[strcspn(machine_id, "\n")] = 0;
 	ki->sysname = u.sysname;
 	ki->release = u.release;
 	ki->version = u.version;

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pb_str.h"
 #include "proto.h"
 #include "rec_args.h"
+#include "util_clock.h"
 
 static const char *const hook_names[] = {
 	[DM_HOOK_STARTED] = "started",
@@ -166,13 +166,6 @@ const char *dm_socket_path(void)
 	return p && *p ? p : DM_SOCKET_DEFAULT;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Wait for @ev on @fd until @deadline (ms): 0, or -ETIMEDOUT / -errno. */
 static int wait_fd(int fd, short ev, double deadline)
@@ -180,7 +173,7 @@ static int wait_fd(int fd, short ev, double deadline)
 	struct pollfd p = { .fd = fd, .events = ev };
 
 	for (;;) {
-		double left = deadline - now_ms();
+		double left = deadline - util_mono_s() * 1e3;
 		int n;
 
 		if (left <= 0)
@@ -197,7 +190,7 @@ int dm_call(const char *sock_path, const struct dm_req *r, int timeout_ms,
 	    Vmscope__Daemon__Response **resp, char *why, size_t whylen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	double deadline = now_ms() + timeout_ms;
+	double deadline = util_mono_s() * 1e3 + timeout_ms;
 	uint8_t *buf = malloc(DM_MSG_MAX);
 	size_t n = buf ? dm_req_pack(r, buf) : 0;
 	ssize_t got;

@@ -31,6 +31,7 @@
 #include "domrun.h"
 #include "proto.h"
 #include "sessions.h"
+#include "util_args.h"
 #include "util_clock.h"
 #include "util_number.h"
 
@@ -264,59 +265,70 @@ struct daemon {
 	int stopping;
 };
 
+static const struct option opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "state-dir", required_argument, NULL, 'd' },
+	{ "pid-dir", required_argument, NULL, 'p' },
+	{ "vmscope", required_argument, NULL, 'v' },
+	{ "stop-timeout", required_argument, NULL, 't' },
+	{ "guest-port", required_argument, NULL, 'g' },
+	ARGS_HELP_AND_END,
+};
+
+/* What the command line sets: the daemon's configuration, its socket and vsock port. */
+struct daemon_args {
+	struct dm_cfg *cfg;
+	const char **sock;
+	unsigned long long *guest_port;
+};
+
+/* One option into @ctx (struct daemon_args): args_option_fn. */
+static int parse_option(int c, const char *arg, void *ctx)
+{
+	struct daemon_args *a = ctx;
+	struct dm_cfg *cfg = a->cfg;
+	char *end;
+
+	switch (c) {
+	case 's': *a->sock = arg; return 0;
+	case 'd': cfg->state_dir = arg; return 0;
+	case 'p': cfg->pid_dir = arg; return 0;
+	case 'v': cfg->vmscope = arg; return 0;
+	case 't':
+		cfg->stop_timeout_s = strtod(arg, &end);
+		if (*end || end == arg || !(cfg->stop_timeout_s > 0 &&
+					    cfg->stop_timeout_s < 86400)) {
+			fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
+			return ARGS_EXIT_USAGE;
+		}
+		return 0;
+	case 'g':
+		if (util_parse_ull(arg, 0, 0xfffffffeull, a->guest_port)) {
+			fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
+			return ARGS_EXIT_USAGE;
+		}
+		return 0;
+	}
+	return -1;	/* 'h' and what getopt refused */
+}
+
 /* The command line into @cfg, @sock and @guest_port: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct dm_cfg *cfg, const char **sock,
 		      unsigned long long *guest_port)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ "pid-dir", required_argument, NULL, 'p' },
-		{ "vmscope", required_argument, NULL, 'v' },
-		{ "stop-timeout", required_argument, NULL, 't' },
-		{ "guest-port", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	int opt;
+	struct daemon_args a = { cfg, sock, guest_port };
+	int rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': *sock = optarg; break;
-		case 'd': cfg->state_dir = optarg; break;
-		case 'p': cfg->pid_dir = optarg; break;
-		case 'v': cfg->vmscope = optarg; break;
-		case 't':
-			cfg->stop_timeout_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(cfg->stop_timeout_s > 0 &&
-						       cfg->stop_timeout_s < 86400)) {
-				fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
-				return 2;
-			}
-			break;
-		case 'g':
-			if (util_parse_ull(optarg, 0, 0xfffffffeull, guest_port)) {
-				fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind != argc) {
 		fprintf(stderr, "vmscoped: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		return ARGS_EXIT_USAGE;
 	}
 	if (cfg->state_dir[0] != '/' || access(cfg->vmscope, X_OK)) {
 		fprintf(stderr, "vmscoped: --state-dir must be absolute and --vmscope (%s) "
 			"executable\n", cfg->vmscope);
-		return 2;
+		return ARGS_EXIT_USAGE;
 	}
 	return -1;
 }

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "merge.h"
 #include "heap.h"
 #include "out.h"
 #include "roles.h"
+#include "util_clock.h"
 
 /* Recent events of a guest CPU: the one just before an exchange's t1 is
  * among them unless more than this many events fall between t1 and the
@@ -383,9 +383,8 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 		e = mo_create_vms(&c.out, out, t, cv.vms, err, errlen);
 	if (e)
 		goto out;
-	struct timespec t0, t1;
+	double t0 = util_mono_s();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e = run(&c);
 	for (size_t i = 0; !e && i < c.n; i++)
 		if (c.src[i].acc.err) {
@@ -395,8 +394,7 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 		}
 	account_input(&c);
 	e2 = mo_close(c.out, &r->n.chunks);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->time.merge = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	r->time.merge = util_mono_s() - t0;
 	if (!e)
 		e = e2;
 	if (e && !err[0])

@@ -4,20 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "heap.h"
 #include "merge.h"
 #include "roles.h"
+#include "util_clock.h"
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 struct ssrc {
 	struct vr_stream *s;
@@ -389,7 +382,7 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
 	struct scan c = { .t = t, .r = r, .spill_dir = o->spill_dir ? o->spill_dir : "/tmp" };
-	double t0 = now();
+	double t0 = util_mono_s();
 	int e;
 
 	if (errlen)
@@ -455,7 +448,7 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 			e = mg_clock_scan(t, r);
 	}
 	scan_free(&c);
-	r->time.sync = now() - t0;
+	r->time.sync = util_mono_s() - t0;
 	if (e && !err[0])
 		snprintf(err, errlen, "%s", strerror(-e));
 	return e;

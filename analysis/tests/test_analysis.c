@@ -37,7 +37,7 @@
 #include "topn.h"
 #include "walk.h"
 #include "vmscope_events.h"
-#include <vmscope/xorshift.h>
+#include "../../tests/lib/xorshift.h"
 
 static uint64_t rng = 88172645463325252ull;
 

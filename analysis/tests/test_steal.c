@@ -42,7 +42,7 @@
 #include "steal.h"
 #include "vmscope_events.h"
 #include "walk.h"
-#include <vmscope/xorshift.h>
+#include "../../tests/lib/xorshift.h"
 
 #define MS		1000000ull
 #define T0		(SCEN_H0 + MS)

@@ -18,7 +18,7 @@
 #include "vmscope_events.h"
 
 #include "../../tests/lib/check.h"
-#include <vmscope/xorshift.h>
+#include "../../tests/lib/xorshift.h"
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
 

@@ -13,7 +13,7 @@
 
 #include "crc32c_own.h"
 #include "util.h"
-#include <vmscope/xorshift.h>
+#include "../../tests/lib/xorshift.h"
 
 static uint64_t rng;
 

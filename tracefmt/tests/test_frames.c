@@ -15,29 +15,29 @@
 
 #define N 300
 
+/* empty frames, frames past the writer's buffer, and sizes in between */
+static uint32_t size_of(size_t i)
+{
+	return i % 50 == 0 ? 0 : i % 37 == 0 ? 9000 + (uint32_t)i * 13 :
+	       (uint32_t)((i * 7919) % 700);
+}
+
 int main(void)
 {
-	char dir[64];
-	int dfd = tf_test_mkdir(dir, sizeof(dir));
-	uint32_t sizes[N];
-	uint64_t offs[N + 1];
-	size_t len;
+	struct tf_test_file t;
 	struct tf_end_info end;
 
-	for (size_t i = 0; i < N; i++)
-		sizes[i] = i % 50 == 0 ? 0 : i % 37 == 0 ? 9000 + (uint32_t)i * 13 :
-			   (uint32_t)((i * 7919) % 700);
-	uint8_t *img = tf_test_build(dfd, "a.vtf", sizes, N, offs, &len);
+	tf_test_file(&t, "a.vtf", N, size_of);
 
-	CHECK(img != NULL);
-	CHECK_EQ(len, offs[N]);
+	CHECK(t.img != NULL);
+	CHECK_EQ(t.len, t.offs[N]);
 	for (size_t i = 0; i < N; i++)
-		CHECK_EQ(offs[i + 1] - offs[i], TF_FRAME_HDR_SIZE + sizes[i]);
+		CHECK_EQ(t.offs[i + 1] - t.offs[i], TF_FRAME_HDR_SIZE + t.sizes[i]);
 
 	/* memory reader */
-	CHECK_EQ(tf_test_read_all(img, len, &end), N);
+	CHECK_EQ(tf_test_read_all(t.img, t.len, &end), N);
 	CHECK_EQ(end.kind, TF_END_CLEAN);
-	CHECK_EQ(end.offset, len);
+	CHECK_EQ(end.offset, t.len);
 	CHECK_EQ(end.frames, N);
 
 	/* fd reader: same frames, same offsets */
@@ -45,12 +45,12 @@ int main(void)
 	struct tf_frame f;
 	size_t n = 0;
 
-	CHECK_EQ(tf_reader_open(&r, dfd, "a.vtf"), 0);
+	CHECK_EQ(tf_reader_open(&r, t.dfd, "a.vtf"), 0);
 	while (tf_reader_next(r, &f) == 1) {
-		CHECK_EQ(f.offset, offs[n]);
-		CHECK_EQ(f.length, sizes[n]);
+		CHECK_EQ(f.offset, t.offs[n]);
+		CHECK_EQ(f.length, t.sizes[n]);
 		CHECK_EQ(f.type, tf_test_type(n));
-		CHECK(memcmp(f.payload, img + offs[n] + TF_FRAME_HDR_SIZE, f.length) == 0);
+		CHECK(memcmp(f.payload, t.img + t.offs[n] + TF_FRAME_HDR_SIZE, f.length) == 0);
 		n++;
 	}
 	CHECK_EQ(n, N);
@@ -59,33 +59,31 @@ int main(void)
 	tf_reader_close(r);
 
 	/* an empty file is a clean, empty trace file */
-	CHECK_EQ(tf_test_read_all(img, 0, &end), 0);
+	CHECK_EQ(tf_test_read_all(t.img, 0, &end), 0);
 	CHECK_EQ(end.kind, TF_END_CLEAN);
 
 	/* a directory is not a trace file */
-	CHECK_EQ(tf_reader_open(&r, AT_FDCWD, dir), -EINVAL);
+	CHECK_EQ(tf_reader_open(&r, AT_FDCWD, t.dir), -EINVAL);
 
 	/* refusals */
 	struct tf_writer *w;
 
-	CHECK_EQ(tf_writer_create(&w, dfd, "a.vtf", NULL), -EEXIST);
-	CHECK_EQ(tf_writer_create(&w, dfd, "b.vtf", NULL), 0);
+	CHECK_EQ(tf_writer_create(&w, t.dfd, "a.vtf", NULL), -EEXIST);
+	CHECK_EQ(tf_writer_create(&w, t.dfd, "b.vtf", NULL), 0);
 	CHECK_EQ(tf_writer_append(w, 0, "x", 1), -EINVAL);
 	/* oversize: refused before touching the (here bogus-length) data */
-	CHECK_EQ(tf_writer_append(w, TF_FRAME_RAW, img, (size_t)TF_FRAME_MAX_PAYLOAD + 1),
+	CHECK_EQ(tf_writer_append(w, TF_FRAME_RAW, t.img, (size_t)TF_FRAME_MAX_PAYLOAD + 1),
 		 -EMSGSIZE);
 	CHECK_EQ(tf_writer_error(w), 0);
 	CHECK_EQ(tf_writer_append(w, TF_FRAME_RAW, "ok", 2), 0);
 	CHECK_EQ(tf_writer_close(w), 0);
-	free(img);
-	img = util_read_all(dfd, "b.vtf", &len);
-	CHECK_EQ(len, TF_FRAME_HDR_SIZE + 2);
-	CHECK(tf_reader_open_mem(&r, img, len) == 0 && tf_reader_next(r, &f) == 1 &&
+	free(t.img);
+	t.img = util_read_all(t.dfd, "b.vtf", &t.len);
+	CHECK_EQ(t.len, TF_FRAME_HDR_SIZE + 2);
+	CHECK(tf_reader_open_mem(&r, t.img, t.len) == 0 && tf_reader_next(r, &f) == 1 &&
 	      f.seq == 0 && f.length == 2 && memcmp(f.payload, "ok", 2) == 0);
 	tf_reader_close(r);
-	free(img);
 
-	close(dfd);
-	tf_test_rmdir(dir);
+	tf_test_file_free(&t);	/* and b.vtf's image, now in t.img */
 	return tf_test_result("tracefmt-frames");
 }

@@ -46,36 +46,36 @@ static void expect(const uint64_t *offs, size_t cut, size_t got,
 	}
 }
 
+/* a large last frame, empty ones, small ones */
+static uint32_t size_of(size_t i)
+{
+	return i == N - 1 ? 5000 : i % 5 == 0 ? 0 : (uint32_t)(i * 53 % 300);
+}
+
 int main(void)
 {
-	char dir[64];
-	int dfd = tf_test_mkdir(dir, sizeof(dir));
-	uint32_t sizes[N];
-	uint64_t offs[N + 1];
-	size_t len;
+	struct tf_test_file t;
 	struct tf_end_info end;
 
-	for (size_t i = 0; i < N; i++)
-		sizes[i] = i == N - 1 ? 5000 : i % 5 == 0 ? 0 : (uint32_t)(i * 53 % 300);
-	uint8_t *img = tf_test_build(dfd, "t.vtf", sizes, N, offs, &len);
-	uint8_t *z = malloc(len + 4096);
+	tf_test_file(&t, "t.vtf", N, size_of);
+	uint8_t *z = malloc(t.len + 4096);
 	size_t cuts = 0;
 
 	/* every cut, in memory, bare and zero-padded */
-	for (size_t cut = 0; cut <= len; cut++) {
-		expect(offs, cut, tf_test_read_all(img, cut, &end), &end, 0);
+	for (size_t cut = 0; cut <= t.len; cut++) {
+		expect(t.offs, cut, tf_test_read_all(t.img, cut, &end), &end, 0);
 		size_t pad = 1 + (cut * 131) % 4096;
 
-		memcpy(z, img, cut);
+		memcpy(z, t.img, cut);
 		memset(z + cut, 0, pad);
-		expect(offs, cut, tf_test_read_all(z, cut + pad, &end), &end, 1);
+		expect(t.offs, cut, tf_test_read_all(z, cut + pad, &end), &end, 1);
 		cuts++;
 	}
 
 	/* on disk: cut the last three frames at every offset, fd reader */
-	int fd = openat(dfd, "t.vtf", O_RDWR | O_CLOEXEC);
+	int fd = openat(t.dfd, "t.vtf", O_RDWR | O_CLOEXEC);
 
-	for (size_t cut = len; cut + 1 > offs[N - 3] && cut <= len; cut--) {
+	for (size_t cut = t.len; cut + 1 > t.offs[N - 3] && cut <= t.len; cut--) {
 		struct tf_reader *r;
 		struct tf_frame f;
 		size_t got = 0;
@@ -83,20 +83,18 @@ int main(void)
 		CHECK_EQ(ftruncate(fd, (off_t)cut), 0);
 		CHECK_EQ(tf_reader_open_fd(&r, fd), 0);
 		while (tf_reader_next(r, &f) == 1) {
-			CHECK(f.length == sizes[got] &&
-			      memcmp(f.payload, img + offs[got] + TF_FRAME_HDR_SIZE, f.length) == 0);
+			CHECK(f.length == t.sizes[got] &&
+			      memcmp(f.payload, t.img + t.offs[got] + TF_FRAME_HDR_SIZE, f.length) == 0);
 			got++;
 		}
-		expect(offs, cut, got, tf_reader_end(r), 0);
+		expect(t.offs, cut, got, tf_reader_end(r), 0);
 		tf_reader_close(r);
 		if (cut == 0)
 			break;
 	}
 	close(fd);
-	printf("%zu cuts of a %zu-byte file of %d frames\n", cuts, len, N);
+	printf("%zu cuts of a %zu-byte file of %d frames\n", cuts, t.len, N);
 	free(z);
-	free(img);
-	close(dfd);
-	tf_test_rmdir(dir);
+	tf_test_file_free(&t);
 	return tf_test_result("tracefmt-torn");
 }

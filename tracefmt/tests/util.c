@@ -70,6 +70,30 @@ uint8_t *tf_test_build(int dirfd, const char *name, const uint32_t *sizes,
 	return util_read_all(dirfd, name, len);
 }
 
+void tf_test_file(struct tf_test_file *t, const char *name, size_t n,
+		  uint32_t (*size_of)(size_t i))
+{
+	t->dfd = tf_test_mkdir(t->dir, sizeof(t->dir));
+	t->sizes = malloc(n * sizeof(*t->sizes));
+	t->offs = malloc((n + 1) * sizeof(*t->offs));
+	if (!t->sizes || !t->offs) {
+		fprintf(stderr, "tf_test_file: out of memory\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++)
+		t->sizes[i] = size_of(i);
+	t->img = tf_test_build(t->dfd, name, t->sizes, n, t->offs, &t->len);
+}
+
+void tf_test_file_free(struct tf_test_file *t)
+{
+	free(t->img);
+	free(t->sizes);
+	free(t->offs);
+	close(t->dfd);
+	tf_test_rmdir(t->dir);
+}
+
 size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end)
 {
 	struct tf_reader *r;

@@ -12,6 +12,7 @@
 #include "util_endian.h"
 #include "util_fs.h"
 #include "util_number.h"
+#include "util_signal.h"
 
 static void test_number(void)
 {
@@ -90,11 +91,22 @@ static void test_write(void)
 	CHECK(system(path) == 0);
 }
 
+static void test_stop_signals(void)
+{
+	util_stop_on_signals();
+	CHECK(!util_stop_requested);
+	raise(SIGTERM);
+	CHECK(util_stop_requested);
+}
+
 static void test_clock(void)
 {
 	double a = util_mono_s(), b = util_mono_s();
+	uint64_t n = util_mono_ns();
 
 	CHECK(a > 0 && b >= a);
+	/* one clock in two units: the nanoseconds read after @b are not before it */
+	CHECK((double)n / 1e9 >= b - 1e-6 && (double)n / 1e9 < b + 10);
 	CHECK(util_realtime_ns() > 1600000000ull * 1000000000ull);
 }
 
@@ -105,5 +117,6 @@ int main(void)
 	test_fs();
 	test_write();
 	test_clock();
+	test_stop_signals();
 	return check_result("test_util");
 }

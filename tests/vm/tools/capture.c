@@ -29,16 +29,10 @@
 #include "host_bufs.h"
 #include "rb_decode.h"
 #include "rec_args.h"
+#include "util_clock.h"
+#include "util_signal.h"
 
 #define MAX_BUFS (HB_MAX_CPUS * VMSCOPE_SESSION_CHANNELS)
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *out)
 {
@@ -179,13 +173,6 @@ static int drain_all(struct capture *c)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void report(const struct capture *c)
 {
@@ -299,7 +286,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_PID:
-			if (args_number("capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
+			if (args_number("vmscope-capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
 				return EXIT_USAGE;
 			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
 				fprintf(stderr, "vmscope-capture: at most %d --pid\n",
@@ -313,7 +300,7 @@ int main(int argc, char **argv)
 		case OPT_NSB:
 		case OPT_FLUSH:
 		case OPT_READ_EVERY:
-			if (args_number("capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
+			if (args_number("vmscope-capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
 				return EXIT_USAGE;
 			if (opt == OPT_DURATION)
 				duration = (unsigned int)val;
@@ -384,8 +371,7 @@ int main(int argc, char **argv)
 	}
 	if (hb_start(&c.h))
 		goto out;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	util_stop_on_signals();
 	if (hb_probes(&c.h, &ctl))
 		goto out;
 	fprintf(stderr, "capture: recording: %u CPUs", c.h.cfg.nr_cpu_ids);
@@ -395,10 +381,10 @@ int main(int argc, char **argv)
 			hb_mode_name(c.h.cfg.chan[k].mode));
 	fprintf(stderr, "\n");
 
-	double end = now_s() + duration;
+	double end = util_mono_s() + duration;
 	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
 
-	while (!stop_requested && (!duration || now_s() < end)) {
+	while (!util_stop_requested && (!duration || util_mono_s() < end)) {
 		if (read_every_ms) {
 			struct timespec ts = { read_every_ms / 1000,
 					       (long)(read_every_ms % 1000) * 1000000 };

@@ -1,9 +1,8 @@
-/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * xorshift64 (Marsaglia, shifts 13/7/17): the tests' and benchmarks'
  * deterministic pseudo-random numbers, one definition for all of them
  * (fixed seeds give the same data every run; not for anything secret).
- * Userspace only.
+ * Userspace only; header only, included by relative path like check.h.
  */
 #ifndef VMSCOPE_XORSHIFT_H
 #define VMSCOPE_XORSHIFT_H
