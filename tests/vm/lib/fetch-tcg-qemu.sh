@@ -9,8 +9,8 @@
 # kernel code that another CPU just live-patched, and the test host freezes.
 # A scratch test that creates and closes 300 VMs (each flip of KVM's static
 # keys patches finish_task_switch) while two pipe ping-pong pairs keep both
-# test-host CPUs switching froze in 4 of 4 runs with 7.2 and in 0 of N runs
-# with backports' 10.0 (tests/vm/README.md gives N and the command).
+# test-host CPUs switching froze in 4 of 4 attempts with 7.2 and in 0 of 5
+# runs with backports' 10.0 (tests/vm/README.md, "Known TCG defect").
 #
 # Only the test host's QEMU comes from here; the nested guests' QEMU and
 # libvirt stay bookworm's (the test host boots this machine's /). Nothing
