@@ -158,3 +158,9 @@ enum wm_pop wm_pop(struct wm *m, bool force, void *rec, size_t *i, uint64_t *key
 		mh_next(&m->heap, 0, 1);
 	}
 }
+
+size_t wm_blocker(const struct wm *m)
+{
+	/* wm_pop leaves the stream it waits for at the top */
+	return m->heap.n ? m->heap.e[0].idx : SIZE_MAX;
+}

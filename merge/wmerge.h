@@ -92,4 +92,8 @@ enum wm_pop {
  * (a caller whose queue is full). */
 enum wm_pop wm_pop(struct wm *m, bool force, void *rec, size_t *i, uint64_t *key);
 
+/* After wm_pop returned WM_WAIT: the stream it waits for (the one to read
+ * next), or SIZE_MAX when it waits only for late streams. */
+size_t wm_blocker(const struct wm *m);
+
 #endif
