@@ -152,6 +152,16 @@ struct an_walk;
 int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		 char *err, size_t errlen);
 
+/*
+ * The same for the raw trace @path (what `vmscope record` writes), merged
+ * as it is read, in one pass (merge/online.h): its records come in host
+ * time as a merged trace's would, guest times converted with the clock
+ * segments known when they are reached (merge/README.md, "The online
+ * merge"). Damage (@flags: MR_ACCEPT_DAMAGE) is the raw trace's.
+ */
+int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
+		     char *err, size_t errlen);
+
 /* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
  * it be read), or NULL. */
 const char *an_walk_damage(const struct an_walk *w);

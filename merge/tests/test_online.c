@@ -17,6 +17,9 @@
  * It prints, per trace, how far the online times are from the two-pass
  * ones (the online merge converts with the segment as it stands, the
  * two-pass one with the final segment).
+ *
+ * `test_online --write DIR` writes the raw trace cli/tests/top-raw-test.sh
+ * replays.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -216,10 +219,20 @@ static void run(const char *dir, uint64_t seed, size_t cap, bool small)
 	free(b.e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char dir[256];
 
+	if (argc == 3 && !strcmp(argv[1], "--write")) {
+		/* the raw trace of cli/tests/top-raw-test.sh: the default
+		 * synthetic trace with the guest module's real event table,
+		 * which the analysis reads */
+		struct synth s;
+
+		synth_defaults(&s, 1);
+		s.walkable = true;
+		return synth_write(&s, argv[2]) ? 1 : 0;
+	}
 	CHECK_EQ(tf_test_mkdir(dir, sizeof(dir)) >= 0, 1);
 	run(dir, 1, 0, false);
 	run(dir, 3, 0, false);
