@@ -18,8 +18,8 @@
  * ones (the online merge converts with the segment as it stands, the
  * two-pass one with the final segment).
  *
- * `test_online --write DIR` writes the raw trace cli/tests/top-raw-test.sh
- * replays.
+ * `test_online --write DIR [SECONDS]` writes the raw trace
+ * cli/tests/top-raw-test.sh replays (0.4 s long, or SECONDS).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 {
 	char dir[256];
 
-	if (argc == 3 && !strcmp(argv[1], "--write")) {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--write")) {
 		/* the raw trace of cli/tests/top-raw-test.sh: the default
 		 * synthetic trace with the guest module's real event table,
 		 * which the analysis reads */
@@ -231,9 +231,12 @@ int main(int argc, char **argv)
 
 		synth_defaults(&s, 1);
 		s.walkable = true;
+		if (argc == 4)
+			s.duration_ns = (uint64_t)(atof(argv[3]) * 1e9);
 		return synth_write(&s, argv[2]) ? 1 : 0;
 	}
 	CHECK_EQ(tf_test_mkdir(dir, sizeof(dir)) >= 0, 1);
+	printf("a record held or queued: %zu bytes\n", sizeof(struct om_rec));
 	run(dir, 1, 0, false);
 	run(dir, 3, 0, false);
 	run(dir, 1, 64, true);
