@@ -448,16 +448,7 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 	e = om_next(w->om, &w->rec);
 	if (e != 1)
 		return e;
-	memset(it, 0, sizeof(*it));
-	it->kind = r->kind;
-	it->ts = r->ts;
-	it->desc = r->desc;
-	it->payload = r->payload;
-	it->size = r->size;
-	it->events = r->events;
-	it->loss_kind = r->loss_kind;
-	it->first = r->first;
-	it->last = r->last;
+	om_rec_item(r, it);
 	*o = r->o;
 	*has_o = true;
 	return 1;

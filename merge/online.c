@@ -40,15 +40,25 @@ struct om {
 	bool finished;		/* the host side ended: segments final */
 };
 
-/* The record @r as the item the sync handling reads. */
-static void as_item(const struct om_rec *r, struct vr_item *it)
+void om_rec_item(const struct om_rec *r, struct vr_item *it)
 {
 	memset(it, 0, sizeof(*it));
 	it->kind = r->kind;
-	it->ts = r->o.orig_ts;
+	it->ts = r->ts;
 	it->desc = r->desc;
 	it->payload = r->payload;
 	it->size = r->size;
+	it->events = r->events;
+	it->loss_kind = r->loss_kind;
+	it->first = r->first;
+	it->last = r->last;
+}
+
+/* The record @r as the item the sync handling reads: in its own time. */
+static void as_item(const struct om_rec *r, struct vr_item *it)
+{
+	om_rec_item(r, it);
+	it->ts = r->o.orig_ts;
 }
 
 static void to_rec(const struct vr_item *it, struct om_rec *r)
@@ -372,11 +382,8 @@ static int open_streams(struct om *m, char *err, size_t errlen)
 			s->held = calloc(m->cap, sizeof(*s->held));
 			if (!s->held)
 				return -ENOMEM;
-			if (!m->gsrc[s->vm] &&
-			    !(m->gsrc[s->vm] = calloc(MP_MAX_CPUS, sizeof(**m->gsrc))))
+			if (mg_scan_guest_stream(m->gsrc, s->vm, s->cpu, i))
 				return -ENOMEM;
-			if (!m->gsrc[s->vm][s->cpu])	/* the first stream of a CPU */
-				m->gsrc[s->vm][s->cpu] = (uint32_t)i + 1;
 			/* its first record, held like the rest */
 			if (s->it.kind == VR_EVENT || s->it.kind == VR_LOSS || s->it.kind == VR_GAP) {
 				to_rec(&s->it, &s->held[0]);

@@ -70,6 +70,8 @@ int om_open(struct om **out, struct vr_trace *t, const struct om_opts *o, char *
 	    size_t errlen);
 /* The next record: 1; 0 at the end; a negative errno. */
 int om_next(struct om *m, struct om_rec *r);
+/* @r as the reader's item (ts: the host time; valid while @r is). */
+void om_rec_item(const struct om_rec *r, struct vr_item *it);
 /* The pairing's and the transforms' state (valid until om_close): after
  * the end, the same figures as `vmscope merge`'s pass 1. */
 const struct mg_result *om_result(const struct om *m);

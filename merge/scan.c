@@ -156,6 +156,15 @@ void mg_scan_host(struct mg_scan *c, uint32_t cpu, const struct vr_item *it)
 	}
 }
 
+int mg_scan_guest_stream(uint32_t **gsrc, uint32_t vm, uint32_t cpu, size_t i)
+{
+	if (!gsrc[vm] && !(gsrc[vm] = calloc(MP_MAX_CPUS, sizeof(**gsrc))))
+		return -ENOMEM;
+	if (!gsrc[vm][cpu])	/* the first stream of a CPU */
+		gsrc[vm][cpu] = (uint32_t)i + 1;
+	return 0;
+}
+
 bool mg_scan_guest_sync(struct mg_scan *c, uint32_t vm, const struct vr_item *it,
 			struct mp_guest *out)
 {

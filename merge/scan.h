@@ -42,6 +42,11 @@ int mg_scan_init(struct mg_scan *c, struct vr_trace *t, const struct mg_opts *o,
 		 struct mg_result *r, mp_pull_fn pull, mt_accept_fn accept, mt_drop_fn drop);
 void mg_scan_free(struct mg_scan *c);
 
+/* Stream @i is VM @vm's guest CPU @cpu (vm < n_vms, cpu < MP_MAX_CPUS):
+ * @gsrc[vm][cpu] (allocated as needed) keeps 1 + the index of the first
+ * such stream, the one the pairing pulls from. 0 or -ENOMEM. */
+int mg_scan_guest_stream(uint32_t **gsrc, uint32_t vm, uint32_t cpu, size_t i);
+
 /* A host record of host CPU @cpu, in host-time order. */
 void mg_scan_host(struct mg_scan *c, uint32_t cpu, const struct vr_item *it);
 

@@ -181,11 +181,8 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 		} else if (st->origin.side == VMSCOPE__TRACE__SIDE__SIDE_GUEST &&
 			   s->vm < r->n_vms && s->cpu < MP_MAX_CPUS) {
 			s->guest = true;
-			if (!c->gsrc[s->vm] &&
-			    !(c->gsrc[s->vm] = calloc(MP_MAX_CPUS, sizeof(**c->gsrc))))
+			if (mg_scan_guest_stream(c->gsrc, s->vm, s->cpu, i))
 				return -ENOMEM;
-			if (!c->gsrc[s->vm][s->cpu])	/* the first stream of a CPU */
-				c->gsrc[s->vm][s->cpu] = (uint32_t)i + 1;
 		}
 	}
 	return 0;
