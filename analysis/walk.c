@@ -455,18 +455,22 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 }
 
 /* After the last record of a raw trace: its damage, and what the online
- * merge could not place. 0 or 1 as mr_damage(). */
+ * merge could not place (left out: a note). 0 or 1 as mr_damage(). */
 static int raw_damage(struct an_walk *w)
 {
 	const struct om_stats *st = om_stats(w->om);
 
 	if (vr_damage_describe(w->raw, w->path, w->damage, sizeof(w->damage)))
 		return 1;
-	if (st->bad || st->late || st->unconverted) {
-		snprintf(w->damage, sizeof(w->damage),
-			 "%s: %llu unusable records, %llu late, %llu guest records without a "
-			 "clock segment", w->path, (unsigned long long)st->bad,
-			 (unsigned long long)st->late, (unsigned long long)st->unconverted);
+	/* left out as `vmscope merge` leaves them (its report says so):
+	 * said, not damage */
+	if (st->unconverted)
+		snprintf(w->note, sizeof(w->note), "%llu guest records without a clock segment "
+			 "(no sync exchange of their VM) left out",
+			 (unsigned long long)st->unconverted);
+	if (st->bad || st->late) {
+		snprintf(w->damage, sizeof(w->damage), "%s: %llu unusable records, %llu late",
+			 w->path, (unsigned long long)st->bad, (unsigned long long)st->late);
 		return 1;
 	}
 	return 0;
@@ -545,6 +549,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 void an_walk_stop(struct an_walk *w)
 {
 	w->stop = true;
+}
+
+const char *an_walk_note(const struct an_walk *w)
+{
+	return w->note[0] ? w->note : NULL;
 }
 
 const char *an_walk_damage(const struct an_walk *w)

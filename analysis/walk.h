@@ -166,6 +166,11 @@ int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
  * it be read), or NULL. */
 const char *an_walk_damage(const struct an_walk *w);
 
+/* After an_walk_run() of a raw trace: what the online merge left out
+ * (guest records of a VM without a clock segment, as `vmscope merge`
+ * leaves them), or NULL. */
+const char *an_walk_note(const struct an_walk *w);
+
 /* Read the whole trace once, calling @h. 0 when the merged stream ended
  * cleanly; 1 when it ended otherwise (torn, corrupt: @err says how; what
  * was read is still reported); negative errno on failure. */

@@ -99,6 +99,7 @@ struct an_walk {
 	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */
+	char note[256];			/* an_walk_note() */
 	const struct vr_events *ev;	/* the merged table, or the host's */
 	const Vmscope__Trace__ClockDesc *clock;
 	struct role_tab *tab;		/* [ntab]: tab[0] is ev's */

@@ -215,6 +215,8 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	}
 	if (!e && an_walk_damage(p.w))
 		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p.w));
+	else if (!e && an_walk_note(p.w))
+		snprintf(err, errlen, "%s", an_walk_note(p.w));
 	if (e >= 0 && (ol_window_oom(&p.cum) || p.sched.oom)) {
 		snprintf(err, errlen, "out of memory: %d exits or off-CPU intervals not counted",
 			 ol_window_oom(&p.cum) + p.sched.oom);
