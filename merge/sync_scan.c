@@ -222,8 +222,15 @@ int mg_sync(struct vr_trace *t, const struct mg_opts *o, struct mg_result *r,
 		while (c.heap.n && !r->err && !r->pair->err) {
 			struct ssrc *h = &c.src[c.heap.e[0].idx];
 
+			bool more;
+
 			mg_scan_host(&c.b, h->cpu, &h->it);
-			mh_next(&c.heap, h->it.ts, !advance(h));
+			/* read on first: the key is the next record's time
+			 * (argument order is unspecified; clang read the old
+			 * one, which kept a stream on top past other streams'
+			 * records: host records out of time order) */
+			more = advance(h);
+			mh_next(&c.heap, h->it.ts, !more);
 		}
 		mp_finish(r->pair);
 		e = mt_finish(&r->mt);
