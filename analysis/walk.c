@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* One pass over a merged trace with per-vCPU state: see walk.h. */
+/* One pass over a merged trace (or a raw one merged online) with per-vCPU state: see walk.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,9 +370,17 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	const struct role_of *r;
 	struct an_switch s;
 
-	if (!it->desc || it->desc < w->ev->desc || it->desc >= w->ev->desc + w->ev->n)
+	const struct role_tab *t = NULL;
+
+	/* the table holding the record's descriptor (one, but for a raw
+	 * trace's sides) */
+	for (uint32_t i = 0; i < w->ntab && !t; i++)
+		if (w->tab[i].ev && it->desc >= w->tab[i].ev->desc &&
+		    it->desc < w->tab[i].ev->desc + w->tab[i].ev->n)
+			t = &w->tab[i];
+	if (!it->desc || !t)
 		return;
-	r = &w->roles[it->desc - w->ev->desc];
+	r = &t->roles[it->desc - t->ev->desc];
 	if (r->role == R_NONE)
 		return;
 	/* host roles need a host record, guest roles their VM's */
@@ -426,6 +434,48 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	}
 }
 
+/* The next record in host time, from the merged trace or the online
+ * merge: as mr_next(). */
+static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool *has_o)
+{
+	const struct om_rec *r = &w->rec;
+	int e;
+
+	if (w->mr)
+		return mr_next(w->mr, it, o, has_o);
+	if (!w->om)
+		return 0;
+	e = om_next(w->om, &w->rec);
+	if (e != 1)
+		return e;
+	om_rec_item(r, it);
+	*o = r->o;
+	*has_o = true;
+	return 1;
+}
+
+/* After the last record of a raw trace: its damage, and what the online
+ * merge could not place (left out: a note). 0 or 1 as mr_damage(). */
+static int raw_damage(struct an_walk *w)
+{
+	const struct om_stats *st = om_stats(w->om);
+
+	if (vr_damage_describe(w->raw, w->path, w->damage, sizeof(w->damage)))
+		return 1;
+	/* left out as `vmscope merge` leaves them (its report says so):
+	 * said, not damage */
+	if (st->unconverted)
+		snprintf(w->note, sizeof(w->note), "%llu guest records without a clock segment "
+			 "(no sync exchange of their VM) left out",
+			 (unsigned long long)st->unconverted);
+	if (st->bad || st->late) {
+		snprintf(w->damage, sizeof(w->damage), "%s: %llu unusable records, %llu late",
+			 w->path, (unsigned long long)st->bad, (unsigned long long)st->late);
+		return 1;
+	}
+	return 0;
+}
+
 int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t errlen)
 {
 	const struct vr_stream_stats *st;
@@ -434,7 +484,7 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	bool has_o;
 	int r = 0;
 
-	while (!w->stop && (r = mr_next(w->mr, &it, &o, &has_o)) == 1) {
+	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1) {
 		uint64_t ts = vr_clock_ns(w->clock, it.ts);
 
 		if (!w->any)
@@ -472,8 +522,15 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	if (w->stop)
 		return 0;
 	if (r < 0) {
-		snprintf(err, errlen, "reading the merged stream: %s", strerror(-r));
+		snprintf(err, errlen, "reading the %s stream: %s", w->mr ? "merged" : "raw trace's",
+			 strerror(-r));
 		return r;
+	}
+	if (!w->mr) {
+		if (!raw_damage(w) || (w->flags & MR_ACCEPT_DAMAGE))
+			return 0;
+		snprintf(err, errlen, "%s: the report covers what was read", w->damage);
+		return 1;
 	}
 	st = mr_stats(w->mr);
 	if (!mr_damage(w->mr, w->damage, sizeof(w->damage)) && st->end.kind != TF_END_CLEAN)
@@ -492,6 +549,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 void an_walk_stop(struct an_walk *w)
 {
 	w->stop = true;
+}
+
+const char *an_walk_note(const struct an_walk *w)
+{
+	return w->note[0] ? w->note : NULL;
 }
 
 const char *an_walk_damage(const struct an_walk *w)

@@ -152,9 +152,24 @@ struct an_walk;
 int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		 char *err, size_t errlen);
 
+/*
+ * The same for the raw trace @path (what `vmscope record` writes), merged
+ * as it is read, in one pass (merge/online.h): its records come in host
+ * time as a merged trace's would, guest times converted with the clock
+ * segments known when they are reached (merge/README.md, "The online
+ * merge"). Damage (@flags: MR_ACCEPT_DAMAGE) is the raw trace's.
+ */
+int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
+		     char *err, size_t errlen);
+
 /* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
  * it be read), or NULL. */
 const char *an_walk_damage(const struct an_walk *w);
+
+/* After an_walk_run() of a raw trace: what the online merge left out
+ * (guest records of a VM without a clock segment, as `vmscope merge`
+ * leaves them), or NULL. */
+const char *an_walk_note(const struct an_walk *w);
 
 /* Read the whole trace once, calling @h. 0 when the merged stream ended
  * cleanly; 1 when it ended otherwise (torn, corrupt: @err says how; what

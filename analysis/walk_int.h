@@ -6,6 +6,7 @@
 #ifndef VMSCOPE_ANALYSIS_WALK_INT_H
 #define VMSCOPE_ANALYSIS_WALK_INT_H
 
+#include "online.h"
 #include "out.h"
 #include "roles.h"
 #include "walk.h"
@@ -82,13 +83,27 @@ struct reason {
 
 #define TASK_HASH	(2 * AN_MAX_TASKS)
 
+/* An event table and its events' roles: a merged trace has one (the
+ * union); a raw trace merged online the host's and one per VM (tab[1 + v],
+ * ev NULL when the VM has no guest side). */
+struct role_tab {
+	const struct vr_events *ev;
+	struct role_of *roles;	/* [ev->n] */
+};
+
 struct an_walk {
-	struct mr *mr;
+	struct mr *mr;			/* a merged trace, or */
+	struct vr_trace *raw;		/* a raw one through */
+	struct om *om;			/* the online merge */
+	struct om_rec rec;		/* its current record */
+	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */
-	const struct vr_events *ev;	/* the merged table */
+	char note[256];			/* an_walk_note() */
+	const struct vr_events *ev;	/* the merged table, or the host's */
 	const Vmscope__Trace__ClockDesc *clock;
-	struct role_of *roles;		/* [ev->n] */
+	struct role_tab *tab;		/* [ntab]: tab[0] is ev's */
+	uint32_t ntab;
 	struct mg_field fx[X_N], entry_vcpu;
 	struct switch_fields host_sw;
 	uint32_t n_vms;

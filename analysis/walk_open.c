@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Opening a merged trace for the walk (walk.h): event roles, the session. */
+/* Opening a trace for the walk (walk.h): event roles, the session. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +18,80 @@ static void find_switch(const struct vr_events *ev, const char *name, struct swi
 	s->has_preempt = *d && mg_field_find(*d, "preempt", &s->preempt);
 }
 
-static void set_role(struct an_walk *w, const struct vmscope_event_desc *d, enum role r,
+static struct role_of *role_at(struct role_tab *t, const struct vmscope_event_desc *d)
+{
+	return &t->roles[d - t->ev->desc];
+}
+
+static void set_role(struct role_tab *t, const struct vmscope_event_desc *d, enum role r,
 		     uint32_t vm)
 {
 	if (!d)
 		return;
-	w->roles[d - w->ev->desc].role = (uint8_t)r;
-	w->roles[d - w->ev->desc].vm = vm;
+	role_at(t, d)->role = (uint8_t)r;
+	role_at(t, d)->vm = vm;
+}
+
+/* The table of VM @v's events and the name of its event @ev there: in a
+ * merged trace's union "vmN:ev", in the VM's own table (raw) "ev". */
+static struct role_tab *guest_tab(struct an_walk *w, uint32_t v, const char *ev, char *name,
+				  size_t len)
+{
+	if (w->raw) {
+		snprintf(name, len, "%s", ev);
+		return w->tab[1 + v].ev ? &w->tab[1 + v] : NULL;
+	}
+	snprintf(name, len, "vm%u:%s", v, ev);
+	return &w->tab[0];
+}
+
+static void find_guest_roles(struct an_walk *w, uint32_t v)
+{
+	static const char *const fw[1] = { "pid" };
+	const char *wake[2] = { "sched_wakeup", "sched_waking" };
+	const struct vmscope_event_desc *d;
+	struct mg_field pid0;
+	struct role_tab *t;
+	char name[64];
+
+	if (!(t = guest_tab(w, v, "sched_switch", name, sizeof(name))))
+		return;
+	find_switch(t->ev, name, &w->vm[v].sw, &d);
+	set_role(t, d, R_GSWITCH, v);
+	w->vm[v].guest = d != NULL;
+	if (d)
+		role_at(t, d)->sw = &w->vm[v].sw;
+	for (int k = 0; k < 2; k++) {
+		struct mg_field pid;
+
+		guest_tab(w, v, wake[k], name, sizeof(name));
+		d = mg_role_find(t->ev, name, fw, 1, &pid);
+		set_role(t, d, R_GWAKE, v);
+		if (d) {
+			struct role_of *r = role_at(t, d);
+
+			r->wake_pid = pid;
+			r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
+		}
+	}
+	guest_tab(w, v, "cpu_task", name, sizeof(name));
+	d = mg_role_find(t->ev, name, fw, 1, &pid0);
+	set_role(t, d, R_GTASK, v);
+	w->vm[v].has_cpu_task = d != NULL;
+	/* the session's vCPUs, before any record */
+	for (uint32_t c = 0; d && c < w->vm[v].cap; c++)
+		w->vm[v].v[c].task = w->vm[v].v[c].exit_task = AN_TASK_BEFORE;
+	if (d) {
+		struct role_of *r = role_at(t, d);
+
+		r->task_pid = pid0;
+		r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
+	}
+	guest_tab(w, v, "sync_guest", name, sizeof(name));
+	d = mg_role_find(t->ev, name, NULL, 0, NULL);
+	set_role(t, d, R_GSYNC, v);
+	if (d)	/* absent from traces of guest modules before ABI 0.4 */
+		role_at(t, d)->has_steal = mg_field_find(d, "steal_ns", &role_at(t, d)->steal);
 }
 
 static int find_roles(struct an_walk *w, char *err, size_t errlen)
@@ -33,76 +100,41 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 					     "reason_valid" };
 	static const char *const fe[1] = { "vcpu_id" };
 	const struct vmscope_event_desc *d;
-	char name[64];
+	struct role_tab *h;
 
-	w->roles = calloc(w->ev->n ? w->ev->n : 1, sizeof(*w->roles));
-	if (!w->roles)
+	w->ntab = w->raw ? 1 + w->n_vms : 1;
+	w->tab = calloc(w->ntab, sizeof(*w->tab));
+	if (!w->tab)
 		return -ENOMEM;
+	w->tab[0].ev = w->ev;
+	for (uint32_t v = 0; w->raw && v < w->n_vms; v++)
+		w->tab[1 + v].ev = vr_trace_events(w->raw, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v);
+	for (uint32_t i = 0; i < w->ntab; i++)
+		if (w->tab[i].ev &&
+		    !(w->tab[i].roles = calloc(w->tab[i].ev->n ? w->tab[i].ev->n : 1,
+					       sizeof(*w->tab[i].roles))))
+			return -ENOMEM;
+	h = &w->tab[0];
 	d = mg_role_find(w->ev, "kvm_exit", fx, X_N, w->fx);
 	if (!d) {
 		snprintf(err, errlen, "the trace has no usable kvm_exit event (with %s, %s, %s, %s, %s)",
 			 fx[0], fx[1], fx[2], fx[3], fx[4]);
 		return -ENOENT;
 	}
-	set_role(w, d, R_EXIT, 0);
+	set_role(h, d, R_EXIT, 0);
 	d = mg_role_find(w->ev, "kvm_entry", fe, 1, &w->entry_vcpu);
 	if (!d) {
 		snprintf(err, errlen, "the trace has no usable kvm_entry event (with vcpu_id)");
 		return -ENOENT;
 	}
-	set_role(w, d, R_ENTRY, 0);
-	set_role(w, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
+	set_role(h, d, R_ENTRY, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
 	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
-	set_role(w, d, R_HSWITCH, 0);
+	set_role(h, d, R_HSWITCH, 0);
 	if (d)
-		w->roles[d - w->ev->desc].sw = &w->host_sw;
-	for (uint32_t v = 0; v < w->n_vms; v++) {
-		static const char *const fw[1] = { "pid" };
-		const char *wake[2] = { "sched_wakeup", "sched_waking" };
-		struct mg_field pid0;
-
-		snprintf(name, sizeof(name), "vm%u:sched_switch", v);
-		find_switch(w->ev, name, &w->vm[v].sw, &d);
-		set_role(w, d, R_GSWITCH, v);
-		w->vm[v].guest = d != NULL;
-		if (d)
-			w->roles[d - w->ev->desc].sw = &w->vm[v].sw;
-		for (int k = 0; k < 2; k++) {
-			struct mg_field pid;
-
-			snprintf(name, sizeof(name), "vm%u:%s", v, wake[k]);
-			d = mg_role_find(w->ev, name, fw, 1, &pid);
-			set_role(w, d, R_GWAKE, v);
-			if (d) {
-				struct role_of *r = &w->roles[d - w->ev->desc];
-
-				r->wake_pid = pid;
-				r->has_wake_cpu = mg_field_find(d, "target_cpu", &r->wake_cpu);
-			}
-		}
-		snprintf(name, sizeof(name), "vm%u:cpu_task", v);
-		d = mg_role_find(w->ev, name, fw, 1, &pid0);
-		set_role(w, d, R_GTASK, v);
-		w->vm[v].has_cpu_task = d != NULL;
-		/* the session's vCPUs, before any record */
-		for (uint32_t c = 0; d && c < w->vm[v].cap; c++)
-			w->vm[v].v[c].task = w->vm[v].v[c].exit_task = AN_TASK_BEFORE;
-		if (d) {
-			struct role_of *r = &w->roles[d - w->ev->desc];
-
-			r->task_pid = pid0;
-			r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
-		}
-		snprintf(name, sizeof(name), "vm%u:sync_guest", v);
-		d = mg_role_find(w->ev, name, NULL, 0, NULL);
-		set_role(w, d, R_GSYNC, v);
-		if (d) {
-			struct role_of *r = &w->roles[d - w->ev->desc];
-
-			/* absent from traces of guest modules before ABI 0.4 */
-			r->has_steal = mg_field_find(d, "steal_ns", &r->steal);
-		}
-	}
+		role_at(h, d)->sw = &w->host_sw;
+	for (uint32_t v = 0; v < w->n_vms; v++)
+		find_guest_roles(w, v);
 	return 0;
 }
 
@@ -140,11 +172,35 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 	return 0;
 }
 
-int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
-		 char *err, size_t errlen)
+/* Open @path's records: a merged trace, or a raw one through the online
+ * merge (@raw). The trace whose metadata the walk reads. */
+static int open_source(struct an_walk *w, const char *path, bool raw, char *err, size_t errlen)
+{
+	struct om_opts o = { 0 };
+	int e;
+
+	if (!raw) {
+		e = mr_open(&w->mr, path, w->flags, err, errlen);
+		return e;
+	}
+	e = vr_trace_open(&w->raw, path, err, errlen);
+	if (e)
+		return e;
+	if (vr_trace_problem(w->raw) && !(w->flags & MR_ACCEPT_DAMAGE)) {
+		snprintf(err, errlen, "%s: %s", path, vr_trace_problem(w->raw));
+		return -EBADMSG;
+	}
+	if (!vr_trace_session(w->raw))
+		return 0;	/* said below */
+	return om_open(&w->om, w->raw, &o, err, errlen);
+}
+
+static int walk_open(struct an_walk **out, const char *path, unsigned int flags, bool raw,
+		     char *err, size_t errlen)
 {
 	struct an_walk *w = calloc(1, sizeof(*w));
 	const Vmscope__Trace__SessionMetadata *s;
+	struct vr_trace *t;
 	int e;
 
 	*out = NULL;
@@ -156,13 +212,15 @@ int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		return -ENOMEM;
 	}
 	w->flags = flags;
-	e = mr_open(&w->mr, path, flags, err, errlen);
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	e = open_source(w, path, raw, err, errlen);
 	if (e)
 		goto fail;
-	s = vr_trace_session(mr_trace(w->mr));
-	w->ev = vr_trace_events(mr_trace(w->mr), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+	t = raw ? w->raw : mr_trace(w->mr);
+	s = vr_trace_session(t);
+	w->ev = vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
 	if (!s || !w->ev) {
-		const char *why = vr_trace_problem(mr_trace(w->mr));
+		const char *why = vr_trace_problem(t);
 
 		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
 			 why ? ": " : "", why ? why : "");
@@ -185,17 +243,33 @@ fail:
 	return e;
 }
 
+int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
+		 char *err, size_t errlen)
+{
+	return walk_open(out, path, flags, false, err, errlen);
+}
+
+int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
+		     char *err, size_t errlen)
+{
+	return walk_open(out, path, flags, true, err, errlen);
+}
+
 void an_walk_close(struct an_walk *w)
 {
 	if (!w)
 		return;
 	mr_close(w->mr);
+	om_close(w->om);
+	vr_trace_close(w->raw);
+	for (uint32_t i = 0; w->tab && i < w->ntab; i++)
+		free(w->tab[i].roles);
+	free(w->tab);
 	for (uint32_t v = 0; v < w->n_vms && w->vm; v++)
 		free(w->vm[v].v);
 	free(w->vm);
 	free(w->th);
 	free(w->hc);
-	free(w->roles);
 	free(w->task);
 	free(w);
 }

@@ -1,7 +1,7 @@
 /*
  * `vmscope top`: the online pipeline (online/pipe.h) shown per interval.
- * Today its source is a merged trace (--replay); the views are JSON lines
- * and plain text (online/view.h).
+ * Today its source is a recorded trace (--replay: merged, or raw and merged
+ * as it is read); the views are JSON lines and plain text (online/view.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +23,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --replay MERGED [--speed X] [--json | --batch]\n"
+	fprintf(out, "usage: vmscope top --replay TRACE [--speed X] [--json | --batch]\n"
 		"                   [--interval S] [--sort count|total|p99|max] [--tasks N]\n"
 		"                   [--top N] [--accept-damage]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -33,8 +33,13 @@ static void usage(FILE *out)
 		"steal, the worst stalls of running guest threads. An exit (an off-CPU span)\n"
 		"belongs to the interval it ends in, so the intervals' counts, totals, minima\n"
 		"and maxima add up to the reports'.\n\n"
-		"  --replay MERGED       read a merged trace (`vmscope merge`'s output); a raw\n"
-		"                        recording is refused: merge it first\n"
+		"  --replay TRACE        read a merged trace (`vmscope merge`'s output), or a\n"
+		"                        recording (`vmscope record`'s): a raw recording is merged\n"
+		"                        as it is read, in one pass. Its guest times come from\n"
+		"                        the clock segments known when they are read, not the\n"
+		"                        final fit `merge` uses: within the bound, a guest\n"
+		"                        record may land a few hundred ns from where `merge`\n"
+		"                        puts it (online/README.md)\n"
 		"  --speed X             X seconds of trace per second (default: 1 on the\n"
 		"                        screen, as fast as it reads with --json or --batch)\n"
 		"  --interval S          the interval, seconds of host time (default 1; from\n"
@@ -52,7 +57,7 @@ static void usage(FILE *out)
 		"                        vCPU threads' CPUs) per interval (default 10)\n"
 		"  --top N               the N longest exits and worst guest-thread stalls of\n"
 		"                        each interval (default 5)\n"
-		"  --accept-damage       replay a damaged merged trace (exit 0; the damage is\n"
+		"  --accept-damage       replay a damaged trace (exit 0; the damage is\n"
 		"                        still said on stderr)\n"
 		"\nWithout --json or --batch, a screen (the terminal on stdin and stdout): per VM\n"
 		"its vCPUs (exits/s, time split in %%, preempted, blocked, guest steal), the\n"
@@ -63,9 +68,9 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: live tracing (--pid, --domain, --all, -o); record, merge,\n"
-		"then replay.\n\n"
-		"Exit status: 0 (also on q); 1 when MERGED is not a readable merged trace, is\n"
+		"Not built yet: live tracing (--pid, --domain, --all, -o); record, then\n"
+		"replay.\n\n"
+		"Exit status: 0 (also on q); 1 when TRACE is not a readable trace, is\n"
 		"damaged (every interval read is still shown) or has no records, the output\n"
 		"could not be written, or the screen has no terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
 }
@@ -187,7 +192,7 @@ int cmd_top(int argc, char **argv)
 	if (optind != argc)
 		return args_usage_error(usage);
 	if (!replay) {
-		fprintf(stderr, "vmscope top: live tracing is not built yet: give --replay MERGED\n");
+		fprintf(stderr, "vmscope top: live tracing is not built yet: give --replay TRACE\n");
 		return EXIT_USAGE;
 	}
 	if (!o->view) {

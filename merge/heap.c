@@ -41,3 +41,22 @@ void mh_next(struct mh *h, uint64_t key, int done)
 	if (h->n)
 		sift_down(h, 0);
 }
+
+void mh_push(struct mh *h, uint64_t key, size_t idx)
+{
+	size_t i = h->n++;
+
+	h->e[i].key = key;
+	h->e[i].idx = idx;
+	while (i) {
+		size_t up = (i - 1) / 2;
+		struct mh_ent tmp;
+
+		if (!less(&h->e[i], &h->e[up]))
+			return;
+		tmp = h->e[i];
+		h->e[i] = h->e[up];
+		h->e[up] = tmp;
+		i = up;
+	}
+}

@@ -26,4 +26,8 @@ void mh_build(struct mh *h);
 /* The top's stream has a new key (@key), or is done (@done): restore. */
 void mh_next(struct mh *h, uint64_t key, int done);
 
+/* Add stream @idx with @key (room for it in e[]): a stream that left the
+ * heap comes back (wmerge.c's late streams). */
+void mh_push(struct mh *h, uint64_t key, size_t idx);
+
 #endif

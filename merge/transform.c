@@ -144,6 +144,18 @@ void mt_break(struct mt *t, uint64_t ts, uint32_t vm)
 			vm_break(&t->vm[i], ts);
 }
 
+uint64_t mt_limit(const struct mt_vm *v, size_t i, const struct vmscope_sync_segment *next)
+{
+	uint64_t l = v->limit[i];
+
+	if (next && next->h_first < l)
+		l = next->h_first;
+	/* Never before the segment's own last sample: after a detected
+	 * change segments may overlap in host time (samples that fit both
+	 * land on their side). */
+	return l < v->seg[i].h_last ? v->seg[i].h_last : l;
+}
+
 int mt_finish(struct mt *t)
 {
 	for (uint32_t k = 0; k < t->n_vms; k++) {
@@ -151,15 +163,8 @@ int mt_finish(struct mt *t)
 
 		vmscope_sync_finish(v->ctx);
 		vmscope_sync_get_stats(v->ctx, &v->st);
-		/* Never before the segment's own last sample: after a
-		 * detected change segments may overlap in host time
-		 * (samples that fit both land on their side). */
-		for (size_t i = 0; i < v->nseg; i++) {
-			if (i + 1 < v->nseg && v->seg[i + 1].h_first < v->limit[i])
-				v->limit[i] = v->seg[i + 1].h_first;
-			if (v->limit[i] < v->seg[i].h_last)
-				v->limit[i] = v->seg[i].h_last;
-		}
+		for (size_t i = 0; i < v->nseg; i++)
+			v->limit[i] = mt_limit(v, i, i + 1 < v->nseg ? &v->seg[i + 1] : NULL);
 	}
 	return t->err;
 }

@@ -92,6 +92,12 @@ void mt_break(struct mt *t, uint64_t ts, uint32_t vm);
  * set. 0 or -ENOMEM. */
 int mt_finish(struct mt *t);
 
+/* The limit of closed segment @i of @v when @next follows it (NULL:
+ * none yet): the explicit break that ended it, else @next's first
+ * sample, never before its own last sample. mt_finish sets each
+ * segment's; the online merge asks before the next one is closed. */
+uint64_t mt_limit(const struct mt_vm *v, size_t i, const struct vmscope_sync_segment *next);
+
 /* Segment @id of @v, or NULL. */
 const struct vmscope_sync_segment *mt_segment(const struct mt_vm *v, int64_t id);
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The online pipeline over a merged trace: see pipe.h. */
+/* The online pipeline over a merged or raw trace: see pipe.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "out.h"
 #include "pipe.h"
 
 struct pipe {
@@ -168,6 +170,17 @@ static void end(void *ctx, uint64_t ts)
 		close_interval(p, ts + 1 > p->iv.start ? ts + 1 : p->iv.start, true);
 }
 
+/* A merged trace has its merged stream; a raw one (what `record`
+ * writes) does not, and is merged as it is read. */
+static bool merged(const char *path)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", path, MO_STREAM);
+	return !stat(p, &st);
+}
+
 int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, char *err,
 	      size_t errlen)
 {
@@ -179,7 +192,8 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	bool sched = false;
 	int e;
 
-	e = an_walk_open(&p.w, path, flags, err, errlen);
+	e = merged(path) ? an_walk_open(&p.w, path, flags, err, errlen) :
+			   an_walk_open_raw(&p.w, path, flags, err, errlen);
 	if (e)
 		return e;
 	sched = !an_sched_init(&p.sched, p.w, 0);
@@ -201,6 +215,8 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	}
 	if (!e && an_walk_damage(p.w))
 		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p.w));
+	else if (!e && an_walk_note(p.w))
+		snprintf(err, errlen, "%s", an_walk_note(p.w));
 	if (e >= 0 && (ol_window_oom(&p.cum) || p.sched.oom)) {
 		snprintf(err, errlen, "out of memory: %d exits or off-CPU intervals not counted",
 			 ol_window_oom(&p.cum) + p.sched.oom);

@@ -5,7 +5,7 @@
  * interval windows of a fixed span of host time, with a cumulative window
  * beside them; each closed interval is handed to a view.
  *
- * Today's source is a merged trace (ol_replay): `vmscope top --replay`.
+ * Today's source is a recorded trace (ol_replay): `vmscope top --replay`.
  * Memory: two windows (bounded by the walk's tables of VMs, vCPUs,
  * reasons and tasks) and the walk's own state, whatever the duration.
  */
@@ -43,12 +43,13 @@ struct ol_opts {
 };
 
 /*
- * Run the merged trace @path (@flags: MR_ACCEPT_DAMAGE or 0, merge/out.h)
- * through the pipeline. 0 when it ended cleanly (or its damage was
- * accepted: @err then says what it is, else it is empty); 1 when the trace is
- * damaged or ended otherwise (@err says how; every interval read was
- * shown); negative errno when it could not be read at all or the view
- * stopped it (@err says why).
+ * Run the trace @path through the pipeline: a merged trace (`vmscope
+ * merge`'s output), or a raw one (`vmscope record`'s) merged as it is read
+ * (merge/online.h); @flags: MR_ACCEPT_DAMAGE or 0 (merge/out.h). 0 when
+ * it ended cleanly (or its damage was accepted: @err then says what it
+ * is, else it is empty); 1 when the trace is damaged or ended otherwise
+ * (@err says how; every interval read was shown); negative errno when it
+ * could not be read at all or the view stopped it (@err says why).
  */
 int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, char *err,
 	      size_t errlen);

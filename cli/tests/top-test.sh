@@ -33,7 +33,7 @@ expect 2 '--speed: a number above 0' -- top --replay "$m" --json --speed 0
 expect 2 '--speed: a number above 0' -- top --replay "$m" --json --speed inf
 expect 2 '--sort: count, total, p99 or max' -- top --replay "$m" --json --sort median
 expect 2 '--tasks: a number' -- top --replay "$m" --json --tasks -1
-expect 1 'not a merged trace' -- top --replay "$dir/in" --json
+expect 1 'the trace has no records' -- top --replay "$dir/in" --json
 expect 1 'nothere' -- top --replay "$dir/nothere" --json
 expect_full 1 'vmscope top: .*the view failed' -- top --replay "$m" --json --interval 0.05
 expect 0 '^interval 0: host time' -- top --replay "$m" --batch --interval 0.1

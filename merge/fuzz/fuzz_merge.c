@@ -33,6 +33,7 @@
 
 #include "fuzz_input.h"
 #include "merge.h"
+#include "online.h"
 #include "out.h"
 #include "../tests/synth.h"
 #include "vmscope_events.h"
@@ -79,6 +80,46 @@ static void harm_stream(int dfd, const char *name, int how, uint16_t at)
 		ASSERT(ftruncate(fd, at % st.st_size) == 0);
 	}
 	close(fd);
+}
+
+/*
+ * The online merge over the same trace: it ends, host time never goes
+ * back, nothing is late (replay never stalls), it pairs as pass 1 did;
+ * on intact input every host record once and every guest record once or
+ * left out (no segment). Small queues, so that guest records are also
+ * extrapolated and sync records missed behind a full queue.
+ */
+static void check_online(struct vr_trace *t, const struct mg_result *r2, bool damaged,
+			 uint64_t host, uint64_t guest)
+{
+	struct om_opts o = { .cap = 16 };
+	const struct om_stats *st;
+	struct om_rec rec;
+	struct om *m;
+	char err[256];
+	uint64_t prev = 0, h = 0, g = 0;
+	int e;
+
+	ASSERT(om_open(&m, t, &o, err, sizeof(err)) == 0);
+	while ((e = om_next(m, &rec)) == 1) {
+		ASSERT(rec.ts >= prev);
+		prev = rec.ts;
+		if (rec.kind == VR_EVENT && !rec.o.origin)
+			h++;
+		else if (rec.kind == VR_EVENT)
+			g++;
+	}
+	ASSERT(e == 0);
+	st = om_stats(m);
+	ASSERT(st->late == 0);
+	ASSERT(st->peak_held <= 16 && st->peak_queued <= 16);
+	if (!damaged) {
+		ASSERT(h == host && h == r2->n.host_events);
+		ASSERT(g + st->unconverted == guest);
+		if (!st->pull_full)	/* then the pairing saw what pass 1 saw */
+			ASSERT(om_result(m)->pair->st.paired == r2->pair->st.paired);
+	}
+	om_close(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -318,6 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(mr_damage(m, err, sizeof(err)) == 0);
 	mr_close(m);
 out:
+	check_online(t, &r, damaged, host, guest);
 	mg_result_free(&r);
 	vr_trace_close(t);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -597,7 +597,20 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		}
 		if (best >= end)
 			break;
-		if (bi < 0) {
+		if (bi < 0 && s->walkable) {
+			/* exit then entry of one vCPU: IOIO, CPUID, HLT */
+			static const uint32_t code[3] = { 0x7b, 0x72, 0x78 };
+			uint64_t pair = nfill++ / 2;
+
+			ex.vcpu_id = en.vcpu_id = (uint32_t)(pair % s->vcpus);
+			ex.exit_reason = code[pair % 3];
+			if (nfill & 1)
+				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
+			else
+				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
+			/* exits of 1, 2 or 3 gaps: durations differ by reason */
+			fill += s->host_gap_ns * (nfill & 1 ? 1 + pair % 3 : 1);
+		} else if (bi < 0) {
 			if (nfill++ & 1) {
 				en.vcpu_id = (uint32_t)(nfill % 4);
 				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
@@ -684,7 +697,19 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 			 * (its time is t4) comes 1 ns later */
 			if (gf == w.prev && !(vm == 0 && v == 0 && s->freeze_ns))
 				gf++;
-			if (nfill++ & 1) {
+			if (s->walkable && (nfill++ & 1)) {
+				struct vmscope_ev_softirq_entry n = { .vec = (uint32_t)nfill % 10 };
+
+				synth_stream_rec(&w, gf, VMSCOPE_EV_softirq_entry, &n, sizeof(n));
+			} else if (s->walkable) {
+				struct vmscope_ev_sched_switch sw = {
+					.prev_pid = (int32_t)(100 + nfill % 4),
+					.next_pid = (int32_t)(100 + (nfill + 2) % 4) };
+
+				snprintf(sw.prev_comm, sizeof(sw.prev_comm), "t%d", sw.prev_pid);
+				snprintf(sw.next_comm, sizeof(sw.next_comm), "t%d", sw.next_pid);
+				synth_stream_rec(&w, gf, VMSCOPE_EV_sched_switch, &sw, sizeof(sw));
+			} else if (nfill++ & 1) {
 				uint32_t n = (uint32_t)nfill;
 
 				synth_stream_rec(&w, gf, SYNTH_GID_TICK, &n, sizeof(n));
@@ -705,7 +730,8 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 				continue;
 			uint8_t b[72];
 
-			synth_stream_rec(&w, x->grec_ts, SYNTH_GID_SYNC, b, synth_gsync_bytes(s, &r, b));
+			synth_stream_rec(&w, x->grec_ts, s->walkable ? VMSCOPE_EV_sync_guest :
+					 SYNTH_GID_SYNC, b, synth_gsync_bytes(s, &r, b));
 		}
 		s->n_guest_events++;
 	}
@@ -749,6 +775,8 @@ int synth_write(struct synth *s, const char *path)
 
 	if (s->n_vms > 4 || s->vcpus > 8 || !s->vcpus || !s->host_cpus || !s->period_ns)
 		return -EINVAL;
+	if (s->walkable)
+		s->real_guest_table = s->steal = true;
 	s->H0 = (rnd(s, 9, 0, 0) >> 2) + ((uint64_t)1 << 40);
 	for (unsigned int v = 0; v < s->n_vms; v++) {
 		s->G0[v] = rnd(s, 10, v, 0) >> 1;

@@ -49,6 +49,13 @@ struct synth {
 	bool real_guest_table;	/* guests use the real event table (the
 				 * module's GUEST and BOTH events) instead
 				 * of the synthetic one (analysis tests) */
+	bool walkable;		/* records the analysis reads (implies
+				 * real_guest_table and steal): each host
+				 * CPU's fillers are exit/entry pairs of one
+				 * vCPU (the host's thread decides the VM)
+				 * with three exit reasons; the guests'
+				 * records are the real sched_switch (tasks
+				 * 100..103), softirq_entry and sync_guest */
 	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
 				 * (sync_guest without steal_ns) */
 	bool last_vm_no_agent;	/* the session's last VM has no guest event
