@@ -28,10 +28,10 @@ guest_main() {
 }
 
 host_main() {
+	host_prepare_kvm	# first: it brings the test host's CPU 1 online
 	echo "== test host: kernel $(uname -r), $(nproc) vCPUs (QEMU TCG, AMD SVM)"
 	insmod "$HOST_KO" || fail "insmod vmscope_host"
 	"$VMSCOPE" version
-	host_prepare_kvm
 	echo
 	echo "== guest: 2 vCPUs, vsock CID 3"
 	guest_start demo guest_main 2 3
