@@ -341,6 +341,19 @@ guest_wait() {
 	return "$(cat "$_dir/rc")"
 }
 
+# host_probed_guest NAME ENTRY [VCPUS] [CID] [MEM_MB]: the start most tests
+# share: KVM prepared (host_prepare_kvm), vmscope_host loaded, guest NAME
+# started (guest_start) and its /vmtest/ready file waited for; sets gdir
+# (the guest's folder) and qpid (its QEMU's pid).
+host_probed_guest() {
+	host_prepare_kvm
+	check "insmod vmscope_host" insmod "$HOST_KO"
+	guest_start "$@"
+	gdir=$VMTEST_GUESTS/$1
+	qpid=$(cat "$gdir/qemu.pid")
+	wait_file "$gdir/ready"
+}
+
 # guest_run NAME ENTRY [VCPUS] [CID] [MEM_MB]: start, wait, fail on failure.
 guest_run() {
 	guest_start "$@"

@@ -69,12 +69,7 @@ kvm_exits() {	# kvm_exits PID: KVM's exits counter of that VM
 }
 
 host_main() {
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
-	gdir=$VMTEST_GUESTS/g1
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+	host_probed_guest g1 guest_main 1 3
 
 	# the idle process of sessions 3..8, started long before them: its
 	# own start-up (exec, first sleep) makes sched events they would see

@@ -36,14 +36,9 @@ guest_main() {
 }
 
 host_main() {
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
 	# one vCPU now, room for a second, and QMP to plug it in
 	VMTEST_GUEST_QEMU_ARGS="-smp 1,maxcpus=2 -qmp unix:/run/g1-qmp.sock,server=on,wait=off" \
-		guest_start g1 guest_main 1 3
-	gdir=$VMTEST_GUESTS/g1
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+		host_probed_guest g1 guest_main 1 3
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
 	rec=$REC_PID

@@ -39,12 +39,7 @@ STATE='.state | [if .enabled then "enabled" else "disabled" end,
 	(select(.kvm_attached) | "kvm_attached"), (select(.exit_reasons) | "exit_reasons")] | join(" ")'
 
 host_main() {
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
-	gdir=$VMTEST_GUESTS/g1
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+	host_probed_guest g1 guest_main 1 3
 
 	record_start --pid "$qpid" --buffer-size 1M -o "$T1"
 	rec=$REC_PID

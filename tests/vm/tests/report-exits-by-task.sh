@@ -31,12 +31,7 @@ guest_main() {
 }
 
 host_main() {
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
-	gdir=$VMTEST_GUESTS/g1
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+	host_probed_guest g1 guest_main 1 3
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
 	touch "$gdir/go"

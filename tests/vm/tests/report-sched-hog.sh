@@ -54,12 +54,7 @@ guest_main() {
 }
 
 host_main() {
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
-	gdir=$VMTEST_GUESTS/g1
-	qpid=$(cat "$gdir/qemu.pid")
-	wait_file "$gdir/ready"
+	host_probed_guest g1 guest_main 1 3
 	vcpu_tid=$(qemu_vcpu_tid "$qpid" 0)
 	[ -n "$vcpu_tid" ] || fail "no 'CPU 0/KVM' thread in QEMU $qpid"
 	check "pin the vCPU thread to CPU 1" taskset -pc 1 "$vcpu_tid"
