@@ -39,14 +39,14 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	if (!w->roles)
 		return -ENOMEM;
 	d = mg_role_find(w->ev, "kvm_exit", fx, X_N, w->fx);
-	if (!d) {
+	if (!d && !(w->flags & AN_WALK_ANY_TRACE)) {
 		snprintf(err, errlen, "the trace has no usable kvm_exit event (with %s, %s, %s, %s, %s)",
 			 fx[0], fx[1], fx[2], fx[3], fx[4]);
 		return -ENOENT;
 	}
 	set_role(w, d, R_EXIT, 0);
 	d = mg_role_find(w->ev, "kvm_entry", fe, 1, &w->entry_vcpu);
-	if (!d) {
+	if (!d && !(w->flags & AN_WALK_ANY_TRACE)) {
 		snprintf(err, errlen, "the trace has no usable kvm_entry event (with vcpu_id)");
 		return -ENOENT;
 	}
@@ -156,12 +156,12 @@ int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		return -ENOMEM;
 	}
 	w->flags = flags;
-	e = mr_open(&w->mr, path, flags, err, errlen);
+	e = mr_open(&w->mr, path, flags & ~AN_WALK_ANY_TRACE, err, errlen);
 	if (e)
 		goto fail;
 	s = vr_trace_session(mr_trace(w->mr));
 	w->ev = vr_trace_events(mr_trace(w->mr), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
-	if (!s || !w->ev) {
+	if (!w->ev || (!s && !(flags & AN_WALK_ANY_TRACE))) {
 		const char *why = vr_trace_problem(mr_trace(w->mr));
 
 		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
@@ -169,7 +169,7 @@ int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		e = -EINVAL;
 		goto fail;
 	}
-	w->clock = s->host_clock;
+	w->clock = s ? s->host_clock : NULL;
 	e = load_session(w, s);
 	if (!e)
 		e = find_roles(w, err, errlen);
