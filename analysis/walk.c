@@ -244,6 +244,7 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 			      (uint32_t)mg_get(&w->fx[X_REASON], p),
 			      mg_get(&w->fx[X_VALID], p) != 0);
 	v->exit_task = v->task;
+	v->exit_tid = has_o ? o->tid : -1;
 	if (has_o && (hc = host_cpu(w, o->cpu))) {
 		hc->vm = vm;
 		hc->vcpu = vcpu;
@@ -294,6 +295,7 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 			   an_exit_is_hlt(w->reason[v->reason].isa, w->reason[v->reason].code) &&
 			   w->reason[v->reason].valid;
 		x.task = v->exit_task;
+		x.tid = v->exit_tid;
 		x.rip = v->rip;
 		if (x.halted)
 			v->t.halted_ns += x.end - x.start;
@@ -476,6 +478,50 @@ static int raw_damage(struct an_walk *w)
 	return 0;
 }
 
+/* One item of the merged stream: losses end what is open, events go to
+ * their role. */
+static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		 uint64_t ts, const struct mo_origin *o, bool has_o)
+{
+	if (!w->any)
+		w->first_ts = ts;
+	w->any = true;
+	if (ts > w->last_ts)
+		w->last_ts = ts;
+	if (h->tick)
+		h->tick(h->ctx, ts);
+	if (it->kind == VR_LOSS || it->kind == VR_GAP || it->kind == VR_BAD) {
+		w->n.losses++;
+		drop_open(w);
+		if (h->loss)
+			h->loss(h->ctx, ts);
+		return;
+	}
+	if (it->kind != VR_EVENT)
+		return;
+	w->n.records++;
+	if (!has_o)
+		w->n.no_origin++;
+	if (has_o && o->origin && o->origin - 1 < w->n_vms)
+		w->n.guest_records++;
+	if (has_o && o->origin && o->origin - 1 < w->n_vms && w->sess &&
+	    w->sess->vms[o->origin - 1]->n_clock_unreliable) {
+		struct vcpu *gv = vcpu_of(w, o->origin - 1, o->cpu);
+
+		if (gv && clock_unreliable(w, o->origin - 1, gv, o->cpu, &gv->span_g, ts, ts))
+			w->n.guest_clock_unreliable++;
+	}
+	record(w, h, it, ts, o, has_o);
+}
+
+static void count_open(struct an_walk *w)
+{
+	for (uint32_t v = 0; v < w->n_vms; v++)
+		for (uint32_t c = 0; c < w->vm[v].n; c++)
+			w->n.open_at_end += w->vm[v].v[c].st == V_EXIT ||
+					    w->vm[v].v[c].st == V_USER;
+}
+
 int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t errlen)
 {
 	const struct vr_stream_stats *st;
@@ -487,36 +533,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1) {
 		uint64_t ts = vr_clock_ns(w->clock, it.ts);
 
-		if (!w->any)
-			w->first_ts = ts;
-		w->any = true;
-		if (ts > w->last_ts)
-			w->last_ts = ts;
-		if (h->tick)
-			h->tick(h->ctx, ts);
-		if (it.kind == VR_LOSS || it.kind == VR_GAP || it.kind == VR_BAD) {
-			w->n.losses++;
-			drop_open(w);
-			if (h->loss)
-				h->loss(h->ctx, ts);
-			continue;
-		}
-		if (it.kind != VR_EVENT)
-			continue;
-		w->n.records++;
-		if (!has_o)
-			w->n.no_origin++;
-		if (has_o && o.origin && o.origin - 1 < w->n_vms)
-			w->n.guest_records++;
-		if (has_o && o.origin && o.origin - 1 < w->n_vms && w->sess &&
-		    w->sess->vms[o.origin - 1]->n_clock_unreliable) {
-			struct vcpu *gv = vcpu_of(w, o.origin - 1, o.cpu);
-
-			if (gv && clock_unreliable(w, o.origin - 1, gv, o.cpu, &gv->span_g, ts, ts))
-				w->n.guest_clock_unreliable++;
-		}
-		record(w, h, &it, ts, &o, has_o);
+		item(w, h, &it, ts, &o, has_o);
+		if (h->record)
+			h->record(h->ctx, &it, &o, has_o, ts);
 	}
+	count_open(w);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
 	if (w->stop)
@@ -544,6 +565,11 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	else
 		snprintf(err, errlen, "%s: the report covers what was read", w->damage);
 	return 1;
+}
+
+struct mr *an_walk_reader(const struct an_walk *w)
+{
+	return w->mr;
 }
 
 void an_walk_stop(struct an_walk *w)
@@ -611,6 +637,16 @@ int32_t an_walk_vcpu_tid(const struct an_walk *w, uint32_t vm, uint32_t vcpu)
 const char *an_walk_reason_name(const struct an_walk *w, uint32_t reason)
 {
 	return reason < w->nreason ? w->reason[reason].name : "(other reasons)";
+}
+
+bool an_walk_reason_code(const struct an_walk *w, uint32_t reason, uint32_t *isa,
+			 uint32_t *code)
+{
+	if (reason >= w->nreason || !w->reason[reason].valid)
+		return false;
+	*isa = w->reason[reason].isa;
+	*code = w->reason[reason].code;
+	return true;
 }
 
 uint32_t an_walk_nr_reasons(const struct an_walk *w)

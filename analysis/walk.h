@@ -42,6 +42,16 @@
 #define AN_MAX_VCPUS	1024
 #define AN_MAX_HOST_CPUS 4096
 
+/* an_walk_open() flag beside merge/out.h's MR_*: also open a trace the
+ * reports refuse (no usable kvm_exit/kvm_entry: it has no exits; no
+ * session: no VMs), for the exports, which take every merged trace and
+ * their exits from this pass. */
+#define AN_WALK_ANY_TRACE	(1u << 16)
+
+struct vr_item;
+struct mo_origin;
+struct mr;
+
 /* A vCPU's guest task is not known: after a loss, until a guest record
  * names it again; or, in a VM whose guest module records no cpu_task
  * (before ABI 1.2), before the vCPU's first guest sched_switch. */
@@ -72,6 +82,7 @@ struct an_exit {
 	uint64_t user_ns;	/* of it, kvm_userspace_exit .. entry */
 	bool halted;		/* a HLT exit: all of it is halted time */
 	int32_t task;		/* guest task running at the exit (an_walk_task) */
+	int32_t tid;		/* host thread of its kvm_exit record, -1 unknown */
 	uint64_t rip;		/* guest RIP at the exit */
 };
 
@@ -122,6 +133,10 @@ struct an_hooks {
 	void (*loss)(void *ctx, uint64_t ts);
 	/* the end of the trace at @ts */
 	void (*end)(void *ctx, uint64_t ts);
+	/* every item read (@has_o: @o is its origin), after the walk handled
+	 * it: for a consumer that writes records the walk does not interpret */
+	void (*record)(void *ctx, const struct vr_item *it, const struct mo_origin *o,
+		       bool has_o, uint64_t ts);
 };
 
 struct an_counts {
@@ -129,6 +144,7 @@ struct an_counts {
 	uint64_t exits;		/* completed exits passed on */
 	uint64_t unattributed;	/* host kvm records of no known VM/vCPU */
 	uint64_t open_dropped;	/* exits left open by a loss or a repeated kvm_exit */
+	uint64_t open_at_end;	/* exits still open when the trace ended */
 	uint64_t entries_without_exit;	/* kvm_entry with no exit before (trace start) */
 	/* of exits: charged to AN_TASK_BEFORE, to AN_TASK_UNKNOWN */
 	uint64_t exits_before_session, exits_task_unknown;
@@ -178,6 +194,9 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 void an_walk_close(struct an_walk *w);
 
+/* The merged trace being read: its session, tables and end state. */
+struct mr *an_walk_reader(const struct an_walk *w);
+
 /* From a hook: end an_walk_run() after this record, as if the trace ended
  * there (the end hook still runs; the rest is not read). */
 void an_walk_stop(struct an_walk *w);
@@ -203,6 +222,10 @@ bool an_walk_thread_vcpu(const struct an_walk *w, int32_t tid, uint32_t *vm,
 			 uint32_t *vcpu);
 
 const char *an_walk_reason_name(const struct an_walk *w, uint32_t reason);
+/* The kvm_exit isa and exit_reason of reason @reason; false when the
+ * probe missed them ("unknown") or it is beyond the table. */
+bool an_walk_reason_code(const struct an_walk *w, uint32_t reason, uint32_t *isa,
+			 uint32_t *code);
 uint32_t an_walk_nr_reasons(const struct an_walk *w);
 /* Task @i (>= 0), or NULL for AN_TASK_UNKNOWN / AN_TASK_OTHER. */
 const struct an_task *an_walk_task(const struct an_walk *w, int32_t i);

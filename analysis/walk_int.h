@@ -49,7 +49,7 @@ struct vcpu {
 	enum vstate st;
 	uint64_t since, exit_ts, user_ts, rip;
 	uint32_t reason;
-	int32_t task, exit_task;
+	int32_t task, exit_task, exit_tid;
 	struct an_vcpu_time t;
 	/* into its VM's clock-unreliable spans: exits, guest records */
 	size_t span_x, span_g;

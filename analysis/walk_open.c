@@ -116,14 +116,14 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 			return -ENOMEM;
 	h = &w->tab[0];
 	d = mg_role_find(w->ev, "kvm_exit", fx, X_N, w->fx);
-	if (!d) {
+	if (!d && !(w->flags & AN_WALK_ANY_TRACE)) {
 		snprintf(err, errlen, "the trace has no usable kvm_exit event (with %s, %s, %s, %s, %s)",
 			 fx[0], fx[1], fx[2], fx[3], fx[4]);
 		return -ENOENT;
 	}
 	set_role(h, d, R_EXIT, 0);
 	d = mg_role_find(w->ev, "kvm_entry", fe, 1, &w->entry_vcpu);
-	if (!d) {
+	if (!d && !(w->flags & AN_WALK_ANY_TRACE)) {
 		snprintf(err, errlen, "the trace has no usable kvm_entry event (with vcpu_id)");
 		return -ENOENT;
 	}
@@ -180,7 +180,7 @@ static int open_source(struct an_walk *w, const char *path, bool raw, char *err,
 	int e;
 
 	if (!raw) {
-		e = mr_open(&w->mr, path, w->flags, err, errlen);
+		e = mr_open(&w->mr, path, w->flags & ~AN_WALK_ANY_TRACE, err, errlen);
 		return e;
 	}
 	e = vr_trace_open(&w->raw, path, err, errlen);
@@ -219,7 +219,7 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 	t = raw ? w->raw : mr_trace(w->mr);
 	s = vr_trace_session(t);
 	w->ev = vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
-	if (!s || !w->ev) {
+	if (!w->ev || (!s && !(flags & AN_WALK_ANY_TRACE))) {
 		const char *why = vr_trace_problem(t);
 
 		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
@@ -227,7 +227,7 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		e = -EINVAL;
 		goto fail;
 	}
-	w->clock = s->host_clock;
+	w->clock = s ? s->host_clock : NULL;
 	e = load_session(w, s);
 	if (!e)
 		e = find_roles(w, err, errlen);

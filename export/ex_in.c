@@ -12,10 +12,18 @@ int ex_in_open(struct mr **m, const struct vr_events **ev, const char *in,
 
 	if (e)
 		return e;
-	*ev = vr_trace_events(mr_trace(*m), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+	e = ex_in_events(*m, ev, in, err, errlen);
+	if (e)
+		mr_close(*m);
+	return e;
+}
+
+int ex_in_events(struct mr *m, const struct vr_events **ev, const char *in,
+		 char *err, size_t errlen)
+{
+	*ev = vr_trace_events(mr_trace(m), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
 	if (!*ev) {
 		snprintf(err, errlen, "%s: no event table (metadata missing or damaged)", in);
-		mr_close(*m);
 		return -EINVAL;
 	}
 	return 0;

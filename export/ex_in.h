@@ -13,6 +13,11 @@
 int ex_in_open(struct mr **m, const struct vr_events **ev, const char *in,
 	       char *err, size_t errlen);
 
+/* The (union) event table of the open merged trace @m, or -EINVAL with
+ * @err (no metadata): for an input opened through the analysis walk. */
+int ex_in_events(struct mr *m, const struct vr_events **ev, const char *in,
+		 char *err, size_t errlen);
+
 /* After the last item: 0 when the merged stream ended clean and nothing
  * else is wrong with the trace (mr_damage()), else -EINVAL with @err (an
  * export of a damaged trace is refused, not half written). */

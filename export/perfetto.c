@@ -7,9 +7,11 @@
  *   for "producers running on a remote host (e.g. a VM guest)");
  * - CPU scheduling: every sched_switch, host or guest, as an ftrace
  *   sched_switch of its machine and CPU (guest CPU = vCPU);
- * - exit slices: on the host thread track of each vCPU thread, a slice
- *   from each kvm_exit to the next kvm_entry of that thread, named by the
- *   exit reason as the reports name it (analysis/exit_reason.h), with the reason code,
+ * - exit slices: the exits of the analysis pass (analysis/walk.h, the
+ *   one definition the reports use: kvm_exit .. the vCPU's next
+ *   kvm_entry, open exits ended uncounted by a loss), each on the host
+ *   thread track of its kvm_exit record (else of its vCPU thread), named
+ *   by the exit reason as the reports name it, with the reason code,
  *   guest RIP and vCPU as annotations;
  * - clock-sync exchanges: a flow from the host's sync_t2 instant through
  *   its sync_t3 instant (same vCPU thread) to the guest's sync_guest
@@ -19,7 +21,7 @@
  *
  * The file is the packets of a Trace message written one by one (field 1,
  * length-delimited), so memory does not grow with the trace. Slices are
- * written when their kvm_entry comes, so their begin packet follows later
+ * written when the walk completes their exit (at its kvm_entry), so their begin packet follows later
  * packets; Perfetto sorts packets by timestamp when it reads a file.
  */
 #include <errno.h>
@@ -29,11 +31,11 @@
 
 #include "ex_in.h"
 #include "ex_out.h"
-#include "exit_reason.h"
 #include "out.h"
 #include "perfetto.h"
 #include "perfetto_subset.pb-c.h"
 #include "roles.h"
+#include "walk.h"
 
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent TrackEvent;
@@ -42,9 +44,8 @@ typedef Perfetto__Protos__DebugAnnotation Annotation;
 
 /* ---- what each event of the merged table is to the export ---- */
 
-enum pf_role { R_NONE, R_SW, R_EXIT, R_ENTRY, R_T2, R_T3, R_GSYNC };
+enum pf_role { R_NONE, R_SW, R_T2, R_T3, R_GSYNC };
 enum { SW_PREV, SW_NEXT, SW_PREV_PRIO, SW_NEXT_PRIO, SW_STATE, SW_N };
-enum { X_REASON, X_ISA, X_RIP, X_VCPU, X_VALID, X_N };
 enum { S_TOKEN, S_SEQ, S_CPU, S_T2, S_N };	/* T2: all; T3: no CPU; guest: no T2 */
 
 struct pf_role_of {
@@ -86,8 +87,6 @@ static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
 {
 	static const char *const sw[SW_N] = { "prev_pid", "next_pid", "prev_prio",
 					      "next_prio", "prev_state" };
-	static const char *const x[X_N] = { "exit_reason", "isa", "guest_rip", "vcpu_id",
-					     "reason_valid" };
 	static const char *const t2[S_N] = { "token", "seq", "guest_cpu", "t2" };
 	static const char *const t3[S_N] = { "token", "seq", "", "t2" };
 	static const char *const g[S_N] = { "token", "seq", "cpu", "" };
@@ -99,10 +98,6 @@ static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
 		r->role = R_SW;
 		r->prev_comm = str_field(d, "prev_comm");
 		r->next_comm = str_field(d, "next_comm");
-	} else if (!guest && !strcmp(n, "kvm_exit") && fields(r, d, x, X_N, 1)) {
-		r->role = R_EXIT;
-	} else if (!guest && !strcmp(n, "kvm_entry")) {
-		r->role = R_ENTRY;
 	} else if (!guest && !strcmp(n, "sync_t2") && fields(r, d, t2, S_N, S_N)) {
 		r->role = R_T2;
 	} else if (!guest && !strcmp(n, "sync_t3") && fields(r, d, t3, S_N, 2) &&
@@ -119,14 +114,12 @@ static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
 #define PF_GTRACKS	1024
 
 struct pf_thread {
-	bool used, track_sent, has_exit, has_t2;
+	bool used, track_sent, has_t2;
 	int32_t tid;
 	int32_t pid;		/* QEMU's pid for a known vCPU thread, else 0 */
 	int vm;			/* the vCPU thread's VM, or -1 */
 	uint32_t vcpu;
-	uint64_t exit_ts, rip, t2, fid;
-	uint32_t reason, isa, exit_vcpu;
-	bool has_isa, has_rip, has_vcpu, reason_valid;
+	uint64_t t2, fid;
 };
 
 struct pf {
@@ -135,6 +128,9 @@ struct pf {
 	size_t cap;
 	int err;
 	struct ex_pf_stats *st;
+	struct an_walk *w;		/* the exits, the input */
+	const struct vr_events *ev;	/* its table, indexing roles */
+	const struct pf_role_of *roles;
 	const Vmscope__Trace__SessionMetadata *s;
 	uint32_t n_vms;
 	bool *seq_started;	/* [1 + n_vms] */
@@ -420,31 +416,23 @@ static void annotation(Annotation *a, Annotation **ap, const char *name, uint64_
 	*ap = a;
 }
 
-/* The slice of @t's pending exit, ending at @ts. */
-static void exit_slice(struct pf *p, struct pf_thread *t, uint64_t ts)
+/* The slice of exit @x on @t's track. */
+static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *x)
 {
 	static char *cat = "kvm";
 	TrackEvent b = PERFETTO__PROTOS__TRACK_EVENT__INIT, e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	Annotation a[4], *ap[4];
 	size_t na = 0;
-	char name[48];
+	uint32_t isa, code;
 	uint64_t u = thread_track(p, t);
 
-	/* named as the reports name it (analysis/exit_reason.h); a trace
-	 * without isa predates the names */
-	if (t->has_isa)
-		an_exit_label(t->isa, t->reason, t->reason_valid, name, sizeof(name));
-	else
-		snprintf(name, sizeof(name), "exit %#x", t->reason);
-	if (t->reason_valid) {
-		annotation(&a[na], &ap[na], "exit_reason", t->reason, false), na++;
-		if (t->has_isa)
-			annotation(&a[na], &ap[na], "isa", t->isa, false), na++;
+	/* the reason's code only where the probe recorded it ("unknown") */
+	if (an_walk_reason_code(p->w, x->reason, &isa, &code)) {
+		annotation(&a[na], &ap[na], "exit_reason", code, false), na++;
+		annotation(&a[na], &ap[na], "isa", isa, false), na++;
 	}
-	if (t->has_rip)
-		annotation(&a[na], &ap[na], "guest_rip", t->rip, true), na++;
-	if (t->has_vcpu)
-		annotation(&a[na], &ap[na], "vcpu", t->exit_vcpu, false), na++;
+	annotation(&a[na], &ap[na], "guest_rip", x->rip, true), na++;
+	annotation(&a[na], &ap[na], "vcpu", x->vcpu, false), na++;
 	b.has_type = e.has_type = true;
 	b.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 	e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
@@ -453,13 +441,28 @@ static void exit_slice(struct pf *p, struct pf_thread *t, uint64_t ts)
 	b.n_categories = 1;
 	b.categories = &cat;
 	b.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-	b.name = name;
+	b.name = (char *)an_walk_reason_name(p->w, x->reason);
 	b.n_debug_annotations = na;
 	b.debug_annotations = ap;
-	emit_event(p, t->exit_ts, &b, 0);
-	emit_event(p, ts, &e, 0);
+	emit_event(p, x->start, &b, 0);
+	emit_event(p, x->end, &e, 0);
 	p->st->slices++;
-	t->has_exit = false;
+}
+
+/* The walk's exit hook: a completed exit as a slice. */
+static void pf_exit(void *ctx, const struct an_exit *x)
+{
+	struct pf *p = ctx;
+	int32_t tid = x->tid >= 0 ? x->tid : an_walk_vcpu_tid(p->w, x->vm, x->vcpu);
+	struct pf_thread *t;
+
+	if (tid < 0) {
+		p->st->no_thread++;
+		return;
+	}
+	t = thread(p, tid);
+	if (t)
+		exit_slice(p, t, x);
 }
 
 /* An instant carrying flow @fid on @track (ending it when @end). */
@@ -496,36 +499,12 @@ static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr
 
 	if (o->tid < 0) {
 		p->st->no_thread++;
-		if (r->role == R_EXIT)
-			p->st->exits_unpaired++;
 		return;
 	}
 	t = thread(p, o->tid);
-	if (!t) {
-		if (r->role == R_EXIT)
-			p->st->exits_unpaired++;
+	if (!t)
 		return;
-	}
 	switch (r->role) {
-	case R_EXIT:
-		if (t->has_exit)	/* its entry was not recorded */
-			p->st->exits_unpaired++;
-		t->has_exit = true;
-		t->exit_ts = ts;
-		t->reason = (uint32_t)mg_get(&r->f[X_REASON], pl);
-		if ((t->has_isa = r->has[X_ISA]))
-			t->isa = (uint32_t)mg_get(&r->f[X_ISA], pl);
-		if ((t->has_rip = r->has[X_RIP]))
-			t->rip = mg_get(&r->f[X_RIP], pl);
-		if ((t->has_vcpu = r->has[X_VCPU]))
-			t->exit_vcpu = (uint32_t)mg_get(&r->f[X_VCPU], pl);
-		/* 0: the probe missed the exit's details (kvm-probes/README.md) */
-		t->reason_valid = !r->has[X_VALID] || mg_get(&r->f[X_VALID], pl) != 0;
-		break;
-	case R_ENTRY:
-		if (t->has_exit)
-			exit_slice(p, t, ts);
-		break;
 	case R_T2:
 		t->has_t2 = true;
 		t->t2 = mg_get(&r->f[S_T2], pl);
@@ -557,27 +536,54 @@ static void guest_sync(struct pf *p, const struct pf_role_of *r, const struct vr
 		     o->origin);
 }
 
+/* The walk's record hook: what the export writes besides exits. */
+static void pf_record(void *ctx, const struct vr_item *it, const struct mo_origin *o, bool has,
+		      uint64_t ts)
+{
+	struct pf *p = ctx;
+	ptrdiff_t i = it->desc - p->ev->desc;
+	const struct pf_role_of *r;
+
+	if (it->kind == VR_BAD)
+		p->st->bad++;
+	if (it->kind != VR_EVENT)
+		return;
+	p->st->events++;
+	if (!has || i < 0 || (size_t)i >= p->ev->n || o->origin > p->n_vms)
+		return;
+	r = &p->roles[i];
+	if (r->role == R_SW)
+		sched_switch(p, r, it, o, ts);
+	else if (r->role == R_GSYNC && o->origin)
+		guest_sync(p, r, it, o, ts);
+	else if (r->role != R_NONE && !o->origin)
+		host_event(p, r, it, o, ts);
+	if (p->err)
+		an_walk_stop(p->w);
+}
+
 int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats *st,
 		char *err, size_t errlen)
 {
 	static Vmscope__Trace__SessionMetadata empty = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	struct pf_role_of *roles = NULL;
 	const struct vr_events *ev;
+	struct an_walk *w;
 	struct ex_out o;
-	struct vr_item it;
-	struct mo_origin org;
 	struct pf *p = NULL;
 	struct mr *m;
-	bool has;
-	int e, n;
+	int e;
 
 	memset(st, 0, sizeof(*st));
-	e = ex_in_open(&m, &ev, in, err, errlen);
+	e = an_walk_open(&w, in, AN_WALK_ANY_TRACE, err, errlen);
 	if (e)
 		return e;
-	e = ex_out_file(&o, out, force, err, errlen);
+	m = an_walk_reader(w);
+	e = ex_in_events(m, &ev, in, err, errlen);
+	if (!e)
+		e = ex_out_file(&o, out, force, err, errlen);
 	if (e) {
-		mr_close(m);
+		an_walk_close(w);
 		return e;
 	}
 	p = calloc(1, sizeof(*p));
@@ -596,40 +602,24 @@ int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats 
 		goto out;
 	}
 	p->st = st;
+	p->w = w;
+	p->ev = ev;
+	p->roles = roles;
 	st->machines = 1 + p->n_vms;
 	for (unsigned int i = 0; i < ev->n; i++)
 		if (!ev->why[i][0])
 			classify(&roles[i], &ev->desc[i]);
 	known_threads(p);
-	while (!p->err && (n = mr_next(m, &it, &org, &has)) == 1) {
-		if (it.kind == VR_BAD)
-			st->bad++;
-		if (it.kind != VR_EVENT)
-			continue;
-		st->events++;
-		ptrdiff_t i = it.desc - ev->desc;
-
-		if (!has || i < 0 || (size_t)i >= ev->n || org.origin > p->n_vms)
-			continue;
-		const struct pf_role_of *r = &roles[i];
-		uint64_t ts = vr_clock_ns(p->s->host_clock, it.ts);
-
-		if (r->role == R_SW)
-			sched_switch(p, r, &it, &org, ts);
-		else if (r->role == R_GSYNC && org.origin)
-			guest_sync(p, r, &it, &org, ts);
-		else if (r->role != R_NONE && !org.origin)
-			host_event(p, r, &it, &org, ts);
-	}
-	for (unsigned int i = 0; i < PF_THREADS; i++)
-		if (p->th[i].used && p->th[i].has_exit)
-			st->exits_unpaired++;
+	e = an_walk_run(w, &(struct an_hooks){ .ctx = p, .exit = pf_exit, .record = pf_record },
+			err, errlen);
+	st->exits_unpaired = an_walk_counts(w)->open_dropped + an_walk_counts(w)->open_at_end;
+	st->no_thread += an_walk_counts(w)->unattributed;
 	if (!p->err && fflush(p->f))
 		p->err = -errno;
 	if (p->err) {
 		snprintf(err, errlen, "writing %s: %s", out, strerror(-p->err));
 		e = p->err;
-	} else {
+	} else if (e >= 0) {
 		e = ex_in_check_end(m, in, err, errlen);
 	}
 out:
@@ -647,6 +637,6 @@ out:
 	}
 	free(p);
 	free(roles);
-	mr_close(m);
+	an_walk_close(w);
 	return e;
 }

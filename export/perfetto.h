@@ -16,9 +16,11 @@ struct ex_pf_stats {
 	uint64_t events;	/* records read from the merged trace */
 	uint64_t packets;	/* TracePackets written */
 	uint64_t sched_switch;	/* as ftrace sched_switch, all machines */
-	uint64_t slices;	/* exit slices: kvm_exit -> next kvm_entry */
-	uint64_t exits_unpaired; /* kvm_exit without a kvm_entry after it */
-	uint64_t no_thread;	/* exits/entries/sync records on an unknown thread */
+	uint64_t slices;	/* exit slices: the analysis walk's exits (walk.h) */
+	uint64_t exits_unpaired; /* exits the walk left open: cut by a loss, no entry */
+	/* sync records on an unknown thread, exits of no known thread, kvm
+	 * records the walk could not give a vCPU */
+	uint64_t no_thread;
 	uint64_t flow_steps;	/* host sync_t2/sync_t3 instants carrying a flow */
 	uint64_t flow_ends;	/* guest sync records ending a flow */
 	uint64_t table_full;	/* threads beyond the fixed table */

@@ -60,11 +60,13 @@ struct table {
 static const char *const ev_names[] = {
 	"sched_switch", "kvm_exit", "kvm_entry", "sync_t2", "sync_t3", "sync_guest", "tick",
 };
-/* the fields the Perfetto export reads, per name of ev_names (NULL-ended) */
+/* the fields the Perfetto export reads, per name of ev_names (NULL-ended);
+ * kvm_exit and kvm_entry as the analysis walk, whose exits it writes,
+ * needs them */
 static const char *const role_fields[][6] = {
 	{ "prev_pid", "next_pid", "prev_comm", "next_comm", "prev_prio", NULL },
-	{ "exit_reason", "isa", "guest_rip", "vcpu_id", NULL },
-	{ NULL },
+	{ "exit_reason", "isa", "guest_rip", "vcpu_id", "reason_valid", NULL },
+	{ "vcpu_id", NULL },
 	{ "token", "seq", "guest_cpu", "t2", NULL },
 	{ "token", "seq", "t2", NULL },
 	{ "token", "seq", "cpu", NULL },
@@ -123,16 +125,28 @@ static void make_table(struct in *in, struct table *tb, int side, uint32_t vm)
 		d->tracepoint = "fuzz";
 		d->payload_size = psize;
 		tb->fmt[i][0] = 0;
+		/* now and then the role's fields alone, a byte each in order: a
+		 * layout every reader takes, whose small values (vCPU ids below
+		 * the walk's bound) let kvm_exit/kvm_entry make exits */
+		bool plain = nr && k < 200 && (take(in, 1) & 3) == 0;
+
+		if (plain) {
+			nf = nr;
+			if (psize < nr)
+				d->payload_size = psize = nr;
+		}
 		for (unsigned int j = 0; j < nf; j++) {
 			Vmscope__Trace__FieldDesc *f = &tb->f[i][j];
-			uint8_t t = (uint8_t)(1 + take(in, 1) % 7);
+			uint8_t t = plain ? VMSCOPE_FT_u8 : (uint8_t)(1 + take(in, 1) % 7);
 			uint8_t nk = (uint8_t)take(in, 1);
 
 			vmscope__trace__field_desc__init(f);
 			f->type = t;
 			f->size = t == VMSCOPE_FT_str ? 1 + (uint32_t)(take(in, 1) % 24) : tsize[t];
 			f->offset = psize >= f->size ? (uint32_t)(take(in, 1) % (psize - f->size + 1)) : 0;
-			if (nk < 140 && k < 200 && nr)	/* the role's own fields, mostly */
+			if (plain)
+				f->offset = j;
+			if ((nk < 140 || plain) && k < 200 && nr)	/* the role's own fields, mostly */
 				snprintf(tb->fnames[i][j], VMSCOPE_NAME_LEN, "%s",
 					 role_fields[role][j % nr]);
 			else if (nk < 220)

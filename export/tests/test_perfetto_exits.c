@@ -3,7 +3,9 @@
  * An exit is labelled in the Perfetto export as the report labels it: a
  * kvm_exit whose details the probe missed (reason_valid 0) is "unknown",
  * without a reason code, in both; one with its details has the report's
- * reason name.
+ * reason name. The slices are the report's exits: an exit open at a loss
+ * is neither counted nor a slice (a pairing of its own, kvm_exit with the
+ * thread's next kvm_entry, made one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,8 @@
 #define H 1000000000ull
 #define TID 1001
 
-/* VM 0's one vCPU thread: an exit without details, then an SVM CPUID exit. */
+/* VM 0's one vCPU thread: an exit without details, an SVM CPUID exit,
+ * then one whose entry follows a loss. */
 static void write_trace(const char *dir)
 {
 	struct mo_origin mh = { .cpu = 1, .tid = TID, .origin = 0, .vcpu = 0 };
@@ -42,6 +45,11 @@ static void write_trace(const char *dir)
 	scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, H + 3000, &cpuid, sizeof(cpuid), &mh);
 	mh.orig_ts = H + 4000;
 	scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, H + 4000, &en, sizeof(en), &mh);
+	mh.orig_ts = H + 5000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, H + 5000, &cpuid, sizeof(cpuid), &mh);
+	scen_out_loss(o, H + 5500);
+	mh.orig_ts = H + 6000;
+	scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, H + 6000, &en, sizeof(en), &mh);
 	CHECK_EQ(scen_out_close(o), 0);
 }
 
@@ -93,6 +101,7 @@ int main(void)
 	CHECK(!strcmp(names[0], "unknown"));
 	CHECK_EQ(ex_perfetto(merged, out, false, &st, err, sizeof(err)), 0);
 	CHECK_EQ(st.slices, 2);
+	CHECK_EQ(st.exits_unpaired, 1);
 	img = util_read_all(fd, "out.pftrace", &len);
 	CHECK(img != NULL);
 	t = img ? perfetto__protos__trace__unpack(NULL, len, img) : NULL;

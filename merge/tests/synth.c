@@ -531,6 +531,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	unsigned int nq = 0;
 	uint64_t end = s->H0 + s->duration_ns, fill = s->H0 + s->period_ns / 3 + h * 7;
 	uint64_t nfill = 0;
+	int32_t on_cpu = -1;	/* the vCPU thread the last switch here ran */
 	bool tsc_done = !(s->step && h == 0);
 	uint64_t storm = s->tsc_storm && h == 1 && s->n_vms > 1 ? s->H0 + s->period_ns / 3 : UINT64_MAX;
 	char name[64];
@@ -561,7 +562,8 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	}
 	/* KVM writes each vCPU's offset when it creates it, in its thread */
 	for (unsigned int i = 0; i < nq && s->tsc && !s->tsc_session; i++) {
-		host_switch(s, &w, s->H0 + i, (int32_t)(1000 * (q[i].vm + 1) + 1 + q[i].v));
+		on_cpu = (int32_t)(1000 * (q[i].vm + 1) + 1 + q[i].v);
+		host_switch(s, &w, s->H0 + i, on_cpu);
 		tw.vcpu_id = q[i].v;
 		tw.next_tsc_offset = s->tsc_off[q[i].vm];
 		synth_stream_rec(sk, s->H0 + i, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
@@ -580,14 +582,14 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			tsc_done = true;
 			tw.vcpu_id = 0;
 			if (s->host_switch)
-				host_switch(s, &w, s->H0 + s->tau_step, 1001);
+				host_switch(s, &w, s->H0 + s->tau_step, on_cpu = 1001);
 			synth_stream_rec(sk, s->H0 + s->tau_step, VMSCOPE_EV_kvm_write_tsc_offset,
 			       &tw, sizeof(tw));
 			s->n_host_events++;
 			continue;
 		}
 		if (storm <= best && storm < end) {
-			host_switch(s, &w, storm, 2001);
+			host_switch(s, &w, storm, on_cpu = 2001);
 			tw.vcpu_id = 0;
 			tw.next_tsc_offset = s->tsc ? s->tsc_off[1] : 42;
 			synth_stream_rec(sk, storm, VMSCOPE_EV_kvm_write_tsc_offset, &tw, sizeof(tw));
@@ -611,11 +613,14 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			/* exits of 1, 2 or 3 gaps: durations differ by reason */
 			fill += s->host_gap_ns * (nfill & 1 ? 1 + pair % 3 : 1);
 		} else if (bi < 0) {
+			/* as KVM writes them: the vCPU of the thread running here */
+			uint32_t vcpu = on_cpu > 0 ? (uint32_t)(on_cpu % 1000 - 1) : 0;
+
 			if (nfill++ & 1) {
-				en.vcpu_id = (uint32_t)(nfill % 4);
+				en.vcpu_id = vcpu;
 				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
 			} else {
-				ex.vcpu_id = (uint32_t)(nfill % 4);
+				ex.vcpu_id = vcpu;
 				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
 			}
 			fill += s->host_gap_ns;
@@ -635,7 +640,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 					s->n_exchanges++;
 			} else {
 				if (s->host_switch)
-					host_switch(s, &w, x->t2, tid);
+					host_switch(s, &w, x->t2, on_cpu = tid);
 				struct vmscope_ev_sync_t2 r2 = {
 					.t2 = x->t2, .token = x->token, .seq = x->seq,
 					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
