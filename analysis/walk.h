@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define AN_MAX_TASKS	4096
 #define AN_MAX_REASONS	256
@@ -145,6 +146,10 @@ struct an_counts {
 struct an_walk;
 struct mg_result;
 
+/* Whether @path is a merged trace (it has its merged stream): a raw one,
+ * what `vmscope record` writes, does not. */
+bool an_trace_is_merged(const char *path);
+
 /*
  * Open the merged trace @path and find its events. Fails with a reason in
  * @err when it is not a merged trace or has no kvm_exit/kvm_entry events,
@@ -179,6 +184,12 @@ int an_walk_open_raw_exact(struct an_walk **out, const char *path, unsigned int 
  * an_walk_open_raw_exact (its clock segments and bounds, for mg_report),
  * else NULL. */
 const struct mg_result *an_walk_merge_result(const struct an_walk *w);
+
+/* Of a walk opened with an_walk_open_raw_exact: print what `vmscope
+ * merge` prints of its first pass to @f (merge.h mg_report: per VM its
+ * clock segments with their bounds, the pairing, the TSC cross-check, the
+ * clock-unreliable spans); nothing otherwise. */
+void an_walk_merge_report(FILE *f, const struct an_walk *w);
 
 /* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
  * it be read), or NULL. */

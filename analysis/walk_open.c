@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "walk_int.h"
 
@@ -172,6 +173,15 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 	return 0;
 }
 
+bool an_trace_is_merged(const char *path)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", path, MO_STREAM);
+	return !stat(p, &st);
+}
+
 enum source { SRC_MERGED, SRC_ONLINE, SRC_EXACT };
 
 /* Pass 1 of `vmscope merge` over the raw trace, stopped by its damage as
@@ -312,6 +322,12 @@ int an_walk_open_raw_exact(struct an_walk **out, const char *path, unsigned int 
 const struct mg_result *an_walk_merge_result(const struct an_walk *w)
 {
 	return w->mg;
+}
+
+void an_walk_merge_report(FILE *f, const struct an_walk *w)
+{
+	if (w->mg)
+		mg_report(f, w->raw, w->mg, MG_REPORT_SPANS);
 }
 
 void an_walk_close(struct an_walk *w)
