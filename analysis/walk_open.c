@@ -184,6 +184,19 @@ bool an_trace_is_merged(const char *path)
 
 enum source { SRC_MERGED, SRC_ONLINE, SRC_EXACT };
 
+/* -EBADMSG with the reader's account in @err when the raw trace is
+ * damaged and that was not accepted. */
+static int refuse_damage(struct an_walk *w, const char *path, char *err, size_t errlen)
+{
+	size_t l;
+
+	if ((w->flags & MR_ACCEPT_DAMAGE) || !vr_damage_describe(w->raw, path, err, errlen))
+		return 0;
+	l = strlen(err);
+	snprintf(err + l, errlen - l, " (--accept-damage to read it)");
+	return -EBADMSG;
+}
+
 /* Pass 1 of `vmscope merge` over the raw trace, stopped by its damage as
  * `vmscope merge` stops (unless accepted), then pass 2 as the source. */
 static int open_exact(struct an_walk *w, const char *path, const char *spill_dir, char *err,
@@ -195,16 +208,16 @@ static int open_exact(struct an_walk *w, const char *path, const char *spill_dir
 	w->mg = calloc(1, sizeof(*w->mg));
 	if (!w->mg)
 		return -ENOMEM;
-	e = mg_sync(w->raw, &o, w->mg, err, errlen);
-	if (e)
-		return e;
-	if (!(w->flags & MR_ACCEPT_DAMAGE) && vr_damage_describe(w->raw, path, err, errlen)) {
-		size_t l = strlen(err);
-
-		snprintf(err + l, errlen - l, " (--accept-damage to read it)");
-		return -EBADMSG;
-	}
-	return mg_p2_open(&w->p2, w->raw, w->mg, err, errlen);
+	/* damage known before pass 1, then after it: where `vmscope merge`
+	 * looks, so that the account is the one it gives */
+	e = refuse_damage(w, path, err, errlen);
+	if (!e)
+		e = mg_sync(w->raw, &o, w->mg, err, errlen);
+	if (!e)
+		e = refuse_damage(w, path, err, errlen);
+	if (!e)
+		e = mg_p2_open(&w->p2, w->raw, w->mg, err, errlen);
+	return e;
 }
 
 /* Open @path's records: a merged trace, or a raw one through the online
