@@ -56,17 +56,7 @@ expect 0 'a raw recording .*merged' -- report exits --help
 expect 0 'a raw recording .*merged' -- report sched --help
 
 # damage: a flipped byte in a host stream, a guest stream cut in half
-cp -r "$dir/raw" "$dir/flip"
-python3 - "$dir/flip/host-cpu0.vtf" <<'PY'
-import sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-b[len(b) // 2] ^= 0xff
-open(p, "wb").write(b)
-PY
-cp -r "$dir/raw" "$dir/cut"
-g=$dir/cut/guest0-cpu0.vtf
-truncate -s $(($(stat -c %s "$g") / 2)) "$g"
+damage_raw "$dir/raw"
 for t in flip cut; do
 	"$exe" merge "$dir/$t" -o "$dir/$t.m" >"$dir/merge.out" 2>&1
 	# the damage as merge names it, in the report's refusal
