@@ -445,6 +445,17 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 
 	if (w->mr)
 		return mr_next(w->mr, it, o, has_o);
+	if (w->p2) {
+		struct mg_p2_rec p;
+
+		if (mg_p2_next(w->p2, &p) != 1)
+			return 0;
+		*it = p.it;
+		it->ts = p.ts;	/* the time the merged trace has */
+		*o = p.o;
+		*has_o = p.it.kind == VR_EVENT;
+		return 1;
+	}
 	if (!w->om)
 		return 0;
 	e = om_next(w->om, &w->rec);
@@ -460,17 +471,20 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
  * merge could not place (left out: a note). 0 or 1 as mr_damage(). */
 static int raw_damage(struct an_walk *w)
 {
-	const struct om_stats *st = om_stats(w->om);
+	const struct om_stats *st = w->om ? om_stats(w->om) : NULL;
+	uint64_t unconverted = st ? st->unconverted : w->mg ? w->mg->n.unconverted : 0;
 
 	if (vr_damage_describe(w->raw, w->path, w->damage, sizeof(w->damage)))
 		return 1;
 	/* left out as `vmscope merge` leaves them (its report says so):
 	 * said, not damage */
-	if (st->unconverted)
+	if (unconverted)
 		snprintf(w->note, sizeof(w->note), "%llu guest records without a clock segment "
 			 "(no sync exchange of their VM) left out",
-			 (unsigned long long)st->unconverted);
-	if (st->bad || st->late) {
+			 (unsigned long long)unconverted);
+	/* the two passes' unusable records are the reader's damage, said
+	 * above, as in the merged trace */
+	if (st && (st->bad || st->late)) {
 		snprintf(w->damage, sizeof(w->damage), "%s: %llu unusable records, %llu late",
 			 w->path, (unsigned long long)st->bad, (unsigned long long)st->late);
 		return 1;
@@ -546,6 +560,12 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 		snprintf(err, errlen, "reading the %s stream: %s", w->mr ? "merged" : "raw trace's",
 			 strerror(-r));
 		return r;
+	}
+	if (w->p2) {
+		r = mg_p2_close(w->p2, err, errlen);
+		w->p2 = NULL;
+		if (r)
+			return r;
 	}
 	if (!w->mr) {
 		if (!raw_damage(w) || (w->flags & MR_ACCEPT_DAMAGE))

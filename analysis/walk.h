@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define AN_MAX_TASKS	4096
 #define AN_MAX_REASONS	256
@@ -159,6 +160,11 @@ struct an_counts {
 };
 
 struct an_walk;
+struct mg_result;
+
+/* Whether @path is a merged trace (it has its merged stream): a raw one,
+ * what `vmscope record` writes, does not. */
+bool an_trace_is_merged(const char *path);
 
 /*
  * Open the merged trace @path and find its events. Fails with a reason in
@@ -177,6 +183,29 @@ int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
  */
 int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
 		     char *err, size_t errlen);
+
+/*
+ * The same for the raw trace @path, merged EXACTLY as `vmscope merge`
+ * merges it: pass 1 (merge.h mg_sync, its exchanges spilled to temporary
+ * files in @spill_dir, NULL: /tmp) on open, then pass 2's records read by
+ * the walk as they come instead of written (mg_p2_next): what the walk
+ * reads is what it would read from the merged trace, clock-unreliable
+ * spans included. Damage found by pass 1 fails the open (-EBADMSG, @err
+ * names it as `vmscope merge` does) unless @flags has MR_ACCEPT_DAMAGE.
+ */
+int an_walk_open_raw_exact(struct an_walk **out, const char *path, unsigned int flags,
+			   const char *spill_dir, char *err, size_t errlen);
+
+/* The two-pass merge's result of a walk opened with
+ * an_walk_open_raw_exact (its clock segments and bounds, for mg_report),
+ * else NULL. */
+const struct mg_result *an_walk_merge_result(const struct an_walk *w);
+
+/* Of a walk opened with an_walk_open_raw_exact: print what `vmscope
+ * merge` prints of its first pass to @f (merge.h mg_report: per VM its
+ * clock segments with their bounds, the pairing, the TSC cross-check, the
+ * clock-unreliable spans); nothing otherwise. */
+void an_walk_merge_report(FILE *f, const struct an_walk *w);
 
 /* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
  * it be read), or NULL. */

@@ -94,8 +94,12 @@ struct role_tab {
 struct an_walk {
 	struct mr *mr;			/* a merged trace, or */
 	struct vr_trace *raw;		/* a raw one through */
-	struct om *om;			/* the online merge */
+	struct om *om;			/* the online merge, or */
 	struct om_rec rec;		/* its current record */
+	struct mg_result *mg;		/* `vmscope merge`'s two passes: pass 1's */
+	struct mg_p2 *p2;		/* result, pass 2's records */
+	struct mg_clock_vms cv;		/* the spans pass 1 found, */
+	Vmscope__Trace__SessionMetadata sess2;	/* in the session as merged */
 	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */

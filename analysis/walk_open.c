@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "walk_int.h"
 
@@ -172,14 +173,62 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 	return 0;
 }
 
+bool an_trace_is_merged(const char *path)
+{
+	char p[4096];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", path, MO_STREAM);
+	return !stat(p, &st);
+}
+
+enum source { SRC_MERGED, SRC_ONLINE, SRC_EXACT };
+
+/* -EBADMSG with the reader's account in @err when the raw trace is
+ * damaged and that was not accepted. */
+static int refuse_damage(struct an_walk *w, const char *path, char *err, size_t errlen)
+{
+	size_t l;
+
+	if ((w->flags & MR_ACCEPT_DAMAGE) || !vr_damage_describe(w->raw, path, err, errlen))
+		return 0;
+	l = strlen(err);
+	snprintf(err + l, errlen - l, " (--accept-damage to read it)");
+	return -EBADMSG;
+}
+
+/* Pass 1 of `vmscope merge` over the raw trace, stopped by its damage as
+ * `vmscope merge` stops (unless accepted), then pass 2 as the source. */
+static int open_exact(struct an_walk *w, const char *path, const char *spill_dir, char *err,
+		      size_t errlen)
+{
+	struct mg_opts o = { .spill_dir = spill_dir };
+	int e;
+
+	w->mg = calloc(1, sizeof(*w->mg));
+	if (!w->mg)
+		return -ENOMEM;
+	/* damage known before pass 1, then after it: where `vmscope merge`
+	 * looks, so that the account is the one it gives */
+	e = refuse_damage(w, path, err, errlen);
+	if (!e)
+		e = mg_sync(w->raw, &o, w->mg, err, errlen);
+	if (!e)
+		e = refuse_damage(w, path, err, errlen);
+	if (!e)
+		e = mg_p2_open(&w->p2, w->raw, w->mg, err, errlen);
+	return e;
+}
+
 /* Open @path's records: a merged trace, or a raw one through the online
- * merge (@raw). The trace whose metadata the walk reads. */
-static int open_source(struct an_walk *w, const char *path, bool raw, char *err, size_t errlen)
+ * merge or the two passes. The trace whose metadata the walk reads. */
+static int open_source(struct an_walk *w, const char *path, enum source src,
+		       const char *spill_dir, char *err, size_t errlen)
 {
 	struct om_opts o = { 0 };
 	int e;
 
-	if (!raw) {
+	if (src == SRC_MERGED) {
 		e = mr_open(&w->mr, path, w->flags & ~AN_WALK_ANY_TRACE, err, errlen);
 		return e;
 	}
@@ -192,11 +241,28 @@ static int open_source(struct an_walk *w, const char *path, bool raw, char *err,
 	}
 	if (!vr_trace_session(w->raw))
 		return 0;	/* said below */
+	if (src == SRC_EXACT)
+		return open_exact(w, path, spill_dir, err, errlen);
 	return om_open(&w->om, w->raw, &o, err, errlen);
 }
 
-static int walk_open(struct an_walk **out, const char *path, unsigned int flags, bool raw,
-		     char *err, size_t errlen)
+/* The session as the merged trace's metadata has it: each VM's
+ * clock-unreliable spans from pass 1 (mg_merge writes the same). */
+static int session_as_merged(struct an_walk *w, const Vmscope__Trace__SessionMetadata **s)
+{
+	int e = mg_clock_vms(*s, w->mg, &w->cv);
+
+	if (e)
+		return e;
+	w->sess2 = **s;
+	if (w->cv.vms)
+		w->sess2.vms = w->cv.vms;
+	*s = &w->sess2;
+	return 0;
+}
+
+static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
+		     enum source src, const char *spill_dir, char *err, size_t errlen)
 {
 	struct an_walk *w = calloc(1, sizeof(*w));
 	const Vmscope__Trace__SessionMetadata *s;
@@ -213,11 +279,16 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 	}
 	w->flags = flags;
 	snprintf(w->path, sizeof(w->path), "%s", path);
-	e = open_source(w, path, raw, err, errlen);
+	e = open_source(w, path, src, spill_dir, err, errlen);
 	if (e)
 		goto fail;
-	t = raw ? w->raw : mr_trace(w->mr);
+	t = src != SRC_MERGED ? w->raw : mr_trace(w->mr);
 	s = vr_trace_session(t);
+	if (s && w->mg && session_as_merged(w, &s)) {
+		snprintf(err, errlen, "out of memory");
+		e = -ENOMEM;
+		goto fail;
+	}
 	w->ev = vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
 	if (!w->ev || (!s && !(flags & AN_WALK_ANY_TRACE))) {
 		const char *why = vr_trace_problem(t);
@@ -246,13 +317,30 @@ fail:
 int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		 char *err, size_t errlen)
 {
-	return walk_open(out, path, flags, false, err, errlen);
+	return walk_open(out, path, flags, SRC_MERGED, NULL, err, errlen);
 }
 
 int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
 		     char *err, size_t errlen)
 {
-	return walk_open(out, path, flags, true, err, errlen);
+	return walk_open(out, path, flags, SRC_ONLINE, NULL, err, errlen);
+}
+
+int an_walk_open_raw_exact(struct an_walk **out, const char *path, unsigned int flags,
+			   const char *spill_dir, char *err, size_t errlen)
+{
+	return walk_open(out, path, flags, SRC_EXACT, spill_dir, err, errlen);
+}
+
+const struct mg_result *an_walk_merge_result(const struct an_walk *w)
+{
+	return w->mg;
+}
+
+void an_walk_merge_report(FILE *f, const struct an_walk *w)
+{
+	if (w->mg)
+		mg_report(f, w->raw, w->mg, MG_REPORT_SPANS);
 }
 
 void an_walk_close(struct an_walk *w)
@@ -261,6 +349,11 @@ void an_walk_close(struct an_walk *w)
 		return;
 	mr_close(w->mr);
 	om_close(w->om);
+	mg_p2_close(w->p2, NULL, 0);	/* before the spill files it reads */
+	if (w->mg)
+		mg_result_free(w->mg);
+	free(w->mg);
+	mg_clock_vms_free(&w->cv);
 	vr_trace_close(w->raw);
 	for (uint32_t i = 0; w->tab && i < w->ntab; i++)
 		free(w->tab[i].roles);

@@ -1,5 +1,5 @@
 /*
- * `vmscope report exits|sched MERGED`: analyses of a merged trace
+ * `vmscope report exits|sched TRACE`: analyses of a raw or merged trace
  * (analysis/), a text table by default and JSON with --json.
  */
 #include <stdio.h>
@@ -11,10 +11,11 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope report exits [OPTIONS] MERGED\n"
-		"       vmscope report sched [OPTIONS] MERGED\n\n"
-		"Analyses of a merged trace (the output of `vmscope merge`), in one pass\n"
-		"whose memory does not grow with the trace's length:\n"
+	fprintf(out, "usage: vmscope report exits [OPTIONS] TRACE\n"
+		"       vmscope report sched [OPTIONS] TRACE\n\n"
+		"Analyses of a recording (`vmscope record`'s, merged as `vmscope merge`\n"
+		"merges it, nothing written) or of a merged trace (`vmscope merge`'s), in\n"
+		"memory that does not grow with the trace's length:\n"
 		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n"
 		"  sched   guest threads' running/runnable/blocked time against what the\n"
 		"          host did to their vCPU threads: stalls and who caused them\n\n"

@@ -18,9 +18,9 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
 		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
-		"                            [--accept-damage] MERGED\n\n"
-		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from a merged trace\n"
-		"(`vmscope merge`). Per VM and vCPU: time in the guest and time outside it,\n"
+		"                            [--accept-damage] TRACE\n\n"
+		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from TRACE (below).\n"
+		"Per VM and vCPU: time in the guest and time outside it,\n"
 		"split into exits handled in the host kernel, userspace exits\n"
 		"(kvm_userspace_exit to the next entry: QEMU's part) and halted (a HLT exit to\n"
 		"the next entry). Then one row per group: count, total, share (of the\n"
@@ -33,6 +33,7 @@ static void usage(FILE *out)
 		"(or, with a guest module older than ABI 1.2, before the first sched_switch).\n"
 		"Percentiles come from log-linear histograms: within 0.8%% of an exact\n"
 		"value at that rank; count, total, min and max are exact.\n\n"
+		REPORT_TRACE_HELP
 		"  --by vm|vcpu|reason|task  the grouping (default reason, within each VM);\n"
 		"                        except by reason, each group lists its reasons\n"
 		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"

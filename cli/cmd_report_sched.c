@@ -14,9 +14,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report sched [--json] [--top N] [--tasks N] [--accept-damage]\n"
-		"                            MERGED\n\n"
-		"Guest scheduling against the host's, from a merged trace (`vmscope merge`)\n"
-		"that holds the guests' sched_switch/sched_wakeup and the host's\n"
+		"                            TRACE\n\n"
+		"Guest scheduling against the host's, from TRACE (a raw recording, merged\n"
+		"as it is read, or a merged trace; below) that holds the guests' sched_switch/sched_wakeup and the host's\n"
 		"sched_switch of the vCPU threads (`vmscope record --pid` keeps a host switch\n"
 		"when either side belongs to a recorded process, and every switch on a CPU\n"
 		"where a recorded thread waits preempted).\n\n"
@@ -41,6 +41,7 @@ static void usage(FILE *out)
 		"side counts as blocked (analysis/README.md). Then the worst stalls of a\n"
 		"running guest task with the host task that preempted its vCPU, the host\n"
 		"CPU and the time.\n\n"
+		REPORT_TRACE_HELP
 		"  --top N     the N worst stalls (default 10; 0: none)\n"
 		"  --tasks N   at most N guest threads per VM, most stalled first (default\n"
 		"              20; 0: all)\n"

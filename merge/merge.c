@@ -42,11 +42,13 @@ struct src {
 	uint64_t uafter_g, uafter_t3;
 };
 
-struct ctx {
+/* Pass 2 as a source of records (merge.h): mg_merge writes them, the
+ * analysis reads them without a file. */
+struct mg_p2 {
 	struct vr_trace *t;
 	struct mg_result *r;
-	struct mo *out;
 	struct mg_roles host, *vms;
+	bool pending;			/* the heap's top was handed out: advance it */
 	struct src *src;
 	size_t n;
 	struct mh heap;
@@ -57,7 +59,7 @@ struct ctx {
 };
 
 /* Where the thread that @s's CPU runs is kept. */
-static int32_t *cpu_tid(struct ctx *c, struct src *s, const struct vr_stream_stats *st)
+static int32_t *cpu_tid(struct mg_p2 *c, struct src *s, const struct vr_stream_stats *st)
 {
 	if (!s->guest && st->origin.cpu < MP_MAX_CPUS)
 		return &c->host_tid[st->origin.cpu];
@@ -72,7 +74,7 @@ static bool conv(struct src *s, uint64_t g, uint64_t *h)
 }
 
 /* Read the next item of @s worth merging and its host time. */
-static void peek(struct ctx *c, struct src *s)
+static void peek(struct mg_p2 *c, struct src *s)
 {
 	struct mg_result *r = c->r;
 
@@ -136,7 +138,7 @@ static void peek(struct ctx *c, struct src *s)
 }
 
 /* Causality at a guest item about to be written at host time @out. */
-static void causality(struct ctx *c, struct src *s, uint64_t out)
+static void causality(struct mg_p2 *c, struct src *s, uint64_t out)
 {
 	struct mg_causality *k = &c->r->c;
 	const struct vr_item *it = &s->it;
@@ -211,7 +213,8 @@ static void causality(struct ctx *c, struct src *s, uint64_t out)
 		s->nring++;
 }
 
-static int emit(struct ctx *c, size_t idx)
+/* The record of stream @idx, as the merged trace has it. */
+static void emit(struct mg_p2 *c, size_t idx, struct mg_p2_rec *rec)
 {
 	struct src *s = &c->src[idx];
 	const struct vr_item *it = &s->it;
@@ -219,99 +222,97 @@ static int emit(struct ctx *c, size_t idx)
 	struct mg_result *r = c->r;
 	uint64_t out = s->key;
 	int32_t *tid = cpu_tid(c, s, st);
-	struct mo_origin o;
-	int id;
+	struct mo_origin *o = &rec->o;
 
 	if (out < c->last_out) {
 		out = c->last_out;
 		r->n.clamped++;
 	}
 	c->last_out = out;
+	rec->it = *it;
+	rec->ts = out;
+	rec->st = st;
 	if (it->kind == VR_LOSS) {
 		r->n.losses++;
-		/* a rise of the ring buffer's own counter has no kind (0),
-		 * which a LossRecord may not carry: readers would refuse the
-		 * frame and the loss with it */
-		return mo_loss(c->out, &st->origin, it->loss_kind ? it->loss_kind :
-			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, it->events, 0,
-			       out, it->text ? it->text : "");
+		return;
 	}
 	if (it->kind == VR_GAP) {
 		r->n.gaps++;
-		return mo_loss(c->out, &st->origin,
-			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP, 0,
-			       it->last - it->first + 1, out, "sub-buffers skipped");
+		return;
 	}
-	o.orig_ts = it->ts;
-	o.cpu = st->origin.cpu;
-	o.tid = *tid;
+	o->orig_ts = it->ts;
+	o->cpu = st->origin.cpu;
+	o->tid = *tid;
 	if (s->guest) {
-		o.origin = s->vm + 1;
-		o.vcpu = o.cpu;
+		o->origin = s->vm + 1;
+		o->vcpu = o->cpu;
 		r->n.guest_events++;
 		causality(c, s, out);
 	} else {
-		o.origin = 0;
-		o.vcpu = MO_NONE;
+		o->origin = 0;
+		o->vcpu = MO_NONE;
 		if (*tid >= 0)
-			mp_thread_vm(r->pair, *tid, &o.vcpu);
+			mp_thread_vm(r->pair, *tid, &o->vcpu);
 		r->n.host_events++;
 	}
 	if (it->desc == s->ro->sw)	/* the switch is the previous thread's */
 		*tid = (int32_t)mg_get(&s->ro->f_sw_next, it->payload);
-	id = mo_id(c->out, c->t, o.origin, it->desc);
+}
+
+int mg_p2_next(struct mg_p2 *c, struct mg_p2_rec *rec)
+{
+	if (c->pending) {
+		struct src *s = &c->src[c->heap.e[0].idx];
+
+		peek(c, s);
+		mh_next(&c->heap, s->key, s->done);
+		c->pending = false;
+	}
+	if (!c->heap.n)
+		return 0;
+	emit(c, c->heap.e[0].idx, rec);
+	c->pending = true;
+	return 1;
+}
+
+/* Write @rec into the merged trace. */
+static int write_rec(struct mo *out, struct vr_trace *t, struct mg_result *r,
+		     const struct mg_p2_rec *rec)
+{
+	const struct vr_item *it = &rec->it;
+	int id;
+
+	if (it->kind == VR_LOSS)
+		/* a rise of the ring buffer's own counter has no kind (0),
+		 * which a LossRecord may not carry: readers would refuse the
+		 * frame and the loss with it */
+		return mo_loss(out, &rec->st->origin, it->loss_kind ? it->loss_kind :
+			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, it->events, 0,
+			       rec->ts, it->text ? it->text : "");
+	if (it->kind == VR_GAP)
+		return mo_loss(out, &rec->st->origin,
+			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP, 0,
+			       it->last - it->first + 1, rec->ts, "sub-buffers skipped");
+	id = mo_id(out, t, rec->o.origin, it->desc);
 	if (id < 0) {
 		r->n.bad++;
 		return 0;
 	}
 	r->n.out_events++;
-	return mo_event(c->out, id, out, it->payload, it->size, &o);
+	return mo_event(out, id, rec->ts, it->payload, it->size, &rec->o);
 }
 
-static int run(struct ctx *c)
+void mg_p2_input(const struct mg_p2 *c, uint64_t *lost, uint64_t *gaps)
 {
-	int e = 0;
-
+	*lost = *gaps = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		peek(c, &c->src[i]);
-		if (!c->src[i].done) {
-			c->heap.e[c->heap.n].key = c->src[i].key;
-			c->heap.e[c->heap.n++].idx = i;
-		}
+		*lost += vr_stream_stats(c->src[i].s)->lost_events;
+		*gaps += vr_stream_stats(c->src[i].s)->gap_subbufs;
 	}
-	mh_build(&c->heap);
-	while (c->heap.n && !e) {
-		struct src *s = &c->src[c->heap.e[0].idx];
-
-		e = emit(c, c->heap.e[0].idx);
-		peek(c, s);
-		mh_next(&c->heap, s->key, s->done);
-	}
-	return e;
 }
 
-/* Every input stream has ended: its damage, losses and gaps go into the
- * merged trace's own account. */
-static void account_input(struct ctx *c)
-{
-	uint64_t lost = 0, gaps = 0;
-
-	for (size_t i = 0; i < c->n; i++) {
-		lost += vr_stream_stats(c->src[i].s)->lost_events;
-		gaps += vr_stream_stats(c->src[i].s)->gap_subbufs;
-	}
-	mo_input(c->out, c->t, lost, gaps);
-}
-
-/* The session's VmInfo with each VM's clock-unreliable spans, for the
- * merged trace's metadata (schemas/session.proto, ClockSpan). */
-struct clock_vms {
-	Vmscope__Trace__VmInfo **vms, *vi;
-	Vmscope__Trace__ClockSpan **pp, *sp;
-};
-
-static int clock_vms(const Vmscope__Trace__SessionMetadata *ss, const struct mg_result *r,
-		     struct clock_vms *cv)
+int mg_clock_vms(const Vmscope__Trace__SessionMetadata *ss, const struct mg_result *r,
+		     struct mg_clock_vms *cv)
 {
 	size_t n = r->spans.n, k = 0;
 
@@ -346,54 +347,121 @@ static int clock_vms(const Vmscope__Trace__SessionMetadata *ss, const struct mg_
 	return 0;
 }
 
+void mg_clock_vms_free(struct mg_clock_vms *cv)
+{
+	free(cv->vms);
+	free(cv->vi);
+	free(cv->pp);
+	free(cv->sp);
+	memset(cv, 0, sizeof(*cv));
+}
+
+int mg_p2_open(struct mg_p2 **out, struct vr_trace *t, struct mg_result *r,
+	       char *err, size_t errlen)
+{
+	const Vmscope__Trace__SessionMetadata *ss = vr_trace_session(t);
+	struct mg_p2 *c = calloc(1, sizeof(*c));
+	int e = 0;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->t = t;
+	c->r = r;
+	c->n = vr_trace_nr_streams(t);
+	c->src = calloc(c->n ? c->n : 1, sizeof(*c->src));
+	c->heap.e = calloc(c->n ? c->n : 1, sizeof(*c->heap.e));
+	c->vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c->vms));
+	c->host_tid = malloc(MP_MAX_CPUS * sizeof(*c->host_tid));
+	if (!c->src || !c->heap.e || !c->vms || !c->host_tid) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (uint32_t cpu = 0; cpu < MP_MAX_CPUS; cpu++)
+		c->host_tid[cpu] = -1;
+	mg_roles_init(&c->host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
+	for (uint32_t v = 0; v < r->n_vms && ss; v++)
+		mg_roles_init(&c->vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
+	for (size_t i = 0; i < c->n; i++) {
+		c->src[i].tid = -1;
+		e = vr_stream_open(&c->src[i].s, t, i);
+		if (e) {
+			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		peek(c, &c->src[i]);
+		if (!c->src[i].done) {
+			c->heap.e[c->heap.n].key = c->src[i].key;
+			c->heap.e[c->heap.n++].idx = i;
+		}
+	}
+	mh_build(&c->heap);
+	*out = c;
+	return 0;
+fail:
+	mg_p2_close(c, NULL, 0);
+	return e;
+}
+
+int mg_p2_close(struct mg_p2 *c, char *err, size_t errlen)
+{
+	int e = 0;
+
+	if (!c)
+		return 0;
+	for (size_t i = 0; c->src && i < c->n; i++)
+		if (c->src[i].acc.err && !e) {
+			if (errlen)
+				snprintf(err, errlen, "reading back a temporary file in %s: %s",
+					 c->r->spill_dir, strerror(EIO));
+			e = -EIO;
+		}
+	for (size_t i = 0; c->src && i < c->n; i++)
+		vr_stream_close(c->src[i].s);
+	free(c->src);
+	free(c->heap.e);
+	free(c->vms);
+	free(c->host_tid);
+	free(c);
+	return e;
+}
+
 int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	     char *err, size_t errlen)
 {
 	const Vmscope__Trace__SessionMetadata *ss = vr_trace_session(t);
-	struct ctx c = { .t = t, .r = r };
-	struct clock_vms cv = { 0 };
+	struct mg_clock_vms cv = { 0 };
+	struct mg_p2 *c = NULL;
+	struct mg_p2_rec rec;
+	struct mo *mo = NULL;
+	uint64_t lost, gaps;
 	int e, e2;
 
 	if (errlen)
 		err[0] = 0;
-	c.n = vr_trace_nr_streams(t);
-	c.src = calloc(c.n ? c.n : 1, sizeof(*c.src));
-	c.heap.e = calloc(c.n ? c.n : 1, sizeof(*c.heap.e));
-	c.vms = calloc(r->n_vms ? r->n_vms : 1, sizeof(*c.vms));
-	c.host_tid = malloc(MP_MAX_CPUS * sizeof(*c.host_tid));
-	if (!c.src || !c.heap.e || !c.vms || !c.host_tid) {
-		e = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t cpu = 0; cpu < MP_MAX_CPUS; cpu++)
-		c.host_tid[cpu] = -1;
-	mg_roles_init(&c.host, vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0));
-	for (uint32_t v = 0; v < r->n_vms && ss; v++)
-		mg_roles_init(&c.vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
-	for (size_t i = 0; i < c.n; i++) {
-		c.src[i].tid = -1;
-		e = vr_stream_open(&c.src[i].s, t, i);
-		if (e) {
-			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
-			goto out;
-		}
-	}
-	e = clock_vms(ss, r, &cv);
+	e = mg_p2_open(&c, t, r, err, errlen);
 	if (!e)
-		e = mo_create_vms(&c.out, out, t, cv.vms, err, errlen);
+		e = mg_clock_vms(ss, r, &cv);
+	if (!e)
+		e = mo_create_vms(&mo, out, t, cv.vms, err, errlen);
 	if (e)
 		goto out;
 	double t0 = util_mono_s();
 
-	e = run(&c);
-	for (size_t i = 0; !e && i < c.n; i++)
-		if (c.src[i].acc.err) {
-			snprintf(err, errlen, "reading back a temporary file in %s: %s",
-				 r->spill_dir, strerror(EIO));
-			e = -EIO;
-		}
-	account_input(&c);
-	e2 = mo_close(c.out, &r->n.chunks);
+	while (!e && mg_p2_next(c, &rec) == 1)
+		e = write_rec(mo, t, r, &rec);
+	mg_p2_input(c, &lost, &gaps);
+	e2 = mg_p2_close(c, err, e ? 0 : errlen);
+	c = NULL;
+	if (!e)
+		e = e2;
+	/* every input stream has ended: its damage, losses and gaps go into
+	 * the merged trace's own account */
+	mo_input(mo, t, lost, gaps);
+	e2 = mo_close(mo, &r->n.chunks);
 	r->time.merge = util_mono_s() - t0;
 	if (!e)
 		e = e2;
@@ -401,15 +469,7 @@ int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 		snprintf(err, errlen, "%s/%s: %s", out, MO_STREAM, strerror(-e));
 	r->merged = !e;
 out:
-	for (size_t i = 0; c.src && i < c.n; i++)
-		vr_stream_close(c.src[i].s);
-	free(c.src);
-	free(c.heap.e);
-	free(c.vms);
-	free(c.host_tid);
-	free(cv.vms);
-	free(cv.vi);
-	free(cv.pp);
-	free(cv.sp);
+	mg_p2_close(c, NULL, 0);
+	mg_clock_vms_free(&cv);
 	return e;
 }

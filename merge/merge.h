@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 
+#include "out.h"
 #include "pair.h"
 #include "reader.h"
 #include "transform.h"
@@ -201,6 +202,41 @@ int mg_clock_scan(struct vr_trace *t, struct mg_result *r);
  * exist). 0, or a negative errno with a reason in @err. */
 int mg_merge(struct vr_trace *t, const char *out, struct mg_result *r,
 	     char *err, size_t errlen);
+
+/*
+ * Pass 2 as a source of records (after mg_sync): the merged timeline one
+ * record at a time, in the order and with the host times, origins and
+ * causality counts that mg_merge writes (mg_merge is its writer), so that
+ * a report on a raw trace reads exactly what it would read from the merged
+ * file, without the file (analysis/walk.h, an_walk_open_raw_exact).
+ */
+struct mg_p2;
+struct mg_p2_rec {
+	struct vr_item it;	/* the input item (it.ts: its own clock's time);
+				 * valid until the next mg_p2_next() */
+	uint64_t ts;		/* its host time in the merged timeline */
+	const struct vr_stream_stats *st;	/* its stream's (origin) */
+	struct mo_origin o;	/* VR_EVENT: as the merged trace's ORIGINS */
+};
+int mg_p2_open(struct mg_p2 **out, struct vr_trace *t, struct mg_result *r,
+	       char *err, size_t errlen);
+/* The next record (VR_EVENT, VR_LOSS or VR_GAP): 1, or 0 at the end. */
+int mg_p2_next(struct mg_p2 *p, struct mg_p2_rec *rec);
+/* The input's lost events and skipped sub-buffers read so far. */
+void mg_p2_input(const struct mg_p2 *p, uint64_t *lost, uint64_t *gaps);
+/* 0, or -EIO (@err) when a spilled exchange could not be read back. */
+int mg_p2_close(struct mg_p2 *p, char *err, size_t errlen);
+
+/* Each VM's VmInfo with its clock-unreliable spans (mg_result.spans) as a
+ * merged trace's metadata carries them (schemas/session.proto,
+ * ClockSpan); vms NULL when there are none. */
+struct mg_clock_vms {
+	Vmscope__Trace__VmInfo **vms, *vi;
+	Vmscope__Trace__ClockSpan **pp, *sp;
+};
+int mg_clock_vms(const Vmscope__Trace__SessionMetadata *ss, const struct mg_result *r,
+		 struct mg_clock_vms *cv);
+void mg_clock_vms_free(struct mg_clock_vms *cv);
 
 /* The text report: per VM its segments (verdict, bound, drift, offset),
  * samples used and dropped by reason, pairing counts, its clock-unreliable

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "out.h"
@@ -170,17 +169,6 @@ static void end(void *ctx, uint64_t ts)
 		close_interval(p, ts + 1 > p->iv.start ? ts + 1 : p->iv.start, true);
 }
 
-/* A merged trace has its merged stream; a raw one (what `record`
- * writes) does not, and is merged as it is read. */
-static bool merged(const char *path)
-{
-	char p[4096];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s/%s", path, MO_STREAM);
-	return !stat(p, &st);
-}
-
 int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, char *err,
 	      size_t errlen)
 {
@@ -192,7 +180,7 @@ int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, cha
 	bool sched = false;
 	int e;
 
-	e = merged(path) ? an_walk_open(&p.w, path, flags, err, errlen) :
+	e = an_trace_is_merged(path) ? an_walk_open(&p.w, path, flags, err, errlen) :
 			   an_walk_open_raw(&p.w, path, flags, err, errlen);
 	if (e)
 		return e;

@@ -55,3 +55,20 @@ interrupt() {
 	st=$?
 	[ -n "$partial" ]
 }
+
+# damage_raw RAW: two damaged copies of the raw trace RAW (test_online
+# --write's) beside it, $dir/flip with a flipped byte in the middle of
+# host-cpu0.vtf, $dir/cut with guest0-cpu0.vtf cut in half.
+damage_raw() {
+	cp -r "$1" "$dir/flip"
+	python3 - "$dir/flip/host-cpu0.vtf" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[len(b) // 2] ^= 0xff
+open(p, "wb").write(b)
+PY
+	cp -r "$1" "$dir/cut"
+	g=$dir/cut/guest0-cpu0.vtf
+	truncate -s $(($(stat -c %s "$g") / 2)) "$g"
+}

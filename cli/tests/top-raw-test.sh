@@ -90,18 +90,8 @@ else
 fi
 
 # damage: a flipped byte in a host stream, a guest stream cut in half
-cp -r "$dir/raw" "$dir/flip"
-python3 - "$dir/flip/host-cpu0.vtf" <<'PY'
-import sys
-p = sys.argv[1]
-b = bytearray(open(p, "rb").read())
-b[len(b) // 2] ^= 0xff
-open(p, "wb").write(b)
-PY
+damage_raw "$dir/raw"
 expect 1 'flip is damaged .*host-cpu0.vtf: corrupt' -- top --replay "$dir/flip" --json
-cp -r "$dir/raw" "$dir/cut"
-g=$dir/cut/guest0-cpu0.vtf
-truncate -s $(($(stat -c %s "$g") / 2)) "$g"
 expect 1 'cut is damaged .*guest0-cpu0.vtf: [0-9]+ bytes, the summary lists' -- top --replay "$dir/cut" --json
 expect 0 'damaged \(accepted\)' -- top --replay "$dir/cut" --json --accept-damage
 expect 1 'no such|No such' -- top --replay "$dir/nothere" --json
