@@ -173,9 +173,15 @@ static int load_session(struct an_walk *w, const Vmscope__Trace__SessionMetadata
 }
 
 /* Open @path's records: a merged trace, or a raw one through the online
- * merge (@raw). The trace whose metadata the walk reads. */
-static int open_source(struct an_walk *w, const char *path, bool raw, char *err, size_t errlen)
+ * merge (SRC_RAW), or only a raw one's metadata (SRC_FED: its records
+ * are fed). The trace whose metadata the walk reads. */
+enum src { SRC_MERGED, SRC_RAW, SRC_FED };
+
+static int open_source(struct an_walk *w, const char *path, enum src src, char *err,
+		       size_t errlen)
 {
+	bool raw = src != SRC_MERGED;
+
 	struct om_opts o = { 0 };
 	int e;
 
@@ -190,14 +196,15 @@ static int open_source(struct an_walk *w, const char *path, bool raw, char *err,
 		snprintf(err, errlen, "%s: %s", path, vr_trace_problem(w->raw));
 		return -EBADMSG;
 	}
-	if (!vr_trace_session(w->raw))
+	if (!vr_trace_session(w->raw) || src == SRC_FED)
 		return 0;	/* said below */
 	return om_open(&w->om, w->raw, &o, err, errlen);
 }
 
-static int walk_open(struct an_walk **out, const char *path, unsigned int flags, bool raw,
+static int walk_open(struct an_walk **out, const char *path, unsigned int flags, enum src src,
 		     char *err, size_t errlen)
 {
+	bool raw = src != SRC_MERGED;
 	struct an_walk *w = calloc(1, sizeof(*w));
 	const Vmscope__Trace__SessionMetadata *s;
 	struct vr_trace *t;
@@ -213,7 +220,7 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 	}
 	w->flags = flags;
 	snprintf(w->path, sizeof(w->path), "%s", path);
-	e = open_source(w, path, raw, err, errlen);
+	e = open_source(w, path, src, err, errlen);
 	if (e)
 		goto fail;
 	t = raw ? w->raw : mr_trace(w->mr);
@@ -246,13 +253,18 @@ fail:
 int an_walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		 char *err, size_t errlen)
 {
-	return walk_open(out, path, flags, false, err, errlen);
+	return walk_open(out, path, flags, SRC_MERGED, err, errlen);
 }
 
 int an_walk_open_raw(struct an_walk **out, const char *path, unsigned int flags,
 		     char *err, size_t errlen)
 {
-	return walk_open(out, path, flags, true, err, errlen);
+	return walk_open(out, path, flags, SRC_RAW, err, errlen);
+}
+
+int an_walk_open_fed(struct an_walk **out, const char *path, char *err, size_t errlen)
+{
+	return walk_open(out, path, 0, SRC_FED, err, errlen);
 }
 
 void an_walk_close(struct an_walk *w)
