@@ -173,6 +173,11 @@ int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 	return release(l, false);
 }
 
+void lo_skip(struct lo *l, uint32_t buf)
+{
+	wm_end(&l->wm, buf);
+}
+
 int lo_finish(struct lo *l)
 {
 	int e;

@@ -94,6 +94,9 @@ void lo_free(struct lo *l);
  * emitted. 0, the emit's non-zero return, or a negative errno. */
 int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c);
 
+/* Buffer @buf delivers nothing (it has no reader): not waited for. */
+void lo_skip(struct lo *l, uint32_t buf);
+
 /* Every buffer has delivered everything (the session stopped and was
  * drained): the rest is emitted in order. 0 or as lo_chunk. */
 int lo_finish(struct lo *l);
