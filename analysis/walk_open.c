@@ -192,7 +192,8 @@ static int open_source(struct an_walk *w, const char *path, enum src src, char *
 	e = vr_trace_open(&w->raw, path, err, errlen);
 	if (e)
 		return e;
-	if (vr_trace_problem(w->raw) && !(w->flags & MR_ACCEPT_DAMAGE)) {
+	/* a recording being written (SRC_FED) may end in a torn frame */
+	if (vr_trace_problem(w->raw) && !(w->flags & MR_ACCEPT_DAMAGE) && src != SRC_FED) {
 		snprintf(err, errlen, "%s: %s", path, vr_trace_problem(w->raw));
 		return -EBADMSG;
 	}

@@ -380,6 +380,8 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	rec_read_tsc(r);
 	if (!o->no_streams)
 		say_start(r);
+	if (o->tap && o->tap_started)
+		o->tap_started(o->tap_ctx, h);
 	record_loop(r, stop);
 	rc = 0;
 out:

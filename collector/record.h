@@ -58,6 +58,8 @@ struct rec_opts {
 	/* a live consumer of the host sub-buffers (`vmscope top`), or NULL */
 	rec_tap_fn *tap;
 	void *tap_ctx;
+	/* with a tap: called once probing is on (the live consumer says so) */
+	void (*tap_started)(void *ctx, const struct hb *h);
 	/* only the metadata file is written (the tap is the consumer): no
 	 * stream files, and nothing said on stderr at the start and end */
 	bool no_streams;

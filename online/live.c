@@ -158,6 +158,14 @@ static int tap(void *ctx, const struct rec_chunk *c)
 	return e;
 }
 
+/* Probing is on: from here every exit of the processes is seen. */
+static void started(void *ctx, const struct hb *h)
+{
+	(void)ctx;
+	fprintf(stderr, "vmscope top: live from the host module: %u CPUs, %u buffers; "
+		"SIGINT or SIGTERM stops\n", h->cfg.nr_cpu_ids, h->nbuf);
+}
+
 /* The private folder and what the recording left in it. */
 static void remove_dir(const char *path)
 {
@@ -205,6 +213,7 @@ int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 	r.path = l->path;
 	r.tap = tap;
 	r.tap_ctx = l;
+	r.tap_started = started;
 	r.no_streams = true;
 	r.status = 0;
 	rc = rec_run(h, &r, stop);
