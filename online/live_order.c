@@ -18,13 +18,15 @@ int lo_init(struct lo *l, size_t nbuf, size_t cap, uint64_t lag_ns, lo_emit_fn *
 	l->b = calloc(nbuf, sizeof(*l->b));
 	if (!l->b)
 		return -ENOMEM;
-	e = wm_init(&l->wm, nbuf, cap, sizeof(struct lo_rec), lag_ns);
+	/* the time bound is ours (lagging()): wmerge's counts from 0 */
+	e = wm_init(&l->wm, nbuf, cap, sizeof(struct lo_rec), 0);
 	if (e) {
 		free(l->b);
 		l->b = NULL;
 		return e;
 	}
 	l->n = nbuf;
+	l->lag_ns = lag_ns;
 	l->emit = emit;
 	l->ctx = ctx;
 	return 0;
@@ -37,9 +39,28 @@ void lo_free(struct lo *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/*
+ * Whether the ordering stage may stop waiting for buffer @b: the newest
+ * record is more than the lag past the least it can still deliver. A
+ * buffer that has delivered nothing yet can deliver anything (watermark
+ * 0): it is given the lag from the first record of any buffer, since all
+ * started together, rather than declared late at once.
+ */
+static bool lagging(const struct lo *l, size_t b)
+{
+	uint64_t f = l->wm.s[b].mark;
+
+	if (!l->lag_ns || !l->any_key || b >= l->n)
+		return false;
+	if (f < l->first_key)
+		f = l->first_key;
+	return l->wm.newest > f && l->wm.newest - f > l->lag_ns;
+}
+
 /* Emit what the ordering stage releases: everything it can (@force
- * false), or the one least record (@force: a queue is full, and the
- * buffers holding it back are declared late rather than waited for). */
+ * false; a buffer lagging behind is not waited for), or the one least
+ * record (@force: a queue is full, and the buffers holding it back are
+ * declared late rather than waited for). */
 static int release(struct lo *l, bool force)
 {
 	struct lo_rec r;
@@ -47,7 +68,14 @@ static int release(struct lo *l, bool force)
 	size_t i;
 	int e;
 
-	while (wm_pop(&l->wm, force, &r, &i, &key) == WM_ITEM) {
+	for (;;) {
+		enum wm_pop p = wm_pop(&l->wm, force, &r, &i, &key);
+
+		/* forced once: the lagging buffer is declared late */
+		if (p == WM_WAIT && !force && lagging(l, wm_blocker(&l->wm)))
+			p = wm_pop(&l->wm, true, &r, &i, &key);
+		if (p != WM_ITEM)
+			return 0;
 		/* the key, not r.ts: a clamped key keeps the sequence ordered */
 		r.ts = key;
 		l->st.released++;
@@ -55,7 +83,6 @@ static int release(struct lo *l, bool force)
 		if (e || force)
 			return e;
 	}
-	return 0;
 }
 
 static int push(struct lo *l, uint32_t buf, const struct lo_rec *r);
@@ -79,6 +106,10 @@ static int push(struct lo *l, uint32_t buf, const struct lo_rec *r)
 		e = say_late(l, buf);
 		if (e)
 			return e;
+	}
+	if (!l->any_key) {
+		l->any_key = true;
+		l->first_key = r->ts;
 	}
 	while (wm_full(&l->wm, buf)) {
 		e = release(l, true);

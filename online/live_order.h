@@ -12,7 +12,9 @@
  * hold the others back for ever: the module's flush timer hands a partly
  * filled sub-buffer to the reader within its period, so a buffer whose
  * records lag @lag_ns behind the newest record of any buffer is declared
- * late (wmerge's time bound) and not waited for. A record it then delivers
+ * late and not waited for (a buffer that has delivered nothing yet: @lag_ns
+ * after the first record of any buffer, not at once, as wmerge's own time
+ * bound would from its watermark 0). A record it then delivers
  * below what was already released cannot be put in order: it is not
  * released, and a loss record (LO_LATE) stands for it at the point the
  * sequence had reached, so a window counts it as a loss.
@@ -80,6 +82,9 @@ struct lo {
 	size_t n;
 	lo_emit_fn *emit;
 	void *ctx;
+	uint64_t lag_ns;
+	bool any_key;
+	uint64_t first_key;		/* the first record's of any buffer */
 	struct lo_stats st;
 };
 

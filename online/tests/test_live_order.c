@@ -8,7 +8,9 @@
  * - a quiet buffer does not hold the others for ever (the lag bound); a
  *   record it then delivers below what was released is not released, and
  *   one VR_LOSS (LO_LATE) stands for it at that point; its later records
- *   rejoin;
+ *   rejoin; a buffer that has delivered nothing yet is given the lag from
+ *   the first record of any buffer (timestamps far from 0), not declared
+ *   late at once;
  * - a rise of lost_before is a VR_LOSS, a skipped sequence number a
  *   VR_GAP, both before the sub-buffer's records; damaged records a VR_BAD;
  * - queues of 4 against a silent buffer and no lag: the first full queue
@@ -132,6 +134,31 @@ static void quiet_buffer(void)
 	lo_free(&l);
 }
 
+/* Timestamps far from 0 (a host's clock since boot): a buffer that has
+ * delivered nothing yet gets the lag from the first record, not from its
+ * watermark 0, so its first sub-buffer, a little later, is still in order. */
+static void late_start(void)
+{
+	static const uint64_t a[] = { 5000000010, 5000000030, 5000000050 },
+			      b[] = { 5000000020 };
+	struct sb s;
+	struct lo l;
+
+	nout = 0;
+	CHECK_EQ(lo_init(&l, 2, 16, 100, collect, NULL), 0);
+	build(&s, 0, 0, a, 3);
+	CHECK_EQ(lo_chunk(&l, 0, &s.c), 0);
+	CHECK_EQ(nout, 0);	/* 40 ns since the first record: waited for */
+	build(&s, 0, 0, b, 1);
+	CHECK_EQ(lo_chunk(&l, 1, &s.c), 0);
+	CHECK_EQ(lo_finish(&l), 0);
+	CHECK_EQ(nout, 4);
+	CHECK_EQ(l.st.late, 0);
+	CHECK_EQ(out[1].ts, 5000000020);
+	CHECK_EQ(out[1].buf, 1);
+	lo_free(&l);
+}
+
 static void losses_and_gaps(void)
 {
 	static const uint64_t a[] = { 100, 110 }, b[] = { 200 }, c[] = { 300 };
@@ -210,6 +237,7 @@ int main(void)
 {
 	two_buffers();
 	quiet_buffer();
+	late_start();
 	losses_and_gaps();
 	bounded();
 	return check_result("online-live-order");
