@@ -16,8 +16,7 @@
 
 struct live {
 	const struct ol_opts *o;
-	char dir[256];			/* the private folder */
-	char path[300];			/* the recording's folder in it */
+	char path[300];			/* the recording's folder */
 	struct hb *hb;
 	/* from the first sub-buffer on (the session, its buffers and the
 	 * metadata exist then) */
@@ -180,44 +179,41 @@ static void remove_dir(const char *path)
 	rmdir(path);
 }
 
-static int make_dir(struct live *l, char *err, size_t errlen)
+/* The private folder for the recording's metadata. 0 or -1 (@err). */
+static int make_dir(char *dir, size_t len, char *err, size_t errlen)
 {
 	const char *tmp = getenv("TMPDIR");
 
-	snprintf(l->dir, sizeof(l->dir), "%s/vmscope-top.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(l->dir)) {
-		snprintf(err, errlen, "%s: %s", l->dir, strerror(errno));
-		l->dir[0] = 0;
-		return -errno;
+	snprintf(dir, len, "%s/vmscope-top.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
 	}
-	snprintf(l->path, sizeof(l->path), "%s/session", l->dir);
 	return 0;
 }
 
-int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
-	    volatile sig_atomic_t *stop, char *err, size_t errlen)
+struct live *ol_live_open(struct hb *h, const char *path, const struct ol_opts *o)
 {
 	struct live *l = calloc(1, sizeof(*l));
-	struct rec_opts r = *ro;
-	int e, rc;
 
-	if (!l) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!l)
+		return NULL;
 	l->o = o;
 	l->hb = h;
-	e = make_dir(l, err, errlen);
-	if (e)
-		goto out;
-	r.path = l->path;
-	r.tap = tap;
-	r.tap_ctx = l;
-	r.tap_started = started;
-	r.no_streams = true;
-	r.status = 0;
-	rc = rec_run(h, &r, stop);
-	/* every reader and the writer are done: the rest, in order */
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	return l;
+}
+
+int ol_live_tap(void *live, const struct rec_chunk *c)
+{
+	return tap(live, c);
+}
+
+int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
+{
+	int e;
+
+	/* every sub-buffer was tapped: the rest, in order */
 	if (l->w && !l->error && !l->p.quit && !l->p.error && lo_finish(&l->lo) < 0)
 		fail(l, -EIO, "ordering the host buffers' records failed");
 	if (l->w && l->piped && !l->error)
@@ -238,7 +234,6 @@ int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 				 "(counted as losses in their intervals)",
 				 (unsigned long long)l->lo.st.late);
 	}
-out:
 	if (l->scanned) {
 		mg_scan_free(&l->scan);
 		mg_result_free(&l->res);
@@ -248,8 +243,35 @@ out:
 	an_walk_close(l->w);
 	lo_free(&l->lo);
 	free(l->cpu);
-	if (l->dir[0])
-		remove_dir(l->path), rmdir(l->dir);
 	free(l);
+	return e;
+}
+
+int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
+	    volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	struct rec_opts r = *ro;
+	char dir[256], path[300];
+	struct live *l;
+	int e;
+
+	if (make_dir(dir, sizeof(dir), err, errlen))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/session", dir);
+	l = ol_live_open(h, path, o);
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		rmdir(dir);
+		return -ENOMEM;
+	}
+	r.path = path;
+	r.tap = tap;
+	r.tap_ctx = l;
+	r.tap_started = started;
+	r.no_streams = true;
+	r.status = 0;
+	e = ol_live_close(l, rec_run(h, &r, stop), err, errlen);
+	remove_dir(path);
+	rmdir(dir);
 	return e;
 }

@@ -44,4 +44,17 @@
 int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 	    volatile sig_atomic_t *stop, char *err, size_t errlen);
 
+/*
+ * ol_live's parts, for a test that feeds the sub-buffers of a recorded
+ * trace without the module: the pipeline over the recording whose
+ * metadata is at @path, @h giving only the buffers (nbuf, map); each
+ * sub-buffer through ol_live_tap (the recorder's tap, in each buffer's
+ * order); ol_live_close with the recording's status @rc (0 or 1) ends
+ * it (the last interval shown) and frees it, returning as ol_live.
+ */
+struct live;
+struct live *ol_live_open(struct hb *h, const char *path, const struct ol_opts *o);
+int ol_live_tap(void *live, const struct rec_chunk *c);
+int ol_live_close(struct live *l, int rc, char *err, size_t errlen);
+
 #endif
