@@ -61,19 +61,29 @@ static void build(struct sb *s, uint64_t seq, uint64_t lost, const uint64_t *ts,
 				  .data = s->data };
 }
 
+/* Two buffers (lag @lag), buffer 0 delivering @n records at @ts, then
+ * buffer 1 @m at @ts1: nothing released before buffer 1 spoke. */
+static void two(struct lo *l, uint64_t lag, const uint64_t *ts, size_t n, const uint64_t *ts1,
+		size_t m)
+{
+	struct sb s;
+
+	nout = 0;
+	CHECK_EQ(lo_init(l, 2, 16, lag, collect, NULL), 0);
+	build(&s, 0, 0, ts, n);
+	CHECK_EQ(lo_chunk(l, 0, &s.c), 0);
+	CHECK_EQ(nout, 0);
+	build(&s, 0, 0, ts1, m);
+	CHECK_EQ(lo_chunk(l, 1, &s.c), 0);
+}
+
 static void two_buffers(void)
 {
 	static const uint64_t a[] = { 10, 30, 50 }, b[] = { 20, 40, 60 };
-	struct sb s;
 	struct lo l;
 
-	nout = 0;
-	CHECK_EQ(lo_init(&l, 2, 16, 0, collect, NULL), 0);
-	build(&s, 0, 0, a, 3);
-	CHECK_EQ(lo_chunk(&l, 0, &s.c), 0);
-	CHECK_EQ(nout, 0);	/* buffer 1 may still deliver anything */
-	build(&s, 0, 0, b, 3);
-	CHECK_EQ(lo_chunk(&l, 1, &s.c), 0);
+	/* before buffer 1, nothing: it may still deliver anything */
+	two(&l, 0, a, 3, b, 3);
 	CHECK_EQ(nout, 5);	/* 60 waits: buffer 0 may still deliver 50..60 */
 	CHECK_EQ(lo_finish(&l), 0);
 	CHECK_EQ(nout, 6);
@@ -141,16 +151,10 @@ static void late_start(void)
 {
 	static const uint64_t a[] = { 5000000010, 5000000030, 5000000050 },
 			      b[] = { 5000000020 };
-	struct sb s;
 	struct lo l;
 
-	nout = 0;
-	CHECK_EQ(lo_init(&l, 2, 16, 100, collect, NULL), 0);
-	build(&s, 0, 0, a, 3);
-	CHECK_EQ(lo_chunk(&l, 0, &s.c), 0);
-	CHECK_EQ(nout, 0);	/* 40 ns since the first record: waited for */
-	build(&s, 0, 0, b, 1);
-	CHECK_EQ(lo_chunk(&l, 1, &s.c), 0);
+	/* buffer 1: 40 ns after the first record, within the lag of 100 */
+	two(&l, 100, a, 3, b, 1);
 	CHECK_EQ(lo_finish(&l), 0);
 	CHECK_EQ(nout, 4);
 	CHECK_EQ(l.st.late, 0);
