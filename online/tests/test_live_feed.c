@@ -5,9 +5,11 @@
  * the live source's tap (online/live.h) one at a time, the host streams
  * taken in turn (each in its own order, none ahead of the others by more
  * than a sub-buffer: as reader threads deliver them), with the trace's
- * metadata as the recording's. Its JSON lines go to OUT.
+ * metadata as the recording's; with AHEAD, the first host stream whole
+ * before the others (a reader far ahead of the rest). Its JSON lines go
+ * to OUT.
  *
- *   test_live_feed RAW_TRACE OUT INTERVAL_NS
+ *   test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -76,8 +78,8 @@ int main(int argc, char **argv)
 	DIR *d;
 	int dfd, e = 0;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: test_live_feed RAW_TRACE OUT INTERVAL_NS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD]\n");
 		return 2;
 	}
 	o.interval_ns = strtoull(argv[3], NULL, 10);
@@ -103,10 +105,13 @@ int main(int argc, char **argv)
 	l = ol_live_open(&h, argv[1], &o);
 	if (!l)
 		return 1;
-	/* in turn: each stream one sub-buffer ahead at most */
+	/* in turn: each stream one sub-buffer ahead at most; or, AHEAD, the
+	 * first stream whole, then the others in turn */
 	do {
 		left = 0;
 		for (unsigned int i = 0; i < n && !e; i++) {
+			if (argc == 5 && i > 0 && !src[0].done)
+				break;
 			Vmscope__Trace__StreamChunk *c = NULL;
 			struct rec_chunk rc;
 			int got = next_chunk(&src[i], i, &rc, &c);
