@@ -38,8 +38,7 @@ host_main() {
 	wait_file "$gdir/done"
 	# and stopped again from KVM's second reading until top has stopped
 	e1=$(vm_stop_exits "$qpid")
-	# the records of the last second reach top through the flush timer
-	sleep 1
+	# SIGINT: the session stops, flushing every CPU, and top takes the rest
 	kill -INT "$top"
 	wait "$top"
 	rc=$?
