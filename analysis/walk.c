@@ -536,6 +536,36 @@ static void count_open(struct an_walk *w)
 					    w->vm[v].v[c].st == V_USER;
 }
 
+/* One record as the pass takes it: the walk's, then the record hook. */
+static void one(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		const struct mo_origin *o, bool has_o)
+{
+	uint64_t ts = vr_clock_ns(w->clock, it->ts);
+
+	item(w, h, it, ts, o, has_o);
+	if (h->record)
+		h->record(h->ctx, it, o, has_o, ts);
+}
+
+void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		  const struct mo_origin *o)
+{
+	if (!w->stop)
+		one(w, h, it, o, true);
+}
+
+void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h)
+{
+	count_open(w);
+	if (h->end)
+		h->end(h->ctx, w->last_ts);
+}
+
+struct vr_trace *an_walk_fed_trace(const struct an_walk *w)
+{
+	return w->raw;
+}
+
 int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t errlen)
 {
 	const struct vr_stream_stats *st;
@@ -544,13 +574,8 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 	bool has_o;
 	int r = 0;
 
-	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1) {
-		uint64_t ts = vr_clock_ns(w->clock, it.ts);
-
-		item(w, h, &it, ts, &o, has_o);
-		if (h->record)
-			h->record(h->ctx, &it, &o, has_o, ts);
-	}
+	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1)
+		one(w, h, &it, &o, has_o);
 	count_open(w);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);

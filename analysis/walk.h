@@ -165,6 +165,9 @@ struct mg_result;
 /* Whether @path is a merged trace (it has its merged stream): a raw one,
  * what `vmscope record` writes, does not. */
 bool an_trace_is_merged(const char *path);
+struct vr_item;
+struct vr_trace;
+struct mo_origin;
 
 /*
  * Open the merged trace @path and find its events. Fails with a reason in
@@ -206,6 +209,24 @@ const struct mg_result *an_walk_merge_result(const struct an_walk *w);
  * clock segments with their bounds, the pairing, the TSC cross-check, the
  * clock-unreliable spans); nothing otherwise. */
 void an_walk_merge_report(FILE *f, const struct an_walk *w);
+
+/*
+ * A walk whose records are fed to it one at a time, in host-time order
+ * (an_walk_feed), instead of read: `vmscope top`'s live source. @path is
+ * a recording being written (its metadata is read; its stream files, if
+ * any, are not). Records are host records (origin 0) whose descriptors
+ * are those of an_walk_fed_trace()'s host table.
+ */
+int an_walk_open_fed(struct an_walk **out, const char *path, char *err, size_t errlen);
+/* The trace whose metadata a fed walk read (its tables, its session). */
+struct vr_trace *an_walk_fed_trace(const struct an_walk *w);
+/* One record, as an_walk_run() reads one: the hooks, counts and state
+ * (ignored after an_walk_stop()). */
+void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		  const struct mo_origin *o);
+/* The end of the fed records: the exits still open counted and the end
+ * hook, as at the end of an_walk_run(). */
+void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h);
 
 /* After an_walk_run(): what is wrong with the trace (MR_ACCEPT_DAMAGE let
  * it be read), or NULL. */

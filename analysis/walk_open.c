@@ -182,7 +182,10 @@ bool an_trace_is_merged(const char *path)
 	return !stat(p, &st);
 }
 
-enum source { SRC_MERGED, SRC_ONLINE, SRC_EXACT };
+/* Where the walk's records come from: a merged trace; a raw one through
+ * the online merge (top --replay) or merge's own two passes (report); or
+ * only a raw one's metadata, its records fed (top's live source). */
+enum source { SRC_MERGED, SRC_ONLINE, SRC_EXACT, SRC_FED };
 
 /* -EBADMSG with the reader's account in @err when the raw trace is
  * damaged and that was not accepted. */
@@ -221,7 +224,8 @@ static int open_exact(struct an_walk *w, const char *path, const char *spill_dir
 }
 
 /* Open @path's records: a merged trace, or a raw one through the online
- * merge or the two passes. The trace whose metadata the walk reads. */
+ * merge or the two passes, or only a raw one's metadata (SRC_FED). The
+ * trace whose metadata the walk reads. */
 static int open_source(struct an_walk *w, const char *path, enum source src,
 		       const char *spill_dir, char *err, size_t errlen)
 {
@@ -235,11 +239,12 @@ static int open_source(struct an_walk *w, const char *path, enum source src,
 	e = vr_trace_open(&w->raw, path, err, errlen);
 	if (e)
 		return e;
-	if (vr_trace_problem(w->raw) && !(w->flags & MR_ACCEPT_DAMAGE)) {
+	/* a recording being written (SRC_FED) may end in a torn frame */
+	if (vr_trace_problem(w->raw) && !(w->flags & MR_ACCEPT_DAMAGE) && src != SRC_FED) {
 		snprintf(err, errlen, "%s: %s", path, vr_trace_problem(w->raw));
 		return -EBADMSG;
 	}
-	if (!vr_trace_session(w->raw))
+	if (!vr_trace_session(w->raw) || src == SRC_FED)
 		return 0;	/* said below */
 	if (src == SRC_EXACT)
 		return open_exact(w, path, spill_dir, err, errlen);
@@ -341,6 +346,11 @@ void an_walk_merge_report(FILE *f, const struct an_walk *w)
 {
 	if (w->mg)
 		mg_report(f, w->raw, w->mg, MG_REPORT_SPANS);
+}
+
+int an_walk_open_fed(struct an_walk **out, const char *path, char *err, size_t errlen)
+{
+	return walk_open(out, path, 0, SRC_FED, NULL, err, errlen);
 }
 
 void an_walk_close(struct an_walk *w)

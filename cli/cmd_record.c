@@ -21,6 +21,7 @@
 #include "event_select.h"
 #include "guest_link.h"
 #include "rec_args.h"
+#include "rec_host.h"
 #include "record.h"
 #include "util_signal.h"
 
@@ -169,16 +170,7 @@ struct record_args {
 
 static int parse_pid(const char *arg, struct rec_opts *o)
 {
-	unsigned long long ull;
-
-	if (args_number("vmscope record", "--pid", arg, 1, ARGS_PID_MAX, &ull))
-		return EXIT_USAGE;
-	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-		fprintf(stderr, "vmscope record: at most %d --pid\n", VMSCOPE_MAX_PIDS);
-		return EXIT_USAGE;
-	}
-	o->ctl.pids[o->ctl.nr_pids++] = (int)ull;
-	return 0;
+	return rec_host_pid("vmscope record", arg, o);
 }
 
 static int parse_mode(const char *arg, struct vmscope_session_cfg *cfg)
@@ -318,14 +310,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 /* Each traced process as a VM (its vCPU threads, its vsock CID). */
 static int find_vms(struct record_args *a, struct vm_desc *vms)
 {
+	if (rec_host_vms("vmscope record", &a->o, vms))
+		return -1;
 	for (unsigned int i = 0; i < a->o.ctl.nr_pids; i++) {
-		int e = vm_from_pid(&vms[i], a->o.ctl.pids[i]);
-
-		if (e) {
-			fprintf(stderr, "vmscope record: pid %d: %s\n", a->o.ctl.pids[i],
-				e == -ESRCH ? "no such process" : strerror(-e));
-			return -1;
-		}
 		if (a->dom_cids[i])	/* the domain's own XML says */
 			vms[i].cid = a->dom_cids[i];
 		if (i < a->ncids)
@@ -357,8 +344,7 @@ int cmd_record(int argc, char **argv)
 	static struct record_args a;
 	static struct hb h;
 	struct rec_opts *o = &a.o;
-	struct vmscope_version v;
-	int fd, rc;
+	int rc;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
@@ -375,15 +361,8 @@ int cmd_record(int argc, char **argv)
 	o->argc = argc;
 	o->argv = argv;
 
-	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
-	if (fd < 0)
+	if (rec_host_open("vmscope record", &h, o))
 		return EXIT_FAILURE_RUNTIME;
-	if (vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
-	    hb_init(&h, fd, "vmscope record")) {
-		close(fd);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	o->module_version = v.release;
 	h.cfg = a.cfg;
 	if (select_events(&h, o) || keep_channel(&h, a.keep, &o->ctl)) {
 		hb_close(&h);

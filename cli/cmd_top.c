@@ -1,7 +1,9 @@
 /*
  * `vmscope top`: the online pipeline (online/pipe.h) shown per interval.
- * Today its source is a recorded trace (--replay: merged, or raw and merged
- * as it is read); the views are JSON lines and plain text (online/view.h).
+ * Its source is the host's ring buffers (--pid: online/live.h, host only)
+ * or a recorded trace (--replay: merged, or raw and merged as it is
+ * read); the views are JSON lines, plain text (online/view.h) and, for a
+ * replay, the screen.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,9 +15,12 @@
 #include "args.h"
 #include "commands.h"
 #include "out.h"
+#include "live.h"
 #include "rec_args.h"
+#include "rec_host.h"
 #include "report.h"
 #include "screen.h"
+#include "util_signal.h"
 #include "view.h"
 
 #define TOP_SPEED_MAX 1e6
@@ -23,9 +28,9 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --replay TRACE [--speed X] [--json | --batch]\n"
-		"                   [--interval S] [--sort count|total|p99|max] [--tasks N]\n"
-		"                   [--top N] [--accept-damage]\n\n"
+	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] (--json | --batch)\n"
+		"       vmscope top --replay TRACE [--speed X] [--json | --batch] [--accept-damage]\n"
+		"         both: [--interval S] [--sort count|total|p99|max] [--tasks N] [--top N]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
 		"computes them (the same pass and aggregation), with the totals since the start\n"
 		"beside each interval; and `report sched`'s host view: per vCPU its thread's\n"
@@ -33,6 +38,16 @@ static void usage(FILE *out)
 		"steal, the worst stalls of running guest threads. An exit (an off-CPU span)\n"
 		"belongs to the interval it ends in, so the intervals' counts, totals, minima\n"
 		"and maxima add up to the reports'.\n\n"
+		"  --pid QEMU_PID        live, from the host module's ring buffers (root,\n"
+		"                        vmscope_host loaded): the exits of these processes'\n"
+		"                        vCPUs (repeat for several VMs), read as `vmscope\n"
+		"                        record` reads them and ordered across the host's CPUs\n"
+		"                        as they come. Host only: no guest agent is taken, so\n"
+		"                        every VM's guest columns say \"no agent\". Records a\n"
+		"                        host CPU delivers too late to be put in order (over\n"
+		"                        1 s behind the others) are counted as losses. Until\n"
+		"                        SIGINT or SIGTERM (the last interval is shown, exit 0)\n"
+		"  --duration T          with --pid: stop after T (seconds; suffix s, m or h)\n"
 		"  --replay TRACE        read a merged trace (`vmscope merge`'s output), or a\n"
 		"                        recording (`vmscope record`'s): a raw recording is merged\n"
 		"                        as it is read, in one pass. Its guest times come from\n"
@@ -68,11 +83,13 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: live tracing (--pid, --domain, --all, -o); record, then\n"
-		"replay.\n\n"
-		"Exit status: 0 (also on q); 1 when TRACE is not a readable trace, is\n"
-		"damaged (every interval read is still shown) or has no records, the output\n"
-		"could not be written, or the screen has no terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
+		"Not built yet: the screen with --pid; guest agents live; --domain, --all,\n"
+		"-o.\n\n"
+		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
+		"TRACE is not a readable trace, is damaged (every interval read is still\n"
+		"shown) or has no records, the host module cannot be used or saw no record\n"
+		"of the processes, the output could not be written, or the screen has no\n"
+		"terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
 }
 
 static int parse_speed(const char *s, double *v)
@@ -114,6 +131,8 @@ static const struct option lopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "batch", no_argument, NULL, 'b' },
 	{ "accept-damage", no_argument, NULL, 'A' },
+	{ "pid", required_argument, NULL, 'P' },
+	{ "duration", required_argument, NULL, 'D' },
 	ARGS_HELP_AND_END
 };
 
@@ -124,6 +143,7 @@ struct top_args {
 	const char *replay;
 	bool speed_set;
 	unsigned int flags;
+	struct rec_opts rec;	/* --pid, --duration: the live source's */
 };
 
 /* One option into @ctx (struct top_args): args_option_fn. */
@@ -168,8 +188,53 @@ static int parse_option(int c, const char *arg, void *ctx)
 	case 'A':
 		a->flags = MR_ACCEPT_DAMAGE;
 		return 0;
+	case 'P':
+		return rec_host_pid("vmscope top", arg, &a->rec);
+	case 'D':
+		if (rec_parse_duration(arg, &a->rec.duration_s) || a->rec.duration_s == 0) {
+			fprintf(stderr, "vmscope top: --duration: '%s' is not a duration "
+				"above 0, at most %g s\n", arg, REC_DURATION_MAX_S);
+			return EXIT_USAGE;
+		}
+		return 0;
 	}
 	return -1;	/* 'h' and what getopt refused */
+}
+
+/* --pid: the host's session through the pipeline until a signal. */
+static int run_live(struct top_args *a, int argc, char **argv)
+{
+	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
+	static struct hb h;
+	struct rec_opts *ro = &a->rec;
+	char err[1024] = "";
+	int e;
+
+	if (rec_host_vms("vmscope top", ro, vms))
+		return EXIT_FAILURE_RUNTIME;
+	for (unsigned int i = 0; i < ro->ctl.nr_pids; i++)
+		vms[i].cid = 0;		/* host only: no agent's connection is taken */
+	ro->vms = vms;
+	ro->nvms = ro->ctl.nr_pids;
+	ro->guest_handoff_fd = -1;
+	ro->argc = argc;
+	ro->argv = argv;
+	if (rec_host_open("vmscope top", &h, ro))
+		return EXIT_FAILURE_RUNTIME;
+	if (rec_geometry(2ull << 20, &h.cfg)) {
+		hb_close(&h);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	util_stop_on_signals();
+	e = ol_live(&h, ro, &a->o, &util_stop_requested, err, sizeof(err));
+	hb_close(&h);
+	if (e) {
+		fprintf(stderr, "vmscope top: %s\n", err);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (err[0])
+		fprintf(stderr, "vmscope top: %s\n", err);
+	return EXIT_OK;
 }
 
 int cmd_top(int argc, char **argv)
@@ -191,10 +256,24 @@ int cmd_top(int argc, char **argv)
 	replay = a.replay;
 	if (optind != argc)
 		return args_usage_error(usage);
-	if (!replay) {
-		fprintf(stderr, "vmscope top: live tracing is not built yet: give --replay TRACE\n");
+	if (!replay == !a.rec.ctl.nr_pids) {
+		fprintf(stderr, "vmscope top: give --pid QEMU_PID (live) or --replay TRACE\n");
 		return EXIT_USAGE;
 	}
+	if (!replay && (a.speed_set || a.flags)) {
+		fprintf(stderr, "vmscope top: --speed and --accept-damage are for --replay\n");
+		return EXIT_USAGE;
+	}
+	if (replay && a.rec.duration_s > 0) {
+		fprintf(stderr, "vmscope top: --duration is for --pid\n");
+		return EXIT_USAGE;
+	}
+	if (!replay && !o->view) {
+		fprintf(stderr, "vmscope top: the screen is not built for --pid yet: give --json or --batch\n");
+		return EXIT_USAGE;
+	}
+	if (!replay)
+		return run_live(&a, argc, argv);
 	if (!o->view) {
 		if (ol_screen_open(&screen, replay, o->sort)) {
 			fprintf(stderr, "vmscope top: the screen needs a terminal on stdin and stdout (and TERM): or give --json or --batch\n");

@@ -81,6 +81,7 @@ struct rec {
 					 * threads too: the writer ends after
 					 * every producer */
 	int write_err, read_err;	/* atomic: first errno */
+	int tap_stop;			/* atomic: the tap asked to stop */
 	uint64_t events, bytes, stalls;	/* atomic, for the status line */
 	struct stream_w *sw;		/* [h->nbuf] */
 	struct stream_w **gsw;		/* [nvms][REC_GUEST_CPUS], writer thread */

@@ -264,6 +264,21 @@ static void flush_idle(struct rec *r)
 		}
 }
 
+/* A host sub-buffer to the live consumer, if there is one. */
+static void tap_chunk(struct rec *r, const struct node *n)
+{
+	const struct rec_chunk c = { .buf = n->buf, .cpu = n->cpu, .seq = n->seq,
+				     .begin_ts = n->begin_ts, .end_ts = n->end_ts,
+				     .lost_before = n->lost_before,
+				     .nr_records = n->nr_records, .len = n->len,
+				     .data = n->data };
+
+	if (__atomic_load_n(&r->tap_stop, __ATOMIC_RELAXED))
+		return;
+	if (r->o->tap(r->o->tap_ctx, &c))
+		__atomic_store_n(&r->tap_stop, 1, __ATOMIC_RELAXED);
+}
+
 static void *writer_main(void *arg)
 {
 	struct rec *r = arg;
@@ -290,7 +305,11 @@ static void *writer_main(void *arg)
 		struct node *n = caa_container_of(qn, struct node, qn);
 
 		TSAN_ACQUIRE(n);
-		if (n->kind == NODE_LOSS)
+		if (r->o->tap && n->kind == NODE_CHUNK && !n->guest)
+			tap_chunk(r, n);
+		if (r->o->no_streams)
+			;	/* the tap was the consumer */
+		else if (n->kind == NODE_LOSS)
 			write_loss(r, n);
 		else
 			write_chunk(r, n);

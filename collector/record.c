@@ -189,6 +189,7 @@ static void record_loop(struct rec *r, volatile sig_atomic_t *stop)
 
 	t0 = prev_t = last_rescan = util_mono_s();
 	while (!*stop && !__atomic_load_n(&r->write_err, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&r->tap_stop, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&r->read_err, __ATOMIC_RELAXED) &&
 	       (o->duration_s <= 0 || util_mono_s() - t0 < o->duration_s)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -373,11 +374,14 @@ int rec_run(struct hb *h, const struct rec_opts *o, volatile sig_atomic_t *stop)
 	if (hb_start(h))
 		goto out_rmdir;
 	started = true;
-	if (prepare(r) || open_meta(r) || rec_open_streams(r) || rec_start_threads(r) ||
-	    rg_start(r, o->guest_port) || enable_probing(r))
+	if (prepare(r) || open_meta(r) || (!o->no_streams && rec_open_streams(r)) ||
+	    rec_start_threads(r) || rg_start(r, o->guest_port) || enable_probing(r))
 		goto out;
 	rec_read_tsc(r);
-	say_start(r);
+	if (!o->no_streams)
+		say_start(r);
+	if (o->tap && o->tap_started)
+		o->tap_started(o->tap_ctx, h);
 	record_loop(r, stop);
 	rc = 0;
 out:
@@ -401,7 +405,7 @@ out:
 	rc |= close_meta(r, first_ts, last_ts);
 	if (started && h->have_handed)
 		print_handed(h);
-	if (started)
+	if (started && !o->no_streams)
 		say_end(r, lost);
 	free_rec(r);
 	return rc;

@@ -18,10 +18,25 @@
 #define VMSCOPE_COLLECTOR_RECORD_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "host_bufs.h"
 #include "vms.h"
+
+/* A host sub-buffer as the writer thread dequeues it (its ring header's
+ * facts and its records), for a live consumer (rec_opts.tap). */
+struct rec_chunk {
+	uint32_t buf, cpu;		/* hb's buffer number, its CPU */
+	uint64_t seq, begin_ts, end_ts, lost_before;
+	uint32_t nr_records, len;
+	const void *data;		/* valid during the call */
+};
+
+/* Called on the writer thread for every host sub-buffer, in each buffer's
+ * order; non-zero stops the recording as *stop would (the consumer's
+ * reason is its own). */
+typedef int rec_tap_fn(void *ctx, const struct rec_chunk *c);
 
 struct rec_opts {
 	const char *path;		/* trace folder; must not exist */
@@ -40,6 +55,14 @@ struct rec_opts {
 	/* >= 0: take the agents' connections from this AF_UNIX socket
 	 * (SCM_RIGHTS, one per message) instead of listening on guest_port */
 	int guest_handoff_fd;
+	/* a live consumer of the host sub-buffers (`vmscope top`), or NULL */
+	rec_tap_fn *tap;
+	void *tap_ctx;
+	/* with a tap: called once probing is on (the live consumer says so) */
+	void (*tap_started)(void *ctx, const struct hb *h);
+	/* only the metadata file is written (the tap is the consumer): no
+	 * stream files, and nothing said on stderr at the start and end */
+	bool no_streams;
 };
 
 /*

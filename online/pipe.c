@@ -6,21 +6,8 @@
 #include <time.h>
 
 #include "out.h"
-#include "pipe.h"
+#include "pipe_int.h"
 
-struct pipe {
-	struct an_walk *w;
-	const struct ol_opts *o;
-	struct an_sched sched;		/* `report sched`'s pass */
-	struct an_hooks sh;		/* its hooks, called from ours */
-	struct ol_window iv, cum;
-	struct ol_snap base, now;	/* the walk's figures at iv's start, and now */
-	uint64_t next_edge, index, first_ts;
-	struct timespec wall0;
-	bool started, quit;
-	int error;			/* the first failure: -errno */
-	char why[128];
-};
 
 static void fail(struct pipe *p, int e, const char *why)
 {
@@ -160,7 +147,7 @@ static void tick(void *ctx, uint64_t ts)
 	}
 }
 
-static void end(void *ctx, uint64_t ts)
+static void on_end(void *ctx, uint64_t ts)
 {
 	struct pipe *p = ctx;
 
@@ -169,54 +156,77 @@ static void end(void *ctx, uint64_t ts)
 		close_interval(p, ts + 1 > p->iv.start ? ts + 1 : p->iv.start, true);
 }
 
+int ol_pipe_open(struct pipe *p, struct an_walk *w, const struct ol_opts *o,
+		 struct an_hooks *h)
+{
+	memset(p, 0, sizeof(*p));
+	p->o = o;
+	p->w = w;
+	*h = (struct an_hooks){ .ctx = p, .tick = tick, .exit = on_exit_done,
+				.guest_switch = on_guest_switch, .guest_wakeup = on_guest_wakeup,
+				.host_switch = on_host_switch, .guest_sync = on_guest_sync,
+				.loss = on_loss, .end = on_end };
+	p->have_sched = !an_sched_init(&p->sched, w, 0);
+	if (!p->have_sched || ol_window_init(&p->iv, 0, o->top) ||
+	    ol_window_init(&p->cum, 0, 0))
+		return -ENOMEM;
+	an_sched_hooks(&p->sched, &p->sh);
+	p->sched.on_off = on_off;
+	p->sched.off_ctx = p;
+	return 0;
+}
+
+int ol_pipe_result(struct pipe *p, int e, char *err, size_t errlen)
+{
+	if (e >= 0 && p->error) {
+		snprintf(err, errlen, "%s", p->why);
+		e = p->error;
+	} else if (e >= 0 && !p->started) {
+		snprintf(err, errlen, "no records");
+		e = 1;
+	}
+	if (!e && an_walk_damage(p->w))
+		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p->w));
+	else if (!e && an_walk_note(p->w))
+		snprintf(err, errlen, "%s", an_walk_note(p->w));
+	if (e >= 0 && (ol_window_oom(&p->cum) || p->sched.oom)) {
+		snprintf(err, errlen, "out of memory: %d exits or off-CPU intervals not counted",
+			 ol_window_oom(&p->cum) + p->sched.oom);
+		e = 1;
+	}
+	return e;
+}
+
+void ol_pipe_close(struct pipe *p)
+{
+	if (p->have_sched)
+		an_sched_free(&p->sched);
+	ol_window_free(&p->iv);
+	ol_window_free(&p->cum);
+	ol_snap_free(&p->base);
+	ol_snap_free(&p->now);
+}
+
 int ol_replay(const char *path, unsigned int flags, const struct ol_opts *o, char *err,
 	      size_t errlen)
 {
-	struct pipe p = { .o = o };
-	struct an_hooks h = { .ctx = &p, .tick = tick, .exit = on_exit_done,
-			      .guest_switch = on_guest_switch, .guest_wakeup = on_guest_wakeup,
-			      .host_switch = on_host_switch, .guest_sync = on_guest_sync,
-			      .loss = on_loss, .end = end };
-	bool sched = false;
+	struct an_walk *w;
+	struct an_hooks h;
+	struct pipe p;
 	int e;
 
-	e = an_trace_is_merged(path) ? an_walk_open(&p.w, path, flags, err, errlen) :
-			   an_walk_open_raw(&p.w, path, flags, err, errlen);
+	e = an_trace_is_merged(path) ? an_walk_open(&w, path, flags, err, errlen) :
+			   an_walk_open_raw(&w, path, flags, err, errlen);
 	if (e)
 		return e;
-	sched = !an_sched_init(&p.sched, p.w, 0);
-	if (!sched || ol_window_init(&p.iv, 0, o->top) || ol_window_init(&p.cum, 0, 0)) {
+	e = ol_pipe_open(&p, w, o, &h);
+	if (e)
 		snprintf(err, errlen, "out of memory");
-		e = -ENOMEM;
-		goto out;
-	}
-	an_sched_hooks(&p.sched, &p.sh);
-	p.sched.on_off = on_off;
-	p.sched.off_ctx = &p;
-	e = an_walk_run(p.w, &h, err, errlen);
-	if (e >= 0 && p.error) {
-		snprintf(err, errlen, "%s", p.why);
-		e = p.error;
-	} else if (e >= 0 && !p.started) {
+	else
+		e = ol_pipe_result(&p, an_walk_run(w, &h, err, errlen), err, errlen);
+	if (e == 1 && !p.started && !p.error)
 		snprintf(err, errlen, "the trace has no records");
-		e = 1;
-	}
-	if (!e && an_walk_damage(p.w))
-		snprintf(err, errlen, "damaged (accepted): %s", an_walk_damage(p.w));
-	else if (!e && an_walk_note(p.w))
-		snprintf(err, errlen, "%s", an_walk_note(p.w));
-	if (e >= 0 && (ol_window_oom(&p.cum) || p.sched.oom)) {
-		snprintf(err, errlen, "out of memory: %d exits or off-CPU intervals not counted",
-			 ol_window_oom(&p.cum) + p.sched.oom);
-		e = 1;
-	}
-out:
-	if (sched)
-		an_sched_free(&p.sched);
-	ol_window_free(&p.iv);
-	ol_window_free(&p.cum);
-	ol_snap_free(&p.base);
-	ol_snap_free(&p.now);
-	an_walk_close(p.w);
+	ol_pipe_close(&p);
+	an_walk_close(w);
 	return e;
 }

@@ -39,7 +39,13 @@ check_run() {
 # SIGINT, SIGTERM and SIGHUP at their defaults (a background job of a script
 # ignores SIGINT), waits until a path matches GLOB (its temporary output),
 # then sends SIGNAL. $st: its exit status; $partial: what matched. Returns 1
-# (the test cannot tell) when the command ended before GLOB appeared.
+# (the test cannot tell) when the command ended before GLOB appeared, or
+# had already renamed its output when it was stopped to take the signal.
+# The command is stopped (SIGSTOP) before it is looked at again and
+# signalled: on a loaded machine the shell may otherwise lose the CPU
+# between seeing GLOB and the kill, while the command finishes, and a
+# finished command's complete output would read as one written despite the
+# signal.
 interrupt() {
 	sig=$1 glob=$2; shift 3
 	env --default-signal=INT,TERM,HUP "$exe" "$@" >"$out" 2>&1 &
@@ -50,7 +56,13 @@ interrupt() {
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.005
 	done
-	[ -n "$partial" ] && kill -s "$sig" $pid
+	if [ -n "$partial" ] && kill -s STOP $pid 2>/dev/null && [ -e "$partial" ]; then
+		kill -s "$sig" $pid
+		kill -s CONT $pid 2>/dev/null
+	else
+		kill -s CONT $pid 2>/dev/null
+		partial=
+	fi
 	wait $pid
 	st=$?
 	[ -n "$partial" ]

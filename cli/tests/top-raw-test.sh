@@ -27,7 +27,7 @@ expect_tmpdir top-raw-test
 
 "$writer" --write "$dir/raw" || { echo "FAIL: writing the raw trace"; exit 1; }
 "$exe" merge "$dir/raw" -o "$dir/merged" >/dev/null || { echo "FAIL: vmscope merge"; exit 1; }
-expect 0 'usage: vmscope top --replay TRACE' -- top --help
+expect 0 '^ *(usage: )?vmscope top --replay TRACE' -- top --help
 expect 0 'a raw recording is merged' -- top --help
 
 "$exe" top --replay "$dir/raw" --json --interval 0.05 --tasks 100 >"$dir/raw.json" 2>"$out" &&

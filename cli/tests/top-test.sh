@@ -23,9 +23,22 @@ out=$dir/out
 
 "$writer" --write "$dir" || { echo "FAIL: writing the trace"; exit 1; }
 m=$dir/merged
-expect 0 'usage: vmscope top --replay' -- top --help
-expect 0 'Not built yet: live tracing' -- top --help
-expect 2 'live tracing is not built yet' -- top --json
+expect 0 'usage: vmscope top --pid QEMU_PID' -- top --help
+expect 0 'vmscope top --replay TRACE' -- top --help
+expect 0 'Not built yet: the screen with --pid' -- top --help
+expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json
+expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json --pid 1 --replay "$m"
+expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --speed 2
+expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --accept-damage
+expect 2 '--duration is for --pid' -- top --json --replay "$m" --duration 2
+expect 2 "top: --duration: '0' is not a duration" -- top --json --pid 1 --duration 0
+expect 2 "top: --pid: a number from 1 to" -- top --json --pid 0
+expect 2 'the screen is not built for --pid yet' -- top --pid 1
+# the live source's errors before any module is asked (none is loaded here)
+expect 1 'top: pid 1073741823: no such process' -- top --json --pid 1073741823
+if [ ! -e /dev/vmscope-host ]; then
+	expect 1 'is vmscope_host.ko loaded' -- top --json --pid $$
+fi
 expect 2 'usage: vmscope top' -- top --replay "$m" --json extra
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 0
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 1x

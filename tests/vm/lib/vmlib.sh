@@ -121,6 +121,25 @@ stats_field() {
 	"$VMSCOPE" stats --json "$@" | jq -r "$_sf"
 }
 
+# kvm_exits PID: KVM's own exit counter of the VM of QEMU PID (debugfs,
+# summed over its vCPUs); stop QEMU first for a reading that stays true.
+kvm_exits() {
+	_ke=0
+	for _f in /sys/kernel/debug/kvm/"$1"-*/exits; do
+		_ke=$((_ke + $(cat "$_f")))
+	done
+	echo "$_ke"
+}
+
+# vm_stop_exits PID: stop QEMU PID (the caller sends SIGCONT) and, once its
+# vCPUs are out of the guest, print kvm_exits: a reading that no exit of
+# that VM changes until SIGCONT.
+vm_stop_exits() {
+	kill -STOP "$1"
+	sleep 1
+	kvm_exits "$1"
+}
+
 # bg_start NAME OUT ERR READY ARGS...: test host: `vmscope NAME ARGS...`
 # (or, when NAME is a path, the program NAME) in the background (stdout to
 # OUT, stderr to ERR); sets BG_PID and returns once ERR has a line starting

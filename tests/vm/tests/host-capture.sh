@@ -60,14 +60,6 @@ mixed_check() {
 	[ "$_rc" -eq 0 ] || fail "session 2 (mixed modes): $(cat /vmtest/mixed.txt)"
 }
 
-kvm_exits() {	# kvm_exits PID: KVM's exits counter of that VM
-	n=0
-	for f in /sys/kernel/debug/kvm/"$1"-*/exits; do
-		n=$((n + $(cat "$f")))
-	done
-	echo "$n"
-}
-
 host_main() {
 	host_probed_guest g1 guest_main 1 3
 
@@ -75,9 +67,7 @@ host_main() {
 	# own start-up (exec, first sleep) makes sched events they would see
 	sleep 3600 &
 	idle=$!
-	kill -STOP "$qpid"
-	sleep 1
-	e0=$(kvm_exits "$qpid")
+	e0=$(vm_stop_exits "$qpid")
 	rm -f /tmp/raw.bin	# capture -o refuses an existing file
 	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
 	cap=$CAP_PID
@@ -106,9 +96,7 @@ host_main() {
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 
-	kill -STOP "$qpid"
-	sleep 1
-	e1=$(kvm_exits "$qpid")
+	e1=$(vm_stop_exits "$qpid")
 	stats_json /vmtest/stats.json
 	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = 8 ] ||
 		fail "stats does not show 8 recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"

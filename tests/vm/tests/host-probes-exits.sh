@@ -70,10 +70,7 @@ $(cat "$fmt")"
 reading() {
 	kill -STOP "$1"
 	sleep 1
-	exits=0
-	for f in /sys/kernel/debug/kvm/"$1"-*/exits; do
-		exits=$((exits + $(cat "$f")))
-	done
+	exits=$(kvm_exits "$1")
 	matched=$(stats_field .events.kvm_exit.matched)
 	kill -CONT "$1"
 	echo "$exits $matched"

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the commands that run a host session share (`record`, `top --pid`):
+ * a --pid into the session's filter, the traced processes as VMs, the
+ * host module opened. Each says what went wrong on stderr as @who.
+ */
+#ifndef VMSCOPE_CLI_REC_HOST_H
+#define VMSCOPE_CLI_REC_HOST_H
+
+#include "host_bufs.h"
+#include "record.h"
+#include "vms.h"
+
+/* --pid @arg into @o's filter: 0, or EXIT_USAGE (said). */
+int rec_host_pid(const char *who, const char *arg, struct rec_opts *o);
+/* Each process of @o's filter as a VM into @vms (vm_from_pid): 0 or -1 (said). */
+int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms);
+/* The host module's device, its version into @o, its session state into
+ * @h (hb_init): 0, or -1 (said). */
+int rec_host_open(const char *who, struct hb *h, struct rec_opts *o);
+
+#endif

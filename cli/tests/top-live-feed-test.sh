@@ -1,0 +1,44 @@
+#!/bin/sh
+# `top --pid`'s path from the tap on (online/live.c) without the module:
+# the host sub-buffers of the raw trace test_online --write makes (2 VMs x
+# 2 vCPUs, three exit reasons) fed to the live source in turn per host
+# stream (test_live_feed), and again with the first host stream whole
+# before the others, against `top --replay` of the same trace: the
+# host-only cumulative exits per VM and reason (count, total and its split,
+# min, percentiles, max) equal the replay's; the intervals tile host time,
+# the last one final; no record came too late; the walk's counts of exits
+# and losses equal the replay's.
+# Usage: top-live-feed-test.sh PATH-TO-vmscope PATH-TO-test_online PATH-TO-test_live_feed
+set -u
+exe=$1 writer=$2 feed=$3
+
+. "$(dirname "$0")/expect.sh"
+expect_tmpdir top-live-feed-test
+
+"$writer" --write "$dir/raw" || { echo "FAIL: writing the raw trace"; exit 1; }
+"$exe" top --replay "$dir/raw" --json --interval 0.05 >"$dir/replay.json" 2>"$out" &&
+"$feed" "$dir/raw" "$dir/live.json" 50000000 2>>"$out" &&
+"$feed" "$dir/raw" "$dir/ahead.json" 50000000 ahead 2>>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/replay.json" "$dir/live.json" "$dir/ahead.json" <<'PY'
+import json, sys
+rep = [json.loads(l) for l in open(sys.argv[1])]
+for path in sys.argv[2:]:
+  live = [json.loads(l) for l in open(path)]
+  assert live and live[-1]["final"] and not any(l["final"] for l in live[:-1])
+  assert [l["interval"] for l in live] == list(range(len(live)))
+  for a, b in zip(live, live[1:]):
+      assert a["end_ns"] == b["start_ns"]
+  rc, lc = rep[-1]["cumulative"], live[-1]["cumulative"]
+  for k in ("exits", "losses", "open_dropped", "unattributed"):
+      assert rc["counts"][k] == lc["counts"][k], (k, rc["counts"], lc["counts"])
+  assert lc["counts"]["exits"] > 5000, lc["counts"]
+  K = ("count", "total_ns", "kernel_ns", "user_ns", "halted_ns", "min_ns", "p50_ns", "p90_ns",
+       "p99_ns", "p999_ns", "max_ns")
+  by = lambda gs: {(g["vm"], g["reason"]): {k: g[k] for k in K} for g in gs}
+  assert by(rc["reasons"]) == by(lc["reasons"]), (by(rc["reasons"]), by(lc["reasons"]))
+  assert sum(l["counts"]["exits"] for l in live) == lc["counts"]["exits"]
+  print("live feed %s: %d intervals, %d exits, as the replay's" % (path.split("/")[-1], len(live), lc["counts"]["exits"]))
+PY
+then :; else echo "FAIL: the live feed against the replay"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
+grep -q 'too late' "$out" && { echo "FAIL: records too late: $(grep 'too late' "$out")"; fails=$((fails + 1)); }
+[ "$fails" -eq 0 ]

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The live host source's ordering stage: see live_order.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live_order.h"
+#include "rb_decode.h"
+
+int lo_init(struct lo *l, size_t nbuf, size_t cap, uint64_t lag_ns, lo_emit_fn *emit,
+	    void *ctx)
+{
+	int e;
+
+	memset(l, 0, sizeof(*l));
+	if (!nbuf || !emit)
+		return -EINVAL;
+	l->b = calloc(nbuf, sizeof(*l->b));
+	if (!l->b)
+		return -ENOMEM;
+	/* the time bound is ours (lagging()): wmerge's counts from 0 */
+	e = wm_init(&l->wm, nbuf, cap, sizeof(struct lo_rec), 0);
+	if (e) {
+		free(l->b);
+		l->b = NULL;
+		return e;
+	}
+	l->n = nbuf;
+	l->lag_ns = lag_ns;
+	l->emit = emit;
+	l->ctx = ctx;
+	return 0;
+}
+
+void lo_free(struct lo *l)
+{
+	wm_free(&l->wm);
+	free(l->b);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * Whether the ordering stage may stop waiting for buffer @b: the newest
+ * record is more than the lag past the least it can still deliver. A
+ * buffer that has delivered nothing yet can deliver anything (watermark
+ * 0): it is given the lag from the first record of any buffer, since all
+ * started together, rather than declared late at once.
+ */
+static bool lagging(const struct lo *l, size_t b)
+{
+	uint64_t f = l->wm.s[b].mark;
+
+	if (!l->lag_ns || !l->any_key || b >= l->n)
+		return false;
+	if (f < l->first_key)
+		f = l->first_key;
+	return l->wm.newest > f && l->wm.newest - f > l->lag_ns;
+}
+
+/* Emit what the ordering stage releases: everything it can (@force
+ * false; a buffer lagging behind is not waited for), or the one least
+ * record (@force: a queue is full, and the buffers holding it back are
+ * declared late rather than waited for). */
+static int release(struct lo *l, bool force)
+{
+	struct lo_rec r;
+	uint64_t key;
+	size_t i;
+	int e;
+
+	for (;;) {
+		enum wm_pop p = wm_pop(&l->wm, force, &r, &i, &key);
+
+		/* forced once: the lagging buffer is declared late */
+		if (p == WM_WAIT && !force && lagging(l, wm_blocker(&l->wm)))
+			p = wm_pop(&l->wm, true, &r, &i, &key);
+		if (p != WM_ITEM)
+			return 0;
+		/* the key, not r.ts: a clamped key keeps the sequence ordered */
+		r.ts = key;
+		l->st.released++;
+		e = l->emit(l->ctx, &r);
+		if (e || force)
+			return e;
+	}
+}
+
+static int push(struct lo *l, uint32_t buf, const struct lo_rec *r);
+
+/* A loss record for the records of @buf refused as late, where the
+ * released sequence is now: a window counts it there. */
+static int say_late(struct lo *l, uint32_t buf)
+{
+	struct lo_rec r = { .kind = VR_LOSS, .loss_kind = LO_LATE, .buf = buf,
+			    .ts = l->wm.last_out, .events = l->b[buf].late };
+
+	l->b[buf].late = 0;
+	return push(l, buf, &r);
+}
+
+static int push(struct lo *l, uint32_t buf, const struct lo_rec *r)
+{
+	int e;
+
+	if (l->b[buf].late && l->wm.any_out && r->ts >= l->wm.last_out) {
+		e = say_late(l, buf);
+		if (e)
+			return e;
+	}
+	if (!l->any_key) {
+		l->any_key = true;
+		l->first_key = r->ts;
+	}
+	while (wm_full(&l->wm, buf)) {
+		e = release(l, true);
+		if (e)
+			return e;
+	}
+	e = wm_push(&l->wm, buf, r->ts, r);
+	if (e == WM_LATE) {
+		l->b[buf].late++;
+		l->st.late++;
+		return 0;
+	}
+	return e;
+}
+
+/* The sub-buffer's losses before its records: as the reader has them. */
+static int chunk_losses(struct lo *l, uint32_t buf, const struct lo_chunk *c)
+{
+	struct lo_buf *b = &l->b[buf];
+	struct lo_rec r = { .buf = buf, .ts = c->begin_ts };
+	int e = 0;
+
+	if (b->any && c->seq > b->next_seq) {
+		r.kind = VR_GAP;
+		r.events = c->seq - b->next_seq;
+		l->st.gap_subbufs += r.events;
+		e = push(l, buf, &r);
+	}
+	b->next_seq = c->seq + 1;
+	b->any = true;
+	/* lost_before is cumulative; a fall is the module's to explain,
+	 * not a loss: the new count is taken as it is */
+	if (!e && c->lost_before > b->lost_before) {
+		r.kind = VR_LOSS;
+		r.events = c->lost_before - b->lost_before;
+		l->st.lost_events += r.events;
+		e = push(l, buf, &r);
+	}
+	b->lost_before = c->lost_before;
+	return e;
+}
+
+int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
+{
+	struct vmscope_rb_iter it;
+	struct vmscope_rb_rec rr;
+	struct lo_rec r;
+	int e, got;
+
+	if (buf >= l->n)
+		return -EINVAL;
+	l->st.chunks++;
+	e = chunk_losses(l, buf, c);
+	if (e)
+		return e;
+	got = vmscope_rb_iter_init_records(&it, c->data, c->len, c->begin_ts, c->end_ts,
+					   c->nr_records);
+	while (!got && (got = vmscope_rb_iter_next(&it, &rr)) == 1) {
+		if (rr.size > sizeof(r.payload)) {
+			got = -VMSCOPE_RB_ERR_SIZE;
+			break;
+		}
+		memset(&r, 0, sizeof(r));
+		r.kind = VR_EVENT;
+		r.buf = buf;
+		r.ts = rr.ts;
+		r.id = rr.id;
+		r.size = rr.size;
+		memcpy(r.payload, rr.payload, rr.size);
+		l->st.records++;
+		e = push(l, buf, &r);
+		if (e)
+			return e;
+		got = 0;
+	}
+	if (got < 0) {
+		/* the rest of this sub-buffer cannot be read: said once */
+		memset(&r, 0, sizeof(r));
+		r.kind = VR_BAD;
+		r.buf = buf;
+		r.ts = it.prev_ts > c->begin_ts ? it.prev_ts : c->begin_ts;
+		l->st.bad++;
+		e = push(l, buf, &r);
+		if (e)
+			return e;
+	}
+	if (l->b[buf].late && l->wm.any_out) {
+		e = say_late(l, buf);
+		if (e)
+			return e;
+	}
+	return release(l, false);
+}
+
+void lo_skip(struct lo *l, uint32_t buf)
+{
+	wm_end(&l->wm, buf);
+}
+
+int lo_finish(struct lo *l)
+{
+	int e;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->b[i].late && l->wm.any_out) {
+			e = say_late(l, (uint32_t)i);
+			if (e)
+				return e;
+		}
+		wm_end(&l->wm, i);
+	}
+	return release(l, false);
+}

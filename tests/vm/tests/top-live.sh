@@ -1,0 +1,103 @@
+# vmtest-timeout: 300
+# `vmscope top --pid QEMU --json --interval 1`, live from the host module's
+# ring buffers (host only: no agent in the guest), while the guest (1 vCPU)
+# runs PIO_N port writes and CPUID_N CPUIDs (vmscope-exitloop). KVM's own
+# exit counter for that VM is read with QEMU stopped before top starts
+# and again before top is stopped (SIGINT), so both count the same window:
+# the JSON lines' exits summed over every interval equal KVM's count within
+# 2%, and the "cpuid" reason's within 2% of the CPUIDs the guest made (no
+# other guest code makes CPUID exits in that window); top exits 0 after
+# SIGINT with a last line marked final; the intervals tile host time; the
+# VM's guest columns say there is no agent (agent false, no guest task,
+# guest steal null), never zeros.
+
+PIO_N=5000 CPUID_N=10000
+
+# the workload once the test host says go; then up until it says bye
+guest_main() {
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	check "exitloop" sh -c "'$VMTEST_BUILD/kvm-probes/vmscope-exitloop' --pio $PIO_N \
+		--cpuid $CPUID_N >/vmtest/loop.txt"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+}
+
+host_main() {
+	host_probed_guest g1 guest_main 1 3
+
+	# QEMU stopped from KVM's first reading until top's probing is on:
+	# no exit of the VM falls between the two
+	e0=$(vm_stop_exits "$qpid")
+	bg_start top /vmtest/top.json /vmtest/top.err 'vmscope top: live from the host module' \
+		--pid "$qpid" --json --interval 1
+	top=$BG_PID
+	log "KVM exits before: $e0; $(cat /vmtest/top.err)"
+	kill -CONT "$qpid"
+	touch "$gdir/go"
+	wait_file "$gdir/done"
+	# and stopped again from KVM's second reading until top has stopped
+	e1=$(vm_stop_exits "$qpid")
+	# SIGINT: the session stops, flushing every CPU, and top takes the rest
+	kill -INT "$top"
+	wait "$top"
+	rc=$?
+	kill -CONT "$qpid"
+	touch "$gdir/bye"
+	guest_wait g1 120 || fail "guest failed"
+	log "KVM exits after: $e1 (window: $((e1 - e0))); guest: $(cat "$gdir/loop.txt")"
+	log "top's stderr: $(cat /vmtest/top.err)"
+	[ "$rc" -eq 0 ] || fail "top exited $rc after SIGINT: $(cat /vmtest/top.err)"
+	[ -s /vmtest/top.json ] || fail "top wrote no JSON line"
+	tail -n 1 /vmtest/top.json | jq -c '{interval, final, counts, vms}'
+
+	python3 - "$((e1 - e0))" "$CPUID_N" /vmtest/top.json >/vmtest/check.txt 2>&1 <<'PY'
+import json, sys
+kvm, cpuid_n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+lines = [json.loads(l) for l in open(path)]
+bad = []
+if [l["interval"] for l in lines] != list(range(len(lines))):
+    bad.append("intervals not numbered 0, 1, ...")
+if [l["final"] for l in lines] != [False] * (len(lines) - 1) + [True]:
+    bad.append("not exactly the last line final")
+for a, b in zip(lines, lines[1:]):
+    if a["end_ns"] != b["start_ns"]:
+        bad.append("interval %d ends at %d, the next starts at %d"
+                   % (a["interval"], a["end_ns"], b["start_ns"]))
+exits = sum(l["counts"]["exits"] for l in lines)
+by_reason = {}
+for l in lines:
+    for r in l["reasons"]:
+        by_reason[r["reason"]] = by_reason.get(r["reason"], 0) + r["count"]
+if sum(by_reason.values()) != exits:
+    bad.append("reasons sum to %d, counts.exits to %d" % (sum(by_reason.values()), exits))
+losses = sum(l["counts"]["losses"] for l in lines)
+dropped = sum(l["counts"]["open_dropped"] for l in lines)
+print("intervals %d, exits %d (KVM %d), by reason %s, losses %d, open_dropped %d"
+      % (len(lines), exits, kvm, by_reason, losses, dropped))
+if abs(exits - kvm) * 100 > 2 * kvm:
+    bad.append("top's exits %d vs KVM's %d: more than 2%% apart" % (exits, kvm))
+cpuid = by_reason.get("cpuid", 0)
+if abs(cpuid - cpuid_n) * 100 > 2 * cpuid_n:
+    bad.append("cpuid exits %d vs the guest's %d CPUIDs: more than 2%% apart" % (cpuid, cpuid_n))
+# no agent: the guest columns say so, they are not zeros
+for l in lines:
+    for v in l["vms"]:
+        if v["agent"] is not False:
+            bad.append("interval %d: VM %s agent %r" % (l["interval"], v["vm"], v["agent"]))
+        for c in v["vcpus"]:
+            if c.get("guest_steal_ns", "absent") is not None:
+                bad.append("interval %d: vCPU %s guest_steal_ns %r, not null"
+                           % (l["interval"], c["vcpu"], c.get("guest_steal_ns", "absent")))
+    if l["tasks"]:
+        bad.append("interval %d: guest tasks without an agent: %s" % (l["interval"], l["tasks"]))
+if not any(v["vcpus"] for l in lines for v in l["vms"]):
+    bad.append("no vCPU in any interval")
+print("\n".join(bad) if bad else "ok")
+sys.exit(1 if bad else 0)
+PY
+	st=$?
+	cat /vmtest/check.txt
+	[ "$st" -eq 0 ] || fail "top --pid's JSON lines: $(tail -n 5 /vmtest/check.txt)"
+	check "rmmod vmscope_host" rmmod vmscope_host
+}
