@@ -313,6 +313,8 @@ VMTEST_GUEST_CID='$_cid'
 EOJ
 	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
 	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
+	# -d cpu_reset: a guest that resets itself without a kernel message
+	# (its QEMU then exits: -no-reboot) leaves its CPU state at the reset.
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
 		-kernel "$VMTEST_KERNEL" -initrd "$VMTEST_INITRD" \
@@ -322,6 +324,7 @@ EOJ
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \
 		-device "vhost-vsock-pci,guest-cid=$_cid" \
 		-serial "file:$_dir/console.log" \
+		-d cpu_reset -D "$_dir/qemu-cpu-reset.log" \
 		${VMTEST_GUEST_QEMU_ARGS:-} \
 		>"$_dir/qemu.log" 2>&1 &
 	echo $! >"$_dir/qemu.pid"
