@@ -142,7 +142,7 @@ EOJ
 	# the kernel's boot-time IO-APIC timer check, which then panics ("IO-APIC
 	# + timer doesn't work"; seen at load 9-14); it is meant for VMs.
 	# maxcpus=1: CPU 1 stays offline until host_prepare_kvm has done its
-	# code patching on CPU 0 alone (lib/vmlib.sh, host_cpus).
+	# code patching on CPU 0 alone (lib/vmlib.sh, other_cpus).
 	local qemu=("$VMTEST_QEMU" -name vmtest-host -machine pc
 		-accel "tcg,thread=${VMTEST_TCG_THREAD:-multi}" -cpu max -smp 2 -m 3072
 		-kernel "$kernel" -initrd "$initrd"

@@ -24,7 +24,14 @@ VMTEST_GUEST_CPU=${VMTEST_GUEST_CPU:-host,-xsave}
 # space through port I/O at boot; each access is an exit to the test
 # host's QEMU under TCG, and the two scans took 4.1 s of a 7 s kernel boot
 # (guest dmesg, 2026-12-01). No GART here to find.
-VMTEST_GUEST_APPEND="console=ttyS0 panic=-1 no_timer_check quiet iommu=noaperture pci=noearly"
+# loglevel=5 rather than quiet: the backtraces of a soft lockup or an RCU
+# stall are printed at the default level, which quiet keeps off the
+# console; and a guest that hangs never reaches its dmesg copy.
+# softlockup_all_cpu_backtrace=1: the other vCPU's stack too, the one a
+# stuck CPU usually waits for. nokaslr: the kernel sits where its
+# System.map says, so the RIPs that guest_wait's picture of a hung guest
+# holds name their functions.
+VMTEST_GUEST_APPEND="console=ttyS0 panic=-1 no_timer_check loglevel=5 softlockup_all_cpu_backtrace=1 nokaslr iommu=noaperture pci=noearly"
 # Guests' own results exports live on this tmpfs while they run.
 VMTEST_GUESTS=/run/vmtest-guests
 
@@ -214,14 +221,15 @@ handed_check() {
 # for the test host's life, so that guest starts and stops do not live-patch
 # the preempt-notifier jump label in finish_task_switch(), which hangs the
 # test host under multi-threaded TCG (README.md, "Known TCG defect").
-# host_cpus 0|1: every test-host CPU but CPU 0 offline (0) or online (1).
+# other_cpus 0|1: every CPU of this VM (test host or guest) but CPU 0
+# offline (0) or online (1).
 # The test host boots with CPU 0 alone (run.sh: maxcpus=1), and what
 # live-patches the kernel's code at a known moment (KVM's static keys at its
 # first VM and last VM, ftrace's enable of the sched tracepoints) is done
 # with no other CPU online: under QEMU's multi-threaded TCG another vCPU may
 # keep executing a stale translation of the patched site forever
 # (README.md, "Known TCG defect"). One CPU executes what it was just given.
-host_cpus() {
+other_cpus() {
 	for _hc in /sys/devices/system/cpu/cpu[1-9]*/online; do
 		[ -e "$_hc" ] || continue
 		read -r _hc_state <"$_hc"
@@ -233,9 +241,9 @@ host_cpus() {
 # host_prepare_kvm: KVM and vhost-vsock loaded, kvm-hold and ftrace's
 # hold in place (below), done on CPU 0 alone; then every CPU online.
 host_prepare_kvm() {
-	host_cpus 0
+	other_cpus 0
 	_host_prepare_kvm_one_cpu
-	host_cpus 1
+	other_cpus 1
 }
 
 _host_prepare_kvm_one_cpu() {
@@ -272,16 +280,45 @@ _host_prepare_kvm_one_cpu() {
 }
 
 # Test host: end kvm-hold (its VM and perf events hold kvm_amd and kvm), for
-# tests that unload KVM. Leaves the test host on CPU 0 alone (host_cpus):
+# tests that unload KVM. Leaves the test host on CPU 0 alone (other_cpus):
 # the last VM's end, and unloading KVM after it, patch code.
 host_release_kvm() {
-	host_cpus 0
+	other_cpus 0
 	[ -n "${VMTEST_KVM_HOLD_PID:-}" ] || return 0
 	kill "$VMTEST_KVM_HOLD_PID"
 	wait "$VMTEST_KVM_HOLD_PID" 2>/dev/null
 	VMTEST_KVM_HOLD_PID=
 	# and ftrace's hold on KVM's tracepoints (sched's stay held)
 	echo 0 >"$TRACEFS/instances/vmtest-hold/events/kvm/enable" 2>/dev/null
+}
+
+# Guest, before its test's entry (stage2.sh): the same defence as the test
+# host's (host_prepare_kvm). A guest with more than one vCPU runs under
+# the test host's KVM, and so its code under the same multi-threaded TCG:
+# when vmscope_guest's probes came or went (the agent's start and stop,
+# each a text_poke_bp() of the tracepoints' static keys), a 2-vCPU guest
+# hung with one vCPU waiting for the other's answer to the patching IPI
+# and the other silent (guest-capture-pingpong, 2026-12-04), or reset
+# itself. So the guest boots with CPU 0 alone (guest_start: maxcpus=1),
+# ftrace here enables every guest-side tracepoint of vmscope's event table
+# in an instance that records nothing, so their keys stay on for the
+# guest's life and are patched once, now, on one CPU; then the other
+# vCPUs come online. VMTEST_HOLD_TRACEPOINTS=0 leaves the tracepoints
+# alone, for benchmarks of the probes' cost.
+guest_prepare_cpus() {
+	if [ "${VMTEST_HOLD_TRACEPOINTS:-1}" != 0 ]; then
+		_tps=$("$VMSCOPE" list 2>/dev/null |
+			awk '($2 == "GUEST" || $2 == "BOTH") && $3 !~ /^vmscope:/ { print $3 }' | sort -u)
+		[ -n "$_tps" ] || fail "vmscope list named no guest tracepoint"
+		_hold=$TRACEFS/instances/vmtest-hold
+		mkdir -p "$_hold" || fail "cannot make the tracefs instance $_hold"
+		echo 0 >"$_hold/tracing_on"
+		for _tp in $_tps; do
+			echo 1 >"$_hold/events/${_tp%%:*}/${_tp#*:}/enable" ||
+				fail "cannot enable $_tp in $_hold"
+		done
+	fi
+	other_cpus 1
 }
 
 # Guest: load the vsock transport so that AF_VSOCK reaches the host.
@@ -310,38 +347,65 @@ VMTEST_KERNEL='$VMTEST_KERNEL'
 VMTEST_INITRD='$VMTEST_INITRD'
 VMTEST_BUILD='$VMTEST_BUILD'
 VMTEST_GUEST_CID='$_cid'
+VMTEST_HOLD_TRACEPOINTS='${VMTEST_HOLD_TRACEPOINTS:-1}'
 EOJ
 	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
 	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
 	# -d cpu_reset: a guest that resets itself without a kernel message
 	# (its QEMU then exits: -no-reboot) leaves its CPU state at the reset.
+	# -monitor: guest_wait asks it for the vCPUs' state of a hung guest.
 	qemu-system-x86_64 -name "$_name,debug-threads=on" -machine pc -accel kvm -cpu "$VMTEST_GUEST_CPU" \
 		-smp "$_vcpus" -m "$_mem" \
 		-kernel "$VMTEST_KERNEL" -initrd "$VMTEST_INITRD" \
-		-append "$VMTEST_GUEST_APPEND" \
+		-append "$VMTEST_GUEST_APPEND maxcpus=1" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-virtfs "local,path=$_dir,mount_tag=results,security_model=none" \
 		-device "vhost-vsock-pci,guest-cid=$_cid" \
 		-serial "file:$_dir/console.log" \
 		-d cpu_reset -D "$_dir/qemu-cpu-reset.log" \
+		-monitor "unix:$VMTEST_GUESTS/$_name.monitor,server=on,wait=off" \
 		${VMTEST_GUEST_QEMU_ARGS:-} \
 		>"$_dir/qemu.log" 2>&1 &
 	echo $! >"$_dir/qemu.pid"
 }
 
+# guest_picture NAME QEMU_PID: what can be seen of a guest that stopped
+# answering, for its hung.txt: the test host's kernel stack of each of
+# its QEMU's threads (a vCPU thread blocked in KVM, or running), then
+# QEMU's view of the vCPUs (registers with RIPs named, local APICs).
+# The threads come first: asking QEMU for registers needs every vCPU
+# thread to come out of KVM_RUN, which a stuck one may not do.
+guest_picture() {
+	_gp_t=
+	echo "# guest $1: the test host's view of its QEMU's threads"
+	for _gp_t in /proc/"$2"/task/*; do
+		# a worker thread may end meanwhile; the state follows the
+		# comm's closing parenthesis (comms hold spaces: "CPU 1/KVM")
+		_gp_stat=$(cat "$_gp_t/stat" 2>/dev/null) || continue
+		_gp_stat=${_gp_stat##*) }
+		echo "thread ${_gp_t##*/} $(cat "$_gp_t/comm" 2>/dev/null) state ${_gp_stat%% *}" \
+			"wchan $(cat "$_gp_t/wchan" 2>/dev/null)"
+		sed 's/^/    /' "$_gp_t/stack" 2>/dev/null
+	done
+	echo "# guest $1: QEMU's view of its vCPUs"
+	python3 "$VMTEST_REPO/tests/vm/lib/hmp.py" --kallsyms /proc/kallsyms \
+		"$VMTEST_GUESTS/$1.monitor" "info cpus" "info registers -a" "info lapic 0" "info lapic 1"
+}
+
 # guest_wait NAME [TIMEOUT_S]: wait for the guest to power off (kill it after
 # TIMEOUT_S, default 240: a loaded 2-core machine makes nested guests
-# slow), copy its results to $VMTEST_OUT/guests/NAME, show
-# its output, and return its test status.
+# slow; its picture in hung.txt, see guest_picture), copy its results to
+# $VMTEST_OUT/guests/NAME, show its output, and return its test status.
 guest_wait() {
 	_name=$1 _timeout=${2:-240}
 	_dir=$VMTEST_GUESTS/$_name
 	_pid=$(cat "$_dir/qemu.pid")
 	read -r _t0 _ </proc/uptime
 	if ! "$VMTEST_WAIT" --timeout "$_timeout" --exit "$_pid"; then
+		guest_picture "$_name" "$_pid" >"$_dir/hung.txt" 2>&1
 		kill -9 "$_pid" 2>/dev/null
-		echo "guest $_name: timed out after ${_timeout}s, killed" >"$_dir/timeout"
+		echo "guest $_name: timed out after ${_timeout}s, killed (its state then: guests/$_name/hung.txt)" >"$_dir/timeout"
 	fi
 	wait "$_pid" 2>/dev/null
 	read -r _t1 _ </proc/uptime
