@@ -24,7 +24,7 @@ if [ "$VMTEST_ROLE" = host ]; then
 	(while :; do : >/vmtest/heartbeat; sleep 5; done) &
 fi
 (
-	case "$VMTEST_ROLE" in guest:*) guest_prepare_cpus ;; esac
+	case "$VMTEST_ROLE" in guest:*) guest_prepare ;; esac
 	. "$VMTEST_TEST"
 	"$VMTEST_ENTRY"
 ) >/vmtest/out 2>&1

@@ -24,14 +24,13 @@ VMTEST_GUEST_CPU=${VMTEST_GUEST_CPU:-host,-xsave}
 # space through port I/O at boot; each access is an exit to the test
 # host's QEMU under TCG, and the two scans took 4.1 s of a 7 s kernel boot
 # (guest dmesg, 2026-12-01). No GART here to find.
-# loglevel=5 rather than quiet: the backtraces of a soft lockup or an RCU
-# stall are printed at the default level, which quiet keeps off the
-# console; and a guest that hangs never reaches its dmesg copy.
-# softlockup_all_cpu_backtrace=1: the other vCPU's stack too, the one a
-# stuck CPU usually waits for. nokaslr: the kernel sits where its
-# System.map says, so the RIPs that guest_wait's picture of a hung guest
-# holds name their functions.
-VMTEST_GUEST_APPEND="console=ttyS0 panic=-1 no_timer_check loglevel=5 softlockup_all_cpu_backtrace=1 nokaslr iommu=noaperture pci=noearly"
+# Tests count the guest's port writes, so a warning on the console during
+# a test breaks them: quiet stays (guest_prepare lets backtraces through).
+# softlockup_all_cpu_backtrace=1: a soft lockup shows the other vCPU's
+# stack too, the one a stuck CPU usually waits for. nokaslr: the kernel
+# sits where a nokaslr boot puts it, so the RIPs of guest_wait's picture
+# of a hung guest are named (lib/hmp.py).
+VMTEST_GUEST_APPEND="console=ttyS0 panic=-1 no_timer_check quiet softlockup_all_cpu_backtrace=1 nokaslr iommu=noaperture pci=noearly"
 # Guests' own results exports live on this tmpfs while they run.
 VMTEST_GUESTS=/run/vmtest-guests
 
@@ -305,7 +304,12 @@ host_release_kvm() {
 # guest's life and are patched once, now, on one CPU; then the other
 # vCPUs come online. VMTEST_HOLD_TRACEPOINTS=0 leaves the tracepoints
 # alone, for benchmarks of the probes' cost.
-guest_prepare_cpus() {
+# And the console: a backtrace (soft lockup, RCU stall, NMI) is printed at
+# the default message level, 4, which quiet (console level 4) keeps off
+# the console, and a hung guest never writes its dmesg copy. The default
+# level 3 puts them on the console; warnings (level 4) stay off it.
+guest_prepare() {
+	echo "4 3 1 4" >/proc/sys/kernel/printk || fail "cannot set the console's log levels"
 	if [ "${VMTEST_HOLD_TRACEPOINTS:-1}" != 0 ]; then
 		_tps=$("$VMSCOPE" list 2>/dev/null |
 			awk '($2 == "GUEST" || $2 == "BOTH") && $3 !~ /^vmscope:/ { print $3 }' | sort -u)
