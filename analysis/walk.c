@@ -448,12 +448,12 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 	if (w->p2) {
 		struct mg_p2_rec p;
 
-		if (mg_p2_next(w->p2, &p) != 1)
-			return 0;
-		*it = p.it;
-		it->ts = p.ts;	/* the time the merged trace has */
+		/* each record as the merged trace would give it back */
+		do {
+			if (mg_p2_next(w->p2, &p) != 1)
+				return 0;
+		} while (!mg_p2_as_merged(&p, w->raw, &w->uni, w->uev, it, has_o));
 		*o = p.o;
-		*has_o = p.it.kind == VR_EVENT;
 		return 1;
 	}
 	if (!w->om)
@@ -615,6 +615,16 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 struct mr *an_walk_reader(const struct an_walk *w)
 {
 	return w->mr;
+}
+
+const struct vr_events *an_walk_events(const struct an_walk *w)
+{
+	return w->ev;
+}
+
+const Vmscope__Trace__SessionMetadata *an_walk_session(const struct an_walk *w)
+{
+	return w->sess;
 }
 
 void an_walk_stop(struct an_walk *w)

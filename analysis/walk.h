@@ -244,8 +244,20 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 void an_walk_close(struct an_walk *w);
 
-/* The merged trace being read: its session, tables and end state. */
+/* The merged trace being read: its session, tables and end state; NULL
+ * for a raw trace. */
 struct mr *an_walk_reader(const struct an_walk *w);
+
+/* The table of the records the walk reads of a merged trace, or of a raw
+ * one through the two passes: the merged trace's one table (guest events
+ * "vmN:name"), which the records' descriptors point into; of a raw one
+ * merged online, the host's. NULL without metadata. */
+struct vr_events;
+const struct vr_events *an_walk_events(const struct an_walk *w);
+/* The session as the merged trace's metadata has it (with the spans of
+ * the two passes), or NULL. */
+struct Vmscope__Trace__SessionMetadata;
+const struct Vmscope__Trace__SessionMetadata *an_walk_session(const struct an_walk *w);
 
 /* From a hook: end an_walk_run() after this record, as if the trace ended
  * there (the end hook still runs; the rest is not read). */

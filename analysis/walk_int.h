@@ -84,8 +84,10 @@ struct reason {
 #define TASK_HASH	(2 * AN_MAX_TASKS)
 
 /* An event table and its events' roles: a merged trace has one (the
- * union); a raw trace merged online the host's and one per VM (tab[1 + v],
- * ev NULL when the VM has no guest side). */
+ * union), and so has a raw one read through the two passes (its records
+ * as the merged trace gives them back); a raw trace merged online the
+ * host's and one per VM (tab[1 + v], ev NULL when the VM has no guest
+ * side). */
 struct role_tab {
 	const struct vr_events *ev;
 	struct role_of *roles;	/* [ev->n] */
@@ -100,6 +102,9 @@ struct an_walk {
 	struct mg_p2 *p2;		/* result, pass 2's records */
 	struct mg_clock_vms cv;		/* the spans pass 1 found, */
 	Vmscope__Trace__SessionMetadata sess2;	/* in the session as merged */
+	struct mo_union uni;		/* and pass 2's records decoded with */
+	struct vr_events *uev;		/* the merged trace's table (mg_p2_as_merged) */
+	bool sides;			/* a table per side (tab[1 + v]), not one */
 	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */
