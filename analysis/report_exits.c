@@ -16,7 +16,8 @@
 #include "exits_svg.h"
 #include "report.h"
 
-const char *const report_by_names[4] = { "vm", "vcpu", "reason", "task" };
+const char *const report_by_names[AN_BY_N] = { "vm", "vcpu", "reason", "task", "port", "msr",
+					       "mmio" };
 const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
@@ -44,6 +45,16 @@ static const char *label(const struct an_walk *w, const struct an_exits *x,
 		break;
 	case AN_BY_TASK:
 		snprintf(buf, len, "%s", report_task(w, g->task, t, sizeof(t)));
+		break;
+	case AN_BY_PORT:	/* as perf kvm stat --event=ioport: port, in/out */
+		snprintf(buf, len, "%#" PRIx64 " %s", g->d.addr, g->d.write ? "out" : "in");
+		break;
+	case AN_BY_MSR:
+		snprintf(buf, len, "%#" PRIx64 " %s", g->d.addr, g->d.write ? "write" : "read");
+		break;
+	case AN_BY_MMIO:
+		snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %s", g->d.addr,
+			 g->d.addr + AN_MMIO_PAGE - 1, g->d.write ? "write" : "read");
 		break;
 	default:
 		snprintf(buf, len, "%s", an_walk_vm_name(w, g->vm));
@@ -103,6 +114,25 @@ static void text_groups(const struct an_walk *w, const struct an_exits *x, enum 
 			       an_dur(g->r[r].total_ns, b[0], sizeof(b[0])));
 		printf("%s\n", g->nr > 5 ? ", ..." : "");
 	}
+}
+
+/* What a by-detail table (--by port|msr|mmio) holds, and what not. */
+static const char *const detail_what[AN_BY_N] = {
+	[AN_BY_PORT] = "an I/O port (a kvm_pio record inside the exit)",
+	[AN_BY_MSR] = "an MSR (a kvm_msr record inside the exit)",
+	[AN_BY_MMIO] = "an MMIO access (a kvm_mmio record inside the exit)",
+};
+
+static void text_detail(const struct an_exits *x)
+{
+	uint64_t in = 0;
+
+	if (!detail_what[x->by])
+		return;
+	for (size_t i = 0; i < x->n; i++)
+		in += x->g[i].h.count;
+	printf("%" PRIu64 " exits with %s; %" PRIu64 " other exits are not in this table\n", in,
+	       detail_what[x->by], x->no_detail);
 }
 
 static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n)
@@ -177,6 +207,39 @@ int report_exits_svg(int fd, const char *path, const struct an_walk *w,
 
 /* ---- JSON ---- */
 
+static void json_hex(json_object *j, const char *key, uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%#" PRIx64, v);
+	json_object_object_add(j, key, json_object_new_string(b));
+}
+
+/* A by-detail group's key: port and dir, msr and access, or the page's
+ * first and last address and access. */
+static void json_detail(json_object *j, const struct an_exits *x, const struct an_group *g)
+{
+	const char *rw = g->d.write ? "write" : "read";
+
+	switch (x->by) {
+	case AN_BY_PORT:
+		json_object_object_add(j, "port", json_object_new_int((int)g->d.addr));
+		json_object_object_add(j, "dir", json_object_new_string(g->d.write ? "out" : "in"));
+		break;
+	case AN_BY_MSR:
+		json_hex(j, "msr", g->d.addr);
+		json_object_object_add(j, "access", json_object_new_string(rw));
+		break;
+	case AN_BY_MMIO:
+		json_hex(j, "gpa_start", g->d.addr);
+		json_hex(j, "gpa_end", g->d.addr + AN_MMIO_PAGE - 1);
+		json_object_object_add(j, "access", json_object_new_string(rw));
+		break;
+	default:
+		break;
+	}
+}
+
 json_object *report_exits_json(const char *path, const struct an_walk *w,
 			       const struct an_exits *x, enum an_sort sort, size_t ntop)
 {
@@ -228,6 +291,7 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 				an_walk_reason_name(w, g->reason)));
 		if (x->by == AN_BY_TASK)
 			json_object_object_add(j, "task", an_json_task(w, g->task));
+		json_detail(j, x, g);
 		sh = share(w, x, g);
 		an_json_group(j, g, &sh);
 		if (x->by != AN_BY_REASON) {
@@ -247,6 +311,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 		json_object_array_add(groups, j);
 	}
 	json_object_object_add(root, "groups", groups);
+	if (detail_what[x->by])
+		an_json_u64(root, "exits_without_detail", x->no_detail);
 	for (size_t i = 0; i < ntop; i++) {
 		json_object_array_add(top, an_json_exit(w, an_topn_item(&x->top, i), true));
 	}
@@ -260,6 +326,7 @@ void report_exits_text(const struct an_walk *w, const struct an_exits *x, enum a
 	report_damage_line(w);
 	text_vms(w);
 	text_groups(w, x, sort);
+	text_detail(x);
 	text_top(w, x, ntop);
 	text_counts(w);
 }

@@ -75,6 +75,22 @@ struct an_task {
 	char comm[AN_COMM_LEN + 1];	/* the latest name seen */
 };
 
+/*
+ * What an exit did, from the first of the host's kvm_pio, kvm_mmio or
+ * kvm_msr records on its vCPU inside it (kvm_exit .. entry; recorded by
+ * the host module where KVM emulates the access, in the kernel or after
+ * QEMU's part): the I/O port, the guest-physical address, or the MSR
+ * index, and the direction. AN_DETAIL_NONE for the other exits.
+ */
+enum an_detail_kind { AN_DETAIL_NONE, AN_DETAIL_PIO, AN_DETAIL_MMIO, AN_DETAIL_MSR };
+
+struct an_detail {
+	uint8_t kind;		/* enum an_detail_kind */
+	bool write;		/* out / MMIO write / wrmsr */
+	uint32_t size;		/* PIO: bytes per access; MMIO: bytes */
+	uint64_t addr;		/* port, guest-physical address, MSR index */
+};
+
 /* A completed exit: kvm_exit .. the vCPU's next kvm_entry. */
 struct an_exit {
 	uint32_t vm, vcpu;
@@ -85,6 +101,7 @@ struct an_exit {
 	int32_t task;		/* guest task running at the exit (an_walk_task) */
 	int32_t tid;		/* host thread of its kvm_exit record, -1 unknown */
 	uint64_t rip;		/* guest RIP at the exit */
+	struct an_detail detail;
 };
 
 struct an_vcpu_time {

@@ -100,6 +100,9 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	static const char *const fx[X_N] = { "vcpu_id", "exit_reason", "guest_rip", "isa",
 					     "reason_valid" };
 	static const char *const fe[1] = { "vcpu_id" };
+	static const char *const fpio[D_PIO_N] = { "write", "port", "size" };
+	static const char *const fmmio[D_MMIO_N] = { "gpa", "type", "len" };
+	static const char *const fmsr[D_MSR_N] = { "ecx", "write" };
 	const struct vmscope_event_desc *d;
 	struct role_tab *h;
 
@@ -130,6 +133,10 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	}
 	set_role(h, d, R_ENTRY, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
+	/* an exit's detail (walk_detail.c): absent, the exits have none */
+	set_role(h, mg_role_find(w->ev, "kvm_pio", fpio, D_PIO_N, w->fpio), R_PIO, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_mmio", fmmio, D_MMIO_N, w->fmmio), R_MMIO, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_msr", fmsr, D_MSR_N, w->fmsr), R_MSR, 0);
 	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
 	set_role(h, d, R_HSWITCH, 0);
 	if (d)
