@@ -20,46 +20,44 @@ exe=$1 online=$2 merge=$3
 . "$(dirname "$0")/expect.sh"
 expect_tmpdir export-raw-test
 
-"$online" --write "$dir/raw" >/dev/null || { echo "FAIL: writing the raw trace"; exit 1; }
-"$merge" --write "$dir/raw2" >/dev/null || { echo "FAIL: writing the second raw trace"; exit 1; }
+raw_traces
 "$merge" --write-losses "$dir/raw3" >/dev/null || { echo "FAIL: writing the third raw trace"; exit 1; }
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-for t in raw raw2 raw3; do
-	"$exe" merge "$dir/$t" -o "$dir/$t.merged" >/dev/null || { fail "vmscope merge $t"; continue; }
-	"$exe" export --perfetto "$dir/$t.merged" -o "$dir/$t.m.pf" >"$dir/m.out" ||
-		fail "export --perfetto $t.merged"
-	"$exe" export --perfetto "$dir/$t" -o "$dir/$t.r.pf" >"$dir/r.out" 2>"$out"
-	st=$?
-	if [ "$st" -eq 0 ] && [ -s "$dir/$t.r.pf" ] && cmp -s "$dir/$t.m.pf" "$dir/$t.r.pf"; then
-		echo "ok: perfetto of $t equals of $t.merged ($(wc -c <"$dir/$t.r.pf") bytes)"
+# exported FORMAT T FILE...: `export --FORMAT` of $dir/T and of its merged
+# trace $dir/T.merged: each FILE of the output ("" the output itself)
+# equal and not empty, the counts on stdout equal but for the output's
+# name, and merge's report on stderr
+exported() {
+	fmt=$1 t=$2
+	shift 2
+	"$exe" export --$fmt "$dir/$t.merged" -o "$dir/$t.m.$fmt" >"$dir/m.out" ||
+		fail "export --$fmt $t.merged"
+	"$exe" export --$fmt "$dir/$t" -o "$dir/$t.r.$fmt" >"$dir/r.out" 2>"$out"
+	st=$? same=yes
+	for f in "$@"; do
+		{ cmp -s "$dir/$t.m.$fmt$f" "$dir/$t.r.$fmt$f" && [ -s "$dir/$t.r.$fmt$f" ]; } || same=no
+	done
+	if [ "$st" -eq 0 ] && [ "$same" = yes ]; then
+		echo "ok: $fmt of $t equals of $t.merged ($(cat "$dir/$t.r.$fmt"* 2>/dev/null | wc -c) bytes)"
 	else
-		fail "perfetto of $t (exit $st) differs from $t.merged"; cat "$out"
+		fail "$fmt of $t (exit $st) differs from $t.merged"; cat "$out"
 	fi
-	if [ "$(sed "s#$t.r.pf#OUT#" "$dir/r.out")" = "$(sed "s#$t.m.pf#OUT#" "$dir/m.out")" ]; then
-		echo "ok: perfetto of $t: the same counts ($(cut -c1-60 "$dir/r.out")...)"
+	if [ "$(sed "s#$t.r.$fmt#OUT#" "$dir/r.out")" = "$(sed "s#$t.m.$fmt#OUT#" "$dir/m.out")" ]; then
+		echo "ok: $fmt of $t: the same counts ($(cut -c1-60 "$dir/r.out")...)"
 	else
-		fail "perfetto of $t: counts differ"; cat "$dir/r.out" "$dir/m.out"
+		fail "$fmt of $t: counts differ"; cat "$dir/r.out" "$dir/m.out"
 	fi
 	grep -q 'a raw trace, merged as `vmscope merge` merges it' "$out" &&
 	grep -Eq 'segment 0: accurate, .* bound [0-9]+ ns' "$out" ||
-		{ fail "perfetto of $t: no merge report on stderr"; cat "$out"; }
-	"$exe" export --ctf "$dir/$t.merged" -o "$dir/$t.m.ctf" >"$dir/m.out" ||
-		fail "export --ctf $t.merged"
-	"$exe" export --ctf "$dir/$t" -o "$dir/$t.r.ctf" >"$dir/r.out" 2>"$out"
-	st=$?
-	if [ "$st" -eq 0 ] && cmp -s "$dir/$t.m.ctf/metadata" "$dir/$t.r.ctf/metadata" &&
-	   cmp -s "$dir/$t.m.ctf/stream" "$dir/$t.r.ctf/stream" && [ -s "$dir/$t.r.ctf/stream" ]; then
-		echo "ok: ctf of $t equals of $t.merged ($(wc -c <"$dir/$t.r.ctf/stream") bytes)"
-	else
-		fail "ctf of $t (exit $st) differs from $t.merged"; cat "$out"
-	fi
-	if [ "$(sed "s#$t.r.ctf#OUT#" "$dir/r.out")" = "$(sed "s#$t.m.ctf#OUT#" "$dir/m.out")" ]; then
-		echo "ok: ctf of $t: the same counts ($(cut -c1-60 "$dir/r.out")...)"
-	else
-		fail "ctf of $t: counts differ"; cat "$dir/r.out" "$dir/m.out"
-	fi
+		{ fail "$fmt of $t: no merge report on stderr"; cat "$out"; }
+}
+
+for t in raw raw2 raw3; do
+	"$exe" merge "$dir/$t" -o "$dir/$t.merged" >/dev/null || { fail "vmscope merge $t"; continue; }
+	exported perfetto $t ""
+	exported ctf $t /metadata /stream
 done
 # the losses made it through: 6 streams x 17 records
 grep -q ', 102 discarded' "$dir/r.out" || fail "raw3: not the 102 discarded events: $(cat "$dir/r.out")"
