@@ -15,6 +15,7 @@ expect_tmpdir report-detail-test
 
 "$writer" --write "$dir" >/dev/null 2>&1 || { echo "FAIL: writing the trace"; exit 1; }
 m=$dir/merged
+expect 0 'exits that accessed an I/O port, an MSR or MMIO' -- report --help
 expect 0 '--by port\|msr\|mmio +what the exits accessed' -- report exits --help
 expect 0 'MMIO by the 4 KiB guest-physical page' -- report exits --help
 expect 0 '^0 +0x3f8 out +[0-9]+ ' -- report exits --by port "$m"
