@@ -14,6 +14,7 @@
 #include "exits.h"
 #include "exits_json.h"
 #include "exits_svg.h"
+#include "msr_name.h"
 #include "report.h"
 
 const char *const report_by_names[AN_BY_N] = { "vm", "vcpu", "reason", "task", "port", "msr",
@@ -34,6 +35,7 @@ static double share(const struct an_walk *w, const struct an_exits *x, const str
 static const char *label(const struct an_walk *w, const struct an_exits *x,
 			 const struct an_group *g, char *buf, size_t len)
 {
+	const char *n;
 	char t[64];
 
 	switch (x->by) {
@@ -49,8 +51,10 @@ static const char *label(const struct an_walk *w, const struct an_exits *x,
 	case AN_BY_PORT:	/* as perf kvm stat --event=ioport: port, in/out */
 		snprintf(buf, len, "%#" PRIx64 " %s", g->d.addr, g->d.write ? "out" : "in");
 		break;
-	case AN_BY_MSR:
-		snprintf(buf, len, "%#" PRIx64 " %s", g->d.addr, g->d.write ? "write" : "read");
+	case AN_BY_MSR:	/* with msr-index.h's name when it has one */
+		n = vmscope_msr_name((uint32_t)g->d.addr);
+		snprintf(buf, len, "%#" PRIx64 "%s%s %s", g->d.addr, n ? " " : "", n ? n : "",
+			 g->d.write ? "write" : "read");
 		break;
 	case AN_BY_MMIO:
 		snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %s", g->d.addr,
@@ -228,6 +232,9 @@ static void json_detail(json_object *j, const struct an_exits *x, const struct a
 		break;
 	case AN_BY_MSR:
 		json_hex(j, "msr", g->d.addr);
+		json_object_object_add(j, "msr_name", vmscope_msr_name((uint32_t)g->d.addr) ?
+				       json_object_new_string(vmscope_msr_name((uint32_t)g->d.addr)) :
+				       NULL);
 		json_object_object_add(j, "access", json_object_new_string(rw));
 		break;
 	case AN_BY_MMIO:
