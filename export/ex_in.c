@@ -2,6 +2,7 @@
 /* The input of an export: ex_in.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ex_in.h"
 
@@ -11,7 +12,12 @@ int ex_in_open(struct an_walk **w, const struct vr_events **ev, const char *in,
 	int e = an_trace_is_merged(in) ?
 		an_walk_open(w, in, AN_WALK_ANY_TRACE, err, errlen) :
 		an_walk_open_raw_exact(w, in, AN_WALK_ANY_TRACE, o->spill_dir, err, errlen);
+	char *hint;
 
+	/* a damaged raw trace: the walk names the reports' --accept-damage,
+	 * which an export has not (it writes nothing of a damaged trace) */
+	if (e == -EBADMSG && (hint = strstr(err, " (--accept-damage")))
+		snprintf(hint, errlen - (size_t)(hint - err), ": not exported");
 	if (e)
 		return e;
 	*ev = an_walk_events(*w);
