@@ -7,7 +7,8 @@
 # range and read/write; an MSR with msr-index.h's name) and the line on
 # the exits not in it; the JSON
 # (parsed): ten groups, their counts adding up with exits_without_detail
-# to every exit, each group's key fields; --help says what each means.
+# to every exit, each group's key fields, what each of the longest exits
+# accessed; --help says what each means.
 # Usage: report-detail-test.sh PATH-TO-vmscope PATH-TO-test_detail
 set -u
 exe=$1 writer=$2
@@ -28,6 +29,10 @@ expect 0 '^0 +0x6e0 (MSR_IA32_TSC_DEADLINE )?read +[0-9]+ ' -- report exits --by
 expect 0 '^0 +0x830 read +[0-9]+ ' -- report exits --by msr "$m"
 expect 0 '^0 +0xfee00000-0xfee00fff write +[0-9]+ ' -- report exits --by mmio "$m"
 expect 0 '^0 +0x100000000-0x100000fff read +[0-9]+ ' -- report exits --by mmio "$m"
+# the longest exits say what each accessed
+expect 0 'at \(host time\)  accessed' -- report exits --by port --top 3 "$m"
+expect 0 ' [0-9]+\.[0-9]{9} 0x[0-9a-f]+ (in|out)$' -- report exits --by port --top 3 "$m"
+expect 0 ' [0-9]+\.[0-9]{9} 0x[0-9a-f]+ (read|write)$' -- report exits --by mmio --top 3 "$m"
 for by in port msr mmio; do
 	"$exe" report exits --json --by $by "$m" >"$dir/j" 2>"$out" || { echo "FAIL: --json --by $by"; fails=$((fails + 1)); continue; }
 	if python3 - "$dir/j" $by <<'PY'
@@ -46,6 +51,8 @@ for x in g:
     else:
         assert int(x["gpa_end"], 16) - int(x["gpa_start"], 16) == 4095 and x["access"] in ("read", "write"), x
     assert x["min_ns"] <= x["p50_ns"] <= x["max_ns"] and x["total_ns"] > 0
+key = {"port": "port", "msr": "msr", "mmio": "gpa"}[by]
+assert j["top"] and all(key in e for e in j["top"]), j["top"]
 PY
 	then
 		echo "ok: report exits --json --by $by: 10 groups, counts add up, keys"
