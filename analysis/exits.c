@@ -25,31 +25,64 @@ void an_exits_free(struct an_exits *x)
 	memset(x, 0, sizeof(*x));
 }
 
-static uint64_t key_of(const struct an_exits *x, const struct an_exit *e)
+/* The detail a grouping by what was accessed wants, else NONE. */
+static uint8_t wanted(enum an_by by)
 {
-	uint64_t sub;
-
-	switch (x->by) {
-	case AN_BY_VCPU:
-		sub = e->vcpu;
-		break;
-	case AN_BY_REASON:
-		sub = e->reason;
-		break;
-	case AN_BY_TASK:
-		sub = (uint64_t)(int64_t)e->task + 3;	/* BEFORE -3, OTHER -2, UNKNOWN -1 */
-		break;
+	switch (by) {
+	case AN_BY_PORT:
+		return AN_DETAIL_PIO;
+	case AN_BY_MSR:
+		return AN_DETAIL_MSR;
+	case AN_BY_MMIO:
+		return AN_DETAIL_MMIO;
 	default:
-		sub = 0;
+		return AN_DETAIL_NONE;
 	}
-	return (uint64_t)e->vm << 32 | (sub & 0xffffffffu);
 }
 
-static uint64_t group_key(const struct an_exits *x, const struct an_group *g)
+/* The identifying fields of the group of @e into @k (the rest zero). */
+static void ident(const struct an_exits *x, const struct an_exit *e, struct an_group *k)
 {
-	struct an_exit e = { .vm = g->vm, .vcpu = g->vcpu, .reason = g->reason, .task = g->task };
+	memset(k, 0, sizeof(*k));
+	k->vm = e->vm;
+	k->task = AN_TASK_UNKNOWN;
+	switch (x->by) {
+	case AN_BY_VCPU:
+		k->vcpu = e->vcpu;
+		break;
+	case AN_BY_REASON:
+		k->reason = e->reason;
+		break;
+	case AN_BY_TASK:
+		k->task = e->task;
+		break;
+	case AN_BY_PORT:
+	case AN_BY_MSR:
+	case AN_BY_MMIO:
+		k->d.kind = e->detail.kind;
+		k->d.write = e->detail.write;
+		/* a device's registers share a page: one row per page */
+		k->d.addr = x->by == AN_BY_MMIO ? e->detail.addr & ~(uint64_t)(AN_MMIO_PAGE - 1) :
+			    e->detail.addr;
+		break;
+	default:
+		break;
+	}
+}
 
-	return key_of(x, &e);
+static bool same(const struct an_group *a, const struct an_group *b)
+{
+	return a->vm == b->vm && a->vcpu == b->vcpu && a->reason == b->reason &&
+	       a->task == b->task && a->d.kind == b->d.kind && a->d.write == b->d.write &&
+	       a->d.addr == b->d.addr;
+}
+
+static uint64_t group_key(const struct an_group *g)
+{
+	uint64_t k = (uint64_t)g->vm << 32 ^ g->vcpu ^ (uint64_t)g->reason << 8 ^
+		     (uint64_t)(uint32_t)g->task << 16;
+
+	return k ^ (g->d.addr * 0xff51afd7ed558ccdull) ^ ((uint64_t)g->d.write << 63);
 }
 
 static size_t slot(uint64_t key, size_t cap)
@@ -65,7 +98,7 @@ static int rehash(struct an_exits *x)
 	if (!h)
 		return -ENOMEM;
 	for (size_t i = 0; i < x->n; i++) {
-		size_t s = slot(group_key(x, &x->g[i]), cap);
+		size_t s = slot(group_key(&x->g[i]), cap);
 
 		while (h[s])
 			s = (s + 1) & (cap - 1);
@@ -79,14 +112,17 @@ static int rehash(struct an_exits *x)
 
 static struct an_group *group_of(struct an_exits *x, const struct an_exit *e)
 {
-	uint64_t key = key_of(x, e);
+	struct an_group k;
 	struct an_group *g;
+	uint64_t key;
 	size_t s;
 
+	ident(x, e, &k);
+	key = group_key(&k);
 	if (2 * (x->n + 1) > x->hash_cap && rehash(x))
 		return NULL;
 	for (s = slot(key, x->hash_cap); x->hash[s]; s = (s + 1) & (x->hash_cap - 1))
-		if (group_key(x, &x->g[x->hash[s] - 1]) == key)
+		if (same(&x->g[x->hash[s] - 1], &k))
 			return &x->g[x->hash[s] - 1];
 	if (x->n == x->cap) {
 		size_t cap = x->cap ? 2 * x->cap : 16;
@@ -98,11 +134,7 @@ static struct an_group *group_of(struct an_exits *x, const struct an_exit *e)
 		x->cap = cap;
 	}
 	g = &x->g[x->n];
-	memset(g, 0, sizeof(*g));
-	g->vm = e->vm;
-	g->vcpu = x->by == AN_BY_VCPU ? e->vcpu : 0;
-	g->reason = x->by == AN_BY_REASON ? e->reason : 0;
-	g->task = x->by == AN_BY_TASK ? e->task : AN_TASK_UNKNOWN;
+	*g = k;
 	an_hist_init(&g->h);
 	x->hash[s] = (uint32_t)++x->n;
 	return g;
@@ -136,9 +168,16 @@ static void add_reason(struct an_exits *x, struct an_group *g, const struct an_e
 void an_exits_add(void *ctx, const struct an_exit *e)
 {
 	struct an_exits *x = ctx;
-	struct an_group *g = group_of(x, e);
+	struct an_group *g;
 	uint64_t d = e->end - e->start;
 
+	/* by what was accessed: the table and the longest exits are those
+	 * of the exits that accessed it */
+	if (wanted(x->by) != AN_DETAIL_NONE && e->detail.kind != wanted(x->by)) {
+		x->no_detail++;
+		return;
+	}
+	g = group_of(x, e);
 	an_topn_add(&x->top, d, e);
 	if (!g) {
 		x->oom++;
@@ -180,6 +219,10 @@ static int cmp_group(const void *a, const void *b)
 		return vx < vy ? 1 : -1;
 	if (x->vm != y->vm)
 		return x->vm < y->vm ? -1 : 1;
+	if (x->d.addr != y->d.addr)
+		return x->d.addr < y->d.addr ? -1 : 1;
+	if (x->d.write != y->d.write)
+		return x->d.write ? 1 : -1;
 	if (x->vcpu != y->vcpu)
 		return x->vcpu < y->vcpu ? -1 : 1;
 	if (x->reason != y->reason)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * `report exits`: completed exits (walk.h) aggregated by one grouping —
- * per VM, per vCPU, per exit reason (within its VM) or per guest task —
+ * per VM, per vCPU, per exit reason (within its VM), per guest task, or
+ * by what the exit accessed (I/O port, MSR, MMIO page) —
  * each group with count, total, the split of that time (in-kernel
  * handling, userspace exits, halted), a latency histogram (hist.h:
  * percentiles within 0.79 %, exact min and max) and, except by reason,
@@ -19,7 +20,13 @@
 #include "topn.h"
 #include "walk.h"
 
-enum an_by { AN_BY_VM, AN_BY_VCPU, AN_BY_REASON, AN_BY_TASK };
+/* AN_BY_PORT, AN_BY_MSR, AN_BY_MMIO: only the exits with that detail
+ * (walk.h, struct an_detail), by (VM, port, direction), (VM, MSR index,
+ * read or write), (VM, guest-physical page of AN_MMIO_PAGE bytes,
+ * direction); the others are counted in no_detail. */
+enum an_by { AN_BY_VM, AN_BY_VCPU, AN_BY_REASON, AN_BY_TASK, AN_BY_PORT, AN_BY_MSR,
+	     AN_BY_MMIO, AN_BY_N };
+#define AN_MMIO_PAGE	4096u
 enum an_sort { AN_SORT_COUNT, AN_SORT_TOTAL, AN_SORT_P99, AN_SORT_MAX };
 
 struct an_reason_share {
@@ -32,6 +39,8 @@ struct an_group {
 	uint32_t vcpu;		/* AN_BY_VCPU */
 	uint32_t reason;	/* AN_BY_REASON */
 	int32_t task;		/* AN_BY_TASK: walk task, AN_TASK_UNKNOWN/OTHER */
+	/* AN_BY_PORT|MSR|MMIO: kind, direction, port / MSR / page's start */
+	struct an_detail d;
 	struct an_hist h;	/* exit durations; h.sum is the total */
 	uint64_t kernel_ns, user_ns, halted_ns;
 	uint32_t nr;		/* reasons below (not AN_BY_REASON) */
@@ -45,6 +54,7 @@ struct an_exits {
 	uint32_t *hash;		/* index + 1 */
 	size_t hash_cap;
 	struct an_topn top;	/* struct an_exit by duration */
+	uint64_t no_detail;	/* by port|msr|mmio: exits without that detail */
 	int oom;
 };
 

@@ -18,7 +18,7 @@
 struct json_object;
 
 /* The names of enum an_by and enum an_sort, as the options spell them. */
-extern const char *const report_by_names[4];
+extern const char *const report_by_names[AN_BY_N];
 extern const char *const report_sort_names[4];
 
 /* `report exits`: the damage line, the tables, the slowest @ntop exits

@@ -14,9 +14,11 @@
 #include "exits.h"
 #include "exits_json.h"
 #include "exits_svg.h"
+#include "msr_name.h"
 #include "report.h"
 
-const char *const report_by_names[4] = { "vm", "vcpu", "reason", "task" };
+const char *const report_by_names[AN_BY_N] = { "vm", "vcpu", "reason", "task", "port", "msr",
+					       "mmio" };
 const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
@@ -28,6 +30,35 @@ static double share(const struct an_walk *w, const struct an_exits *x, const str
 	uint64_t obs = report_vcpu_observed(w, g->vm, x->by == AN_BY_VCPU ? (int64_t)g->vcpu : -1);
 
 	return obs ? (double)g->h.sum / (double)obs : 0;
+}
+
+/* What an exit accessed (@d) as the tables print it: a port and in/out
+ * (as perf kvm stat --event=ioport), an MSR with msr-index.h's name when
+ * it has one and read/write, a guest-physical address (its 4 KiB page's
+ * range when @page) and read/write. */
+static const char *detail_label(const struct an_detail *d, bool page, char *buf, size_t len)
+{
+	const char *rw = d->write ? "write" : "read", *n;
+
+	switch (d->kind) {
+	case AN_DETAIL_PIO:
+		snprintf(buf, len, "%#" PRIx64 " %s", d->addr, d->write ? "out" : "in");
+		break;
+	case AN_DETAIL_MSR:
+		n = vmscope_msr_name((uint32_t)d->addr);
+		snprintf(buf, len, "%#" PRIx64 "%s%s %s", d->addr, n ? " " : "", n ? n : "", rw);
+		break;
+	case AN_DETAIL_MMIO:
+		if (page)
+			snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %s", d->addr,
+				 d->addr + AN_MMIO_PAGE - 1, rw);
+		else
+			snprintf(buf, len, "%#" PRIx64 " %s", d->addr, rw);
+		break;
+	default:
+		snprintf(buf, len, "-");
+	}
+	return buf;
 }
 
 static const char *label(const struct an_walk *w, const struct an_exits *x,
@@ -44,6 +75,11 @@ static const char *label(const struct an_walk *w, const struct an_exits *x,
 		break;
 	case AN_BY_TASK:
 		snprintf(buf, len, "%s", report_task(w, g->task, t, sizeof(t)));
+		break;
+	case AN_BY_PORT:
+	case AN_BY_MSR:
+	case AN_BY_MMIO:
+		detail_label(&g->d, true, buf, len);
 		break;
 	default:
 		snprintf(buf, len, "%s", an_walk_vm_name(w, g->vm));
@@ -105,24 +141,49 @@ static void text_groups(const struct an_walk *w, const struct an_exits *x, enum 
 	}
 }
 
+/* What a by-detail table (--by port|msr|mmio) holds, and what not. */
+static const char *const detail_what[AN_BY_N] = {
+	[AN_BY_PORT] = "an I/O port (a kvm_pio record inside the exit)",
+	[AN_BY_MSR] = "an MSR (a kvm_msr record inside the exit)",
+	[AN_BY_MMIO] = "an MMIO access (a kvm_mmio record inside the exit)",
+};
+
+static void text_detail(const struct an_exits *x)
+{
+	uint64_t in = 0;
+
+	if (!detail_what[x->by])
+		return;
+	for (size_t i = 0; i < x->n; i++)
+		in += x->g[i].h.count;
+	printf("%" PRIu64 " exits with %s; %" PRIu64 " other exits are not in this table\n", in,
+	       detail_what[x->by], x->no_detail);
+}
+
 static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n)
 {
-	char b[3][32], t[64];
+	char b[3][32], t[64], d[96] = "";
 
 	if (!n)
 		return;
 	printf("\nthe %zu longest exits:\n", n);
-	printf("%-4s %-5s %-20s %10s %10s %-24s %18s %s\n", "VM", "vcpu", "reason", "duration",
-	       "userspace", "guest task", "guest rip", "at (host time)");
+	printf("%-4s %-5s %-20s %10s %10s %-24s %18s %s%s\n", "VM", "vcpu", "reason", "duration",
+	       "userspace", "guest task", "guest rip", "at (host time)",
+	       detail_what[x->by] ? "  accessed" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct an_exit *e = an_topn_item(&x->top, i);
 
-		printf("%-4u %-5u %-20s %10s %10s %-24s %#18" PRIx64 " %" PRIu64 ".%09" PRIu64 "%s\n",
+		/* by what was accessed: what each of them accessed, at the end */
+		if (detail_what[x->by]) {
+			d[0] = ' ';
+			detail_label(&e->detail, false, d + 1, sizeof(d) - 1);
+		}
+		printf("%-4u %-5u %-20s %10s %10s %-24s %#18" PRIx64 " %" PRIu64 ".%09" PRIu64 "%s%s\n",
 		       e->vm, e->vcpu, an_walk_reason_name(w, e->reason),
 		       an_dur(e->end - e->start, b[0], sizeof(b[0])),
 		       an_dur(e->user_ns, b[1], sizeof(b[1])),
 		       report_task(w, e->task, t, sizeof(t)), e->rip, e->start / 1000000000,
-		       e->start % 1000000000, e->halted ? " halted" : "");
+		       e->start % 1000000000, e->halted ? " halted" : "", d);
 	}
 }
 
@@ -177,6 +238,43 @@ int report_exits_svg(int fd, const char *path, const struct an_walk *w,
 
 /* ---- JSON ---- */
 
+static void json_hex(json_object *j, const char *key, uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%#" PRIx64, v);
+	json_object_object_add(j, key, json_object_new_string(b));
+}
+
+/* What was accessed (@d): port and dir, msr (its name) and access, or
+ * the page's first and last address (@page: a group's) or the address
+ * (an exit's) and access. */
+static void json_detail(json_object *j, const struct an_detail *d, bool page)
+{
+	const char *rw = d->write ? "write" : "read", *n;
+
+	switch (d->kind) {
+	case AN_DETAIL_PIO:
+		json_object_object_add(j, "port", json_object_new_int((int)d->addr));
+		json_object_object_add(j, "dir", json_object_new_string(d->write ? "out" : "in"));
+		break;
+	case AN_DETAIL_MSR:
+		n = vmscope_msr_name((uint32_t)d->addr);
+		json_hex(j, "msr", d->addr);
+		json_object_object_add(j, "msr_name", n ? json_object_new_string(n) : NULL);
+		json_object_object_add(j, "access", json_object_new_string(rw));
+		break;
+	case AN_DETAIL_MMIO:
+		json_hex(j, page ? "gpa_start" : "gpa", d->addr);
+		if (page)
+			json_hex(j, "gpa_end", d->addr + AN_MMIO_PAGE - 1);
+		json_object_object_add(j, "access", json_object_new_string(rw));
+		break;
+	default:
+		break;
+	}
+}
+
 json_object *report_exits_json(const char *path, const struct an_walk *w,
 			       const struct an_exits *x, enum an_sort sort, size_t ntop)
 {
@@ -228,6 +326,7 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 				an_walk_reason_name(w, g->reason)));
 		if (x->by == AN_BY_TASK)
 			json_object_object_add(j, "task", an_json_task(w, g->task));
+		json_detail(j, &g->d, true);
 		sh = share(w, x, g);
 		an_json_group(j, g, &sh);
 		if (x->by != AN_BY_REASON) {
@@ -247,8 +346,15 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 		json_object_array_add(groups, j);
 	}
 	json_object_object_add(root, "groups", groups);
+	if (detail_what[x->by])
+		an_json_u64(root, "exits_without_detail", x->no_detail);
 	for (size_t i = 0; i < ntop; i++) {
-		json_object_array_add(top, an_json_exit(w, an_topn_item(&x->top, i), true));
+		const struct an_exit *e = an_topn_item(&x->top, i);
+		json_object *je = an_json_exit(w, e, true);
+
+		if (detail_what[x->by])	/* what each of them accessed */
+			json_detail(je, &e->detail, false);
+		json_object_array_add(top, je);
 	}
 	json_object_object_add(root, "top", top);
 	return root;
@@ -260,6 +366,7 @@ void report_exits_text(const struct an_walk *w, const struct an_exits *x, enum a
 	report_damage_line(w);
 	text_vms(w);
 	text_groups(w, x, sort);
+	text_detail(x);
 	text_top(w, x, ntop);
 	text_counts(w);
 }

@@ -245,6 +245,7 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 			      mg_get(&w->fx[X_VALID], p) != 0);
 	v->exit_task = v->task;
 	v->exit_tid = has_o ? o->tid : -1;
+	memset(&v->detail, 0, sizeof(v->detail));
 	if (has_o && (hc = host_cpu(w, o->cpu))) {
 		hc->vm = vm;
 		hc->vcpu = vcpu;
@@ -252,7 +253,10 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 	}
 }
 
-static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
+/* The vCPU of a host kvm record without a vCPU field: its thread's, or
+ * the one whose kvm_exit was the last on its host CPU; NULL when neither
+ * is known. */
+static struct vcpu *thread_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o)
 {
 	struct host_cpu *hc = NULL;
 	uint32_t vm, vcpu;
@@ -262,6 +266,13 @@ static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *
 		v = vcpu_of(w, vm, vcpu);
 	else if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid)
 		v = vcpu_of(w, hc->vm, hc->vcpu);
+	return v;
+}
+
+static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
+{
+	struct vcpu *v = thread_vcpu(w, o, has_o);
+
 	if (!v) {
 		w->n.unattributed++;
 		return;
@@ -297,6 +308,7 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		x.task = v->exit_task;
 		x.tid = v->exit_tid;
 		x.rip = v->rip;
+		x.detail = v->detail;
 		if (x.halted)
 			v->t.halted_ns += x.end - x.start;
 		else
@@ -401,6 +413,16 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	case R_USER:
 		on_kvm_user(w, ts, o, has_o);
 		break;
+	case R_PIO:
+	case R_MMIO:
+	case R_MSR: {
+		/* not counted when unattributed: no exit is lost with it */
+		struct vcpu *v = thread_vcpu(w, o, has_o);
+
+		if (v)
+			an_walk_detail(w, r->role, it->payload, v);
+		break;
+	}
 	case R_HSWITCH:
 		if (has_o && h->host_switch) {
 			const struct mg_field *pc = r->sw->has_comm ? &r->sw->prev_comm : NULL;
@@ -448,12 +470,12 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 	if (w->p2) {
 		struct mg_p2_rec p;
 
-		if (mg_p2_next(w->p2, &p) != 1)
-			return 0;
-		*it = p.it;
-		it->ts = p.ts;	/* the time the merged trace has */
+		/* each record as the merged trace would give it back */
+		do {
+			if (mg_p2_next(w->p2, &p) != 1)
+				return 0;
+		} while (!mg_p2_as_merged(&p, w->raw, &w->uni, w->uev, it, has_o));
 		*o = p.o;
-		*has_o = p.it.kind == VR_EVENT;
 		return 1;
 	}
 	if (!w->om)
@@ -615,6 +637,16 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 struct mr *an_walk_reader(const struct an_walk *w)
 {
 	return w->mr;
+}
+
+const struct vr_events *an_walk_events(const struct an_walk *w)
+{
+	return w->ev;
+}
+
+const Vmscope__Trace__SessionMetadata *an_walk_session(const struct an_walk *w)
+{
+	return w->sess;
 }
 
 void an_walk_stop(struct an_walk *w)

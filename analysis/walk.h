@@ -75,6 +75,22 @@ struct an_task {
 	char comm[AN_COMM_LEN + 1];	/* the latest name seen */
 };
 
+/*
+ * What an exit did, from the first of the host's kvm_pio, kvm_mmio or
+ * kvm_msr records on its vCPU inside it (kvm_exit .. entry; recorded by
+ * the host module where KVM emulates the access, in the kernel or after
+ * QEMU's part): the I/O port, the guest-physical address, or the MSR
+ * index, and the direction. AN_DETAIL_NONE for the other exits.
+ */
+enum an_detail_kind { AN_DETAIL_NONE, AN_DETAIL_PIO, AN_DETAIL_MMIO, AN_DETAIL_MSR };
+
+struct an_detail {
+	uint8_t kind;		/* enum an_detail_kind */
+	bool write;		/* out / MMIO write / wrmsr */
+	uint32_t size;		/* PIO: bytes per access; MMIO: bytes */
+	uint64_t addr;		/* port, guest-physical address, MSR index */
+};
+
 /* A completed exit: kvm_exit .. the vCPU's next kvm_entry. */
 struct an_exit {
 	uint32_t vm, vcpu;
@@ -85,6 +101,7 @@ struct an_exit {
 	int32_t task;		/* guest task running at the exit (an_walk_task) */
 	int32_t tid;		/* host thread of its kvm_exit record, -1 unknown */
 	uint64_t rip;		/* guest RIP at the exit */
+	struct an_detail detail;
 };
 
 struct an_vcpu_time {
@@ -244,8 +261,20 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 void an_walk_close(struct an_walk *w);
 
-/* The merged trace being read: its session, tables and end state. */
+/* The merged trace being read: its session, tables and end state; NULL
+ * for a raw trace. */
 struct mr *an_walk_reader(const struct an_walk *w);
+
+/* The table of the records the walk reads of a merged trace, or of a raw
+ * one through the two passes: the merged trace's one table (guest events
+ * "vmN:name"), which the records' descriptors point into; of a raw one
+ * merged online, the host's. NULL without metadata. */
+struct vr_events;
+const struct vr_events *an_walk_events(const struct an_walk *w);
+/* The session as the merged trace's metadata has it (with the spans of
+ * the two passes), or NULL. */
+struct Vmscope__Trace__SessionMetadata;
+const struct Vmscope__Trace__SessionMetadata *an_walk_session(const struct an_walk *w);
 
 /* From a hook: end an_walk_run() after this record, as if the trace ended
  * there (the end hook still runs; the rest is not read). */

@@ -21,7 +21,15 @@ enum role {
 	R_GWAKE,	/* vmN:sched_wakeup, vmN:sched_waking */
 	R_GSYNC,	/* vmN:sync_guest */
 	R_GTASK,	/* vmN:cpu_task: a CPU's task when the guest session began */
+	R_PIO,		/* host kvm_pio, kvm_mmio, kvm_msr: an exit's detail */
+	R_MMIO,
+	R_MSR,
 };
+
+/* The fields of the detail records (walk_detail.c). */
+enum { D_PIO_WRITE, D_PIO_PORT, D_PIO_SIZE, D_PIO_N };
+enum { D_MMIO_GPA, D_MMIO_TYPE, D_MMIO_LEN, D_MMIO_N };
+enum { D_MSR_ECX, D_MSR_WRITE, D_MSR_N };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
 enum { S_PREV, S_STATE, S_NEXT, S_N };
@@ -50,6 +58,7 @@ struct vcpu {
 	uint64_t since, exit_ts, user_ts, rip;
 	uint32_t reason;
 	int32_t task, exit_task, exit_tid;
+	struct an_detail detail;	/* of the exit in progress */
 	struct an_vcpu_time t;
 	/* into its VM's clock-unreliable spans: exits, guest records */
 	size_t span_x, span_g;
@@ -84,8 +93,10 @@ struct reason {
 #define TASK_HASH	(2 * AN_MAX_TASKS)
 
 /* An event table and its events' roles: a merged trace has one (the
- * union); a raw trace merged online the host's and one per VM (tab[1 + v],
- * ev NULL when the VM has no guest side). */
+ * union), and so has a raw one read through the two passes (its records
+ * as the merged trace gives them back); a raw trace merged online the
+ * host's and one per VM (tab[1 + v], ev NULL when the VM has no guest
+ * side). */
 struct role_tab {
 	const struct vr_events *ev;
 	struct role_of *roles;	/* [ev->n] */
@@ -100,6 +111,9 @@ struct an_walk {
 	struct mg_p2 *p2;		/* result, pass 2's records */
 	struct mg_clock_vms cv;		/* the spans pass 1 found, */
 	Vmscope__Trace__SessionMetadata sess2;	/* in the session as merged */
+	struct mo_union uni;		/* and pass 2's records decoded with */
+	struct vr_events *uev;		/* the merged trace's table (mg_p2_as_merged) */
+	bool sides;			/* a table per side (tab[1 + v]), not one */
 	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */
@@ -109,6 +123,7 @@ struct an_walk {
 	struct role_tab *tab;		/* [ntab]: tab[0] is ev's */
 	uint32_t ntab;
 	struct mg_field fx[X_N], entry_vcpu;
+	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N];
 	struct switch_fields host_sw;
 	uint32_t n_vms;
 	struct vm *vm;
@@ -129,5 +144,9 @@ struct an_walk {
 
 /* struct thread by tid: the order of the vCPU thread map (qsort, bsearch). */
 int an_walk_cmp_thread(const void *a, const void *b);
+
+/* A detail record (@role R_PIO, R_MMIO, R_MSR, payload @p) of vCPU @v:
+ * the detail of its exit in progress, when it has none yet. */
+void an_walk_detail(struct an_walk *w, uint8_t role, const uint8_t *p, struct vcpu *v);
 
 #endif

@@ -38,7 +38,7 @@ static void set_role(struct role_tab *t, const struct vmscope_event_desc *d, enu
 static struct role_tab *guest_tab(struct an_walk *w, uint32_t v, const char *ev, char *name,
 				  size_t len)
 {
-	if (w->raw) {
+	if (w->sides) {
 		snprintf(name, len, "%s", ev);
 		return w->tab[1 + v].ev ? &w->tab[1 + v] : NULL;
 	}
@@ -100,15 +100,18 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	static const char *const fx[X_N] = { "vcpu_id", "exit_reason", "guest_rip", "isa",
 					     "reason_valid" };
 	static const char *const fe[1] = { "vcpu_id" };
+	static const char *const fpio[D_PIO_N] = { "write", "port", "size" };
+	static const char *const fmmio[D_MMIO_N] = { "gpa", "type", "len" };
+	static const char *const fmsr[D_MSR_N] = { "ecx", "write" };
 	const struct vmscope_event_desc *d;
 	struct role_tab *h;
 
-	w->ntab = w->raw ? 1 + w->n_vms : 1;
+	w->ntab = w->sides ? 1 + w->n_vms : 1;
 	w->tab = calloc(w->ntab, sizeof(*w->tab));
 	if (!w->tab)
 		return -ENOMEM;
 	w->tab[0].ev = w->ev;
-	for (uint32_t v = 0; w->raw && v < w->n_vms; v++)
+	for (uint32_t v = 0; w->sides && v < w->n_vms; v++)
 		w->tab[1 + v].ev = vr_trace_events(w->raw, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v);
 	for (uint32_t i = 0; i < w->ntab; i++)
 		if (w->tab[i].ev &&
@@ -130,6 +133,10 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	}
 	set_role(h, d, R_ENTRY, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_userspace_exit", NULL, 0, NULL), R_USER, 0);
+	/* an exit's detail (walk_detail.c): absent, the exits have none */
+	set_role(h, mg_role_find(w->ev, "kvm_pio", fpio, D_PIO_N, w->fpio), R_PIO, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_mmio", fmmio, D_MMIO_N, w->fmmio), R_MMIO, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_msr", fmsr, D_MSR_N, w->fmsr), R_MSR, 0);
 	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
 	set_role(h, d, R_HSWITCH, 0);
 	if (d)
@@ -266,6 +273,20 @@ static int session_as_merged(struct an_walk *w, const Vmscope__Trace__SessionMet
 	return 0;
 }
 
+/* The two passes' records are read as the merged trace's: decoded with
+ * its one table, which becomes the walk's. */
+static int merged_table(struct an_walk *w, char *err, size_t errlen)
+{
+	int e = mo_union_build(&w->uni, w->raw, err, errlen);
+
+	if (!e)
+		e = vr_events_from_pb(&w->uev, &w->uni.table);
+	if (e == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	w->ev = w->uev;
+	return e;
+}
+
 static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		     enum source src, const char *spill_dir, char *err, size_t errlen)
 {
@@ -294,8 +315,16 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		e = -ENOMEM;
 		goto fail;
 	}
+	w->sides = src == SRC_ONLINE || src == SRC_FED;
 	w->ev = vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
-	if (!w->ev || (!s && !(flags & AN_WALK_ANY_TRACE))) {
+	if (w->mg && w->ev) {
+		e = merged_table(w, err, errlen);
+		if (e)
+			goto fail;
+	}
+	/* a raw trace without a session has no pass 2 to read: nothing
+	 * would be read, so it is refused even where any trace is taken */
+	if (!w->ev || (!s && (!(flags & AN_WALK_ANY_TRACE) || src == SRC_EXACT))) {
 		const char *why = vr_trace_problem(t);
 
 		snprintf(err, errlen, "%s: no usable session metadata%s%s", path,
@@ -364,6 +393,8 @@ void an_walk_close(struct an_walk *w)
 		mg_result_free(w->mg);
 	free(w->mg);
 	mg_clock_vms_free(&w->cv);
+	mo_union_free(&w->uni);
+	vr_events_free(w->uev);
 	vr_trace_close(w->raw);
 	for (uint32_t i = 0; w->tab && i < w->ntab; i++)
 		free(w->tab[i].roles);

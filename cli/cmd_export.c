@@ -1,10 +1,11 @@
 /*
- * `vmscope export --perfetto|--ctf MERGED -o OUT`: a merged trace in a
- * format other tools read (export/).
+ * `vmscope export --perfetto|--ctf TRACE -o OUT`: a merged or raw trace in
+ * a format other tools read (export/).
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -15,9 +16,14 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope export --perfetto MERGED -o FILE [--force]\n"
-		"       vmscope export --ctf MERGED -o DIR [--force]\n\n"
-		"Write a merged trace (the output of `vmscope merge`) for other tools.\n\n"
+	fprintf(out, "usage: vmscope export --perfetto TRACE -o FILE [--force]\n"
+		"       vmscope export --ctf TRACE -o DIR [--force]\n\n"
+		"Write a trace for other tools. TRACE is a merged trace (`vmscope merge`'s)\n"
+		"or a raw recording (`vmscope record`'s): a raw one is merged exactly as\n"
+		"`vmscope merge` merges it (its two passes; temporary files in $TMPDIR,\n"
+		"default /tmp, unlinked at once), its second pass read instead of written,\n"
+		"so the export is, byte for byte, the one of its merged trace; what merge\n"
+		"prints of the clocks (each VM's segments and bounds) goes to stderr.\n\n"
 		"  --perfetto      a Perfetto protobuf trace (ui.perfetto.dev): the host and\n"
 		"                  each VM as separate machines (TracePacket.machine_id: VM n\n"
 		"                  is machine n+1) with their CPUs' sched_switch; on each\n"
@@ -31,16 +37,17 @@ static void usage(FILE *out)
 		"                  thread, vCPU and original timestamp; losses as discarded\n"
 		"                  events\n"
 		"  -o, --output    the file (Perfetto) or folder (CTF) to write, not inside\n"
-		"                  MERGED; written as .OUTPUT.partial-XXXXXX beside it and\n"
+		"                  TRACE; written as .OUTPUT.partial-XXXXXX beside it and\n"
 		"                  renamed when complete and synced\n"
 		"  -f, --force     replace an existing output (a folder only when it holds\n"
 		"                  nothing but an export's files)\n\n"
 		"A failed export removes its temporary output; SIGINT, SIGTERM and SIGHUP\n"
 		"remove it and end the export by the signal; after SIGKILL it stays.\n\n"
-		"Exit status: 0; 1 when the input is not a readable merged trace, or is\n"
-		"damaged (its metadata unreadable, its stream not ending clean, its files\n"
-		"not as its summary lists them, merged from damaged input: nothing is\n"
-		"written), or writing failed (also writing stdout); 2 on a usage error.\n");
+		"Exit status: 0; 1 when the input is not a readable trace, or is damaged\n"
+		"(a raw one: as `vmscope merge` names its damage; a merged one: its metadata\n"
+		"unreadable, its stream not ending clean, its files not as its summary\n"
+		"lists them, merged from damaged input: nothing is written), or writing\n"
+		"failed (also writing stdout); 2 on a usage error.\n");
 }
 
 static void warn_bad(uint64_t bad)
@@ -108,10 +115,14 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "vmscope export: %s: give -o a path outside it\n", err);
 		return EXIT_USAGE;
 	}
+	const char *tmp = getenv("TMPDIR");	/* pass 1's spill files, as merge's */
+	struct ex_opts eo = { .force = a.force, .spill_dir = tmp && *tmp ? tmp : NULL,
+			      .merge_report = stderr };
+
 	if (a.fmt == 'p') {
 		struct ex_pf_stats st;
 
-		e = ex_perfetto(argv[optind], a.out, a.force, &st, err, sizeof(err));
+		e = ex_perfetto(argv[optind], a.out, &eo, &st, err, sizeof(err));
 		if (!e)
 			printf("perfetto: %s: %u machines, %" PRIu64 " events read, %" PRIu64
 			       " packets: %" PRIu64 " sched_switch, %" PRIu64 " exit slices (%"
@@ -128,7 +139,7 @@ int cmd_export(int argc, char **argv)
 	} else {
 		struct ex_ctf_stats st;
 
-		e = ex_ctf(argv[optind], a.out, a.force, &st, err, sizeof(err));
+		e = ex_ctf(argv[optind], a.out, &eo, &st, err, sizeof(err));
 		if (!e)
 			printf("ctf: %s: %" PRIu64 " events in %" PRIu64 " packets, %" PRIu64
 			       " discarded (losses of the merged trace), %" PRIu64

@@ -16,7 +16,9 @@ static void usage(FILE *out)
 		"Analyses of a recording (`vmscope record`'s, merged as `vmscope merge`\n"
 		"merges it, nothing written) or of a merged trace (`vmscope merge`'s), in\n"
 		"memory that does not grow with the trace's length:\n"
-		"  exits   VM exit latency per VM, vCPU, exit reason or guest task\n"
+		"  exits   VM exit latency per VM, vCPU, exit reason or guest task, or of\n"
+		"          the exits that accessed an I/O port, an MSR or MMIO, per port,\n"
+		"          MSR or guest-physical page (--by port|msr|mmio)\n"
 		"  sched   guest threads' running/runnable/blocked time against what the\n"
 		"          host did to their vCPU threads: stalls and who caused them\n\n"
 		"`vmscope report CMD --help` describes each, and its exit status.\n");

@@ -16,7 +16,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope report exits [--json] [--by vm|vcpu|reason|task]\n"
+	fprintf(out, "usage: vmscope report exits [--json]\n"
+		"                            [--by vm|vcpu|reason|task|port|msr|mmio]\n"
 		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
 		"                            [--accept-damage] TRACE\n\n"
 		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from TRACE (below).\n"
@@ -36,6 +37,21 @@ static void usage(FILE *out)
 		REPORT_TRACE_HELP
 		"  --by vm|vcpu|reason|task  the grouping (default reason, within each VM);\n"
 		"                        except by reason, each group lists its reasons\n"
+		"  --by port|msr|mmio    what the exits accessed, as perf kvm stat's\n"
+		"                        --event=ioport|mmio (and MSRs too), only the exits\n"
+		"                        that did\n"
+		"                        (the others are counted below the table): port\n"
+		"                        I/O by port and direction (in, out), from the\n"
+		"                        host's kvm_pio record in the exit; MSR accesses by\n"
+		"                        MSR index (and the kernel's name for it) and read\n"
+		"                        or write (rdmsr, wrmsr: kvm_msr);\n"
+		"                        MMIO by the 4 KiB guest-physical page accessed and\n"
+		"                        read or write (kvm_mmio). Latency is the whole exit\n"
+		"                        (kvm_exit to the next kvm_entry), QEMU's part\n"
+		"                        included. A recording without those events (the\n"
+		"                        module records them unless --events leaves them out)\n"
+		"                        has no exit in these tables. The longest exits then\n"
+		"                        say what each accessed (an MMIO exit its address)\n"
 		"  --sort count|total|p99|max  order of the groups, largest first (total)\n"
 		"  --top N               the N longest exits with their vCPU, reason, guest\n"
 		"                        task and guest RIP (default 10; 0: none)\n"
@@ -87,7 +103,7 @@ static int parse_option(int c, const char *arg, void *ctx)
 		o->json = true;
 		return 0;
 	case 'b':
-		if (args_choice("vmscope report exits", "--by", arg, report_by_names, 4, &k))
+		if (args_choice("vmscope report exits", "--by", arg, report_by_names, AN_BY_N, &k))
 			return EXIT_USAGE;
 		o->by = (enum an_by)k;
 		return 0;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A merged trace as CTF 1.8 (ctf.h): the metadata from ctf_tsdl.c and one
- * stream in the merged trace's own order.
+ * A merged trace (or a raw one, merged as it is read: ex_in.h) as CTF 1.8
+ * (ctf.h): the metadata from ctf_tsdl.c and one stream in the merged
+ * trace's own order, read through the analysis walk's record hook (the
+ * one reader of both kinds of input).
  *
  * One stream with the origin in each event's context, rather than one
  * stream per origin: the merged trace already is one host-time-ordered
@@ -27,6 +29,7 @@
 #include "ex_out.h"
 #include "out.h"
 #include "util_endian.h"
+#include "walk.h"
 
 #define CTF_MAGIC	0xc1fc1fc1u
 #define PKT_HEADER	(8 + 40)
@@ -121,27 +124,57 @@ static int write_metadata(int dfd, const struct vr_events *ev,
 	return e;
 }
 
-int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
-	   char *err, size_t errlen)
+/* The walk's record hook: every item in the merged order. */
+struct ctf_in {
+	struct cw *w;
+	struct an_walk *walk;
+	const struct vr_events *ev;
+};
+
+static void ctf_record(void *ctx, const struct vr_item *it, const struct mo_origin *o,
+		       bool has, uint64_t ts)
+{
+	static const struct mo_origin unknown = { .tid = -1, .vcpu = MO_NONE };
+	struct ctf_in *c = ctx;
+	struct cw *w = c->w;
+	ptrdiff_t i;
+
+	if (it->kind == VR_LOSS) {
+		flush(w);	/* the loss falls between this packet and the next */
+		w->discarded += it->events;
+		w->st->discarded += it->events;
+	} else if (it->kind == VR_BAD) {
+		w->st->bad++;
+	} else if (it->kind == VR_EVENT) {
+		i = it->desc - c->ev->desc;
+		if (i < 0 || (size_t)i >= c->ev->n || it->size < it->desc->payload_size)
+			w->st->skipped++;
+		else
+			add(w, (uint32_t)i, ts, has ? o : &unknown, it->payload,
+			    it->desc->payload_size);
+	}
+	if (w->err)
+		an_walk_stop(c->walk);
+}
+
+int ex_ctf(const char *in, const char *out, const struct ex_opts *opts,
+	   struct ex_ctf_stats *st, char *err, size_t errlen)
 {
 	static const char *const names[] = { CTF_METADATA, CTF_STREAM, NULL };
-	static const struct mo_origin unknown = { .tid = -1, .vcpu = MO_NONE };
 	const struct vr_events *ev;
+	struct an_walk *walk;
 	struct ex_out o;
-	struct vr_item it;
-	struct mo_origin org;
 	struct cw *w = NULL;
-	bool *raw = NULL, has;
-	struct mr *m;
-	int e, n;
+	bool *raw = NULL;
+	int e;
 
 	memset(st, 0, sizeof(*st));
-	e = ex_in_open(&m, &ev, in, err, errlen);
+	e = ex_in_open(&walk, &ev, in, opts, err, errlen);
 	if (e)
 		return e;
-	e = ex_out_dir(&o, out, names, force, err, errlen);
+	e = ex_out_dir(&o, out, names, opts->force, err, errlen);
 	if (e) {
-		mr_close(m);
+		an_walk_close(walk);
 		return e;
 	}
 	w = calloc(1, sizeof(*w));
@@ -153,7 +186,7 @@ int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
 	}
 	w->st = st;
 	w->fd = -1;
-	e = write_metadata(o.fd, ev, vr_trace_session(mr_trace(m)), raw, st);
+	e = write_metadata(o.fd, ev, an_walk_session(walk), raw, st);
 	if (e) {
 		snprintf(err, errlen, "writing %s/%s: %s", out, CTF_METADATA, strerror(-e));
 		goto out;
@@ -164,29 +197,9 @@ int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
 		snprintf(err, errlen, "creating %s/%s: %s", out, CTF_STREAM, strerror(-e));
 		goto out;
 	}
-	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(mr_trace(m));
-	const Vmscope__Trace__ClockDesc *clk = s ? s->host_clock : NULL;
-
-	while (!w->err && (n = mr_next(m, &it, &org, &has)) == 1) {
-		if (it.kind == VR_LOSS) {
-			flush(w);	/* the loss falls between this packet and the next */
-			w->discarded += it.events;
-			st->discarded += it.events;
-			continue;
-		}
-		if (it.kind == VR_BAD)
-			st->bad++;
-		if (it.kind != VR_EVENT)
-			continue;
-		ptrdiff_t i = it.desc - ev->desc;
-
-		if (i < 0 || (size_t)i >= ev->n || it.size < it.desc->payload_size) {
-			st->skipped++;
-			continue;
-		}
-		add(w, (uint32_t)i, vr_clock_ns(clk, it.ts), has ? &org : &unknown, it.payload,
-		    it.desc->payload_size);
-	}
+	/* the walk's order and host times (ns), its exits unused */
+	e = an_walk_run(walk, &(struct an_hooks){ .ctx = &(struct ctf_in){ w, walk, ev },
+						  .record = ctf_record }, err, errlen);
 	flush(w);
 	if (!w->err && fsync(w->fd))
 		w->err = -errno;
@@ -194,7 +207,7 @@ int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
 		e = w->err;
 		snprintf(err, errlen, "writing %s/%s: %s", out, CTF_STREAM, strerror(-e));
 	} else {
-		e = ex_in_check_end(m, in, err, errlen);
+		e = ex_in_check_end(walk, e, in, opts, err, errlen);
 	}
 out:
 	if (w && w->fd >= 0)
@@ -205,6 +218,6 @@ out:
 		ex_out_abort(&o);
 	free(w);
 	free(raw);
-	mr_close(m);
+	an_walk_close(walk);
 	return e;
 }

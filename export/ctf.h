@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * `vmscope export --ctf`: a merged trace (merge/out.h) as a CTF 1.8 trace
+ * `vmscope export --ctf`: a merged trace (merge/out.h), or a raw one
+ * merged as it is read (ex_in.h), as a CTF 1.8 trace
  * folder (TSDL "metadata" + one binary stream "stream"), readable by
  * babeltrace2. The TSDL is generated from the event descriptors the trace
  * stores (ctf_tsdl.c), so no event has code of its own; payloads are
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ex_in.h"
 #include "reader.h"
 
 #define CTF_METADATA	"metadata"
@@ -27,11 +29,11 @@ struct ex_ctf_stats {
 	unsigned int raw_layouts; /* events written as raw bytes (see ctf_tsdl.c) */
 };
 
-/* Export the merged trace @in as the folder @out (refused if it exists,
- * unless @force and it holds only an export's files). 0, or -errno with
- * @err. */
-int ex_ctf(const char *in, const char *out, bool force, struct ex_ctf_stats *st,
-	   char *err, size_t errlen);
+/* Export the trace @in (merged or raw: ex_in.h) as the folder @out
+ * (refused if it exists, unless o->force and it holds only an export's
+ * files). 0, or -errno with @err. */
+int ex_ctf(const char *in, const char *out, const struct ex_opts *o,
+	   struct ex_ctf_stats *st, char *err, size_t errlen);
 
 /*
  * The TSDL metadata for the events of @ev (the merged table) into @f.

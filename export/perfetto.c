@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A merged trace as a Perfetto trace (perfetto.h, README.md):
+ * A merged trace (or a raw one, merged as it is read: ex_in.h) as a
+ * Perfetto trace (perfetto.h, README.md):
  *
  * - machines: the host's packets carry no machine_id, VM n's guest
  *   packets machine_id n + 1 (TracePacket.machine_id, upstream's field
@@ -562,8 +563,8 @@ static void pf_record(void *ctx, const struct vr_item *it, const struct mo_origi
 		an_walk_stop(p->w);
 }
 
-int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats *st,
-		char *err, size_t errlen)
+int ex_perfetto(const char *in, const char *out, const struct ex_opts *opts,
+		struct ex_pf_stats *st, char *err, size_t errlen)
 {
 	static Vmscope__Trace__SessionMetadata empty = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	struct pf_role_of *roles = NULL;
@@ -571,17 +572,13 @@ int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats 
 	struct an_walk *w;
 	struct ex_out o;
 	struct pf *p = NULL;
-	struct mr *m;
 	int e;
 
 	memset(st, 0, sizeof(*st));
-	e = an_walk_open(&w, in, AN_WALK_ANY_TRACE, err, errlen);
+	e = ex_in_open(&w, &ev, in, opts, err, errlen);
 	if (e)
 		return e;
-	m = an_walk_reader(w);
-	e = ex_in_events(m, &ev, in, err, errlen);
-	if (!e)
-		e = ex_out_file(&o, out, force, err, errlen);
+	e = ex_out_file(&o, out, opts->force, err, errlen);
 	if (e) {
 		an_walk_close(w);
 		return e;
@@ -589,7 +586,7 @@ int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats 
 	p = calloc(1, sizeof(*p));
 	roles = calloc(ev->n ? ev->n : 1, sizeof(*roles));
 	if (p) {
-		p->s = vr_trace_session(mr_trace(m));
+		p->s = an_walk_session(w);
 		if (!p->s)
 			p->s = &empty;
 		p->n_vms = (uint32_t)p->s->n_vms;
@@ -619,8 +616,8 @@ int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats 
 	if (p->err) {
 		snprintf(err, errlen, "writing %s: %s", out, strerror(-p->err));
 		e = p->err;
-	} else if (e >= 0) {
-		e = ex_in_check_end(m, in, err, errlen);
+	} else {
+		e = ex_in_check_end(w, e, in, opts, err, errlen);
 	}
 out:
 	if (p && p->f) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * `vmscope export --perfetto`: a merged trace (merge/out.h) as a Perfetto
+ * `vmscope export --perfetto`: a merged trace (merge/out.h), or a raw one
+ * merged as it is read (ex_in.h), as a Perfetto
  * protobuf trace (perfetto_subset.proto), streaming, in memory bounded by
  * fixed tables (not by the trace's length). See README.md for what goes
  * where.
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "ex_in.h"
 
 struct ex_pf_stats {
 	uint64_t events;	/* records read from the merged trace */
@@ -28,9 +31,9 @@ struct ex_pf_stats {
 	uint32_t machines;	/* host + VMs */
 };
 
-/* Export the merged trace @in as the file @out (refused if it exists,
- * unless @force). 0, or -errno with @err. */
-int ex_perfetto(const char *in, const char *out, bool force, struct ex_pf_stats *st,
-		char *err, size_t errlen);
+/* Export the trace @in (merged or raw: ex_in.h) as the file @out
+ * (refused if it exists, unless o->force). 0, or -errno with @err. */
+int ex_perfetto(const char *in, const char *out, const struct ex_opts *o,
+		struct ex_pf_stats *st, char *err, size_t errlen);
 
 #endif

@@ -275,24 +275,40 @@ int mg_p2_next(struct mg_p2 *c, struct mg_p2_rec *rec)
 	return 1;
 }
 
+/* The LossRecord the merged trace holds for a loss or gap @it. */
+static void loss_of(const struct vr_item *it, int *kind, uint64_t *events, uint64_t *subbufs,
+		    const char **detail)
+{
+	if (it->kind == VR_LOSS) {
+		/* a rise of the ring buffer's own counter has no kind (0),
+		 * which a LossRecord may not carry: readers would refuse the
+		 * frame and the loss with it */
+		*kind = it->loss_kind ? it->loss_kind :
+			VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD;
+		*events = it->events;
+		*subbufs = 0;
+		*detail = it->text ? it->text : "";
+	} else {
+		*kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP;
+		*events = 0;
+		*subbufs = it->last - it->first + 1;
+		*detail = "sub-buffers skipped";
+	}
+}
+
 /* Write @rec into the merged trace. */
 static int write_rec(struct mo *out, struct vr_trace *t, struct mg_result *r,
 		     const struct mg_p2_rec *rec)
 {
 	const struct vr_item *it = &rec->it;
-	int id;
+	uint64_t events, subbufs;
+	const char *detail;
+	int id, kind;
 
-	if (it->kind == VR_LOSS)
-		/* a rise of the ring buffer's own counter has no kind (0),
-		 * which a LossRecord may not carry: readers would refuse the
-		 * frame and the loss with it */
-		return mo_loss(out, &rec->st->origin, it->loss_kind ? it->loss_kind :
-			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, it->events, 0,
-			       rec->ts, it->text ? it->text : "");
-	if (it->kind == VR_GAP)
-		return mo_loss(out, &rec->st->origin,
-			       VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP, 0,
-			       it->last - it->first + 1, rec->ts, "sub-buffers skipped");
+	if (it->kind == VR_LOSS || it->kind == VR_GAP) {
+		loss_of(it, &kind, &events, &subbufs, &detail);
+		return mo_loss(out, &rec->st->origin, kind, events, subbufs, rec->ts, detail);
+	}
 	id = mo_id(out, t, rec->o.origin, it->desc);
 	if (id < 0) {
 		r->n.bad++;
@@ -300,6 +316,40 @@ static int write_rec(struct mo *out, struct vr_trace *t, struct mg_result *r,
 	}
 	r->n.out_events++;
 	return mo_event(out, id, rec->ts, it->payload, it->size, &rec->o);
+}
+
+int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struct mo_union *u,
+		    const struct vr_events *uev, struct vr_item *it, bool *has_o)
+{
+	const char *detail;
+	int id, kind;
+
+	*it = rec->it;
+	it->ts = rec->ts;	/* the time the merged trace has */
+	*has_o = false;
+	if (it->kind == VR_LOSS || it->kind == VR_GAP) {
+		/* what the reader makes of the LossRecord write_rec writes */
+		loss_of(&rec->it, &kind, &it->events, &it->first, &detail);
+		it->kind = VR_LOSS;
+		it->loss_kind = kind;
+		it->last = 0;
+		it->text = detail;
+		return 1;
+	}
+	id = mo_union_id(u, t, rec->o.origin, it->desc);
+	if (id < 0)
+		return 0;	/* write_rec leaves it out */
+	if (vr_events_index(uev, (unsigned int)id) != id) {
+		/* written, but not decodable with the merged table */
+		memset(it, 0, sizeof(*it));
+		it->kind = VR_BAD;
+		it->ts = rec->ts;
+		it->text = "undecodable with the merged table";
+		return 1;
+	}
+	it->desc = &uev->desc[id];
+	*has_o = true;
+	return 1;
 }
 
 void mg_p2_input(const struct mg_p2 *c, uint64_t *lost, uint64_t *gaps)

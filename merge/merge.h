@@ -222,6 +222,15 @@ int mg_p2_open(struct mg_p2 **out, struct vr_trace *t, struct mg_result *r,
 	       char *err, size_t errlen);
 /* The next record (VR_EVENT, VR_LOSS or VR_GAP): 1, or 0 at the end. */
 int mg_p2_next(struct mg_p2 *p, struct mg_p2_rec *rec);
+/*
+ * @rec as the merged trace's reader (out.h mr_next) gives it back once
+ * mg_merge wrote it: an event with its descriptor in @uev (the union
+ * table @u, of @t, decoded with vr_events_from_pb) and its origin (*@has_o),
+ * a loss or gap as the LossRecord written for it, at the merged time.
+ * 1 with *@it, or 0 when the merged trace does not hold it.
+ */
+int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struct mo_union *u,
+		    const struct vr_events *uev, struct vr_item *it, bool *has_o);
 /* The input's lost events and skipped sub-buffers read so far. */
 void mg_p2_input(const struct mg_p2 *p, uint64_t *lost, uint64_t *gaps);
 /* 0, or -EIO (@err) when a spilled exchange could not be read back. */

@@ -18,9 +18,7 @@
 struct mo {
 	int dirfd;
 	struct tf_writer *meta, *w;
-	uint32_t n_origins;
-	uint32_t *base;		/* [n_origins]: merged id of index 0 */
-	uint32_t *count;	/* [n_origins] */
+	struct mo_union u;	/* the one event table, written in the metadata */
 	Vmscope__Trace__Origin origin;
 	/* the chunk being built */
 	uint8_t recs[MO_CHUNK_BYTES];
@@ -35,20 +33,6 @@ struct mo {
 	Vmscope__Trace__InputAccount in;
 	char in_path[4096], in_first[320];
 };
-
-static const struct vr_events *table(const struct vr_trace *t, uint32_t origin)
-{
-	return origin ? vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, origin - 1)
-		      : vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
-}
-
-static const Vmscope__Trace__EventTable *pb_table(const Vmscope__Trace__SessionMetadata *s,
-						 uint32_t origin)
-{
-	if (!s)
-		return NULL;
-	return origin ? s->vms[origin - 1]->guest_events : s->host_events;
-}
 
 static void header(struct tf_writer *w, const Vmscope__Trace__SessionMetadata *s,
 		   int role, Vmscope__Trace__Origin *o)
@@ -71,67 +55,15 @@ static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
 {
 	const Vmscope__Trace__SessionMetadata *s = vr_trace_session(t);
 	Vmscope__Trace__SessionMetadata copy = VMSCOPE__TRACE__SESSION_METADATA__INIT;
-	Vmscope__Trace__EventTable u = VMSCOPE__TRACE__EVENT_TABLE__INIT;
-	Vmscope__Trace__Origin ho = VMSCOPE__TRACE__ORIGIN__INIT;
-	Vmscope__Trace__EventDesc *ev = NULL, **evp = NULL;
-	char (*names)[VMSCOPE_NAME_LEN] = NULL;
-	uint32_t total = 0;
-	int e = 0;
+	int e = mo_union_build(&m->u, t, err, errlen);
 
-	for (uint32_t o = 0; o < m->n_origins; o++) {
-		const Vmscope__Trace__EventTable *pt = pb_table(s, o);
-		const struct vr_events *vt = table(t, o);
-
-		m->base[o] = total;
-		/* the reader's table holds the first VR_MAX_EVENTS, in order */
-		m->count[o] = vt && pt ? vt->n : 0;
-		total += m->count[o];
-	}
-	if (total > VR_MAX_EVENTS) {
-		snprintf(err, errlen, "%u event types: more than one merged table holds (%u)",
-			 total, VR_MAX_EVENTS);
-		return -E2BIG;
-	}
-	ev = calloc(total ? total : 1, sizeof(*ev));
-	evp = calloc(total ? total : 1, sizeof(*evp));
-	names = calloc(total ? total : 1, sizeof(*names));
-	if (!ev || !evp || !names) {
-		e = -ENOMEM;
+	if (e)
 		goto out;
-	}
-	for (uint32_t o = 0; o < m->n_origins; o++) {
-		const Vmscope__Trace__EventTable *pt = pb_table(s, o);
-
-		for (uint32_t i = 0; i < m->count[o]; i++) {
-			uint32_t k = m->base[o] + i;
-
-			ev[k] = *pt->events[i];
-			ev[k].id = k;
-			if (o)
-				snprintf(names[k], sizeof(names[k]), "vm%u:%s", o - 1,
-					 pt->events[i]->name ? pt->events[i]->name : "");
-			else
-				snprintf(names[k], sizeof(names[k]), "%s",
-					 pt->events[i]->name ? pt->events[i]->name : "");
-			ev[k].name = names[k];
-			evp[k] = &ev[k];
-		}
-	}
 	if (s)
 		copy = *s;
 	if (s && vms)
 		copy.vms = vms;
-	ho.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
-	u.origin = &ho;
-	if (s && s->host_events) {
-		u.ringbuf_abi = s->host_events->ringbuf_abi;
-		u.module_version = s->host_events->module_version;
-	} else {
-		u.ringbuf_abi = VMSCOPE_RB_ABI_VERSION;
-	}
-	u.n_events = total;
-	u.events = evp;
-	copy.host_events = &u;
+	copy.host_events = &m->u.table;
 	e = tf_writer_create(&m->meta, m->dirfd, TF_TRACE_METADATA, NULL);
 	if (!e) {
 		header(m->meta, s, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_METADATA, NULL);
@@ -140,9 +72,6 @@ static int write_meta(struct mo *m, const char *path, const struct vr_trace *t,
 		 * account) is appended by mo_close() */
 	}
 out:
-	free(ev);
-	free(evp);
-	free(names);
 	if (e && !err[0])
 		snprintf(err, errlen, "%s/%s: %s", path, TF_TRACE_METADATA, strerror(-e));
 	return e;
@@ -154,8 +83,7 @@ static void mo_free(struct mo *m)
 		tf_writer_close(m->meta);
 	if (m->dirfd >= 0)
 		close(m->dirfd);
-	free(m->base);
-	free(m->count);
+	mo_union_free(&m->u);
 	free(m->side);
 	free(m);
 }
@@ -179,11 +107,8 @@ int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
 	if (!m)
 		return -ENOMEM;
 	m->dirfd = -1;
-	m->n_origins = 1 + (s ? (uint32_t)s->n_vms : 0);
-	m->base = calloc(m->n_origins, sizeof(*m->base));
-	m->count = calloc(m->n_origins, sizeof(*m->count));
 	m->side = malloc((MO_CHUNK_BYTES / VMSCOPE_RB_REC_HDR_SIZE) * MO_ORIGIN_SIZE);
-	if (!m->base || !m->count || !m->side) {
+	if (!m->side) {
 		e = -ENOMEM;
 		goto fail;
 	}
@@ -218,15 +143,7 @@ fail:
 int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,
 	  const struct vmscope_event_desc *d)
 {
-	const struct vr_events *vt;
-	ptrdiff_t i;
-
-	if (origin >= m->n_origins || !(vt = table(t, origin)))
-		return -1;
-	i = d - vt->desc;
-	if (i < 0 || (uint32_t)i >= m->count[origin])
-		return -1;
-	return (int)(m->base[origin] + (uint32_t)i);
+	return mo_union_id(&m->u, t, origin, d);
 }
 
 void mo_origin_decode(const uint8_t *p, struct mo_origin *o)

@@ -39,6 +39,31 @@ struct mo_origin {
 
 #define MO_ORIGIN_SIZE	24
 
+/*
+ * The union event table (union.c): the host table, then each VM's, guest
+ * events renamed "vmN:name", ids renumbered; @table points into the rest.
+ * The writer stores it as the metadata's host table; a reader of a raw
+ * trace's pass 2 (merge.h mg_p2_as_merged) decodes records with it as the
+ * merged trace's reader would.
+ */
+struct mo_union {
+	Vmscope__Trace__EventTable table;
+	Vmscope__Trace__Origin origin;
+	Vmscope__Trace__EventDesc *ev, **evp;
+	char (*names)[VMSCOPE_NAME_LEN];
+	uint32_t n_origins;
+	uint32_t *base, *count;	/* [n_origins]: merged id of its index 0, events */
+};
+
+/* The union of trace @t's tables. 0, or -ENOMEM, or -E2BIG with @err
+ * (more events than one table holds). mo_union_free() in every case. */
+int mo_union_build(struct mo_union *u, const struct vr_trace *t, char *err, size_t errlen);
+/* The merged id of event @d of the table of @origin (0 host, n VM n-1), or
+ * -1 when it has none. */
+int mo_union_id(const struct mo_union *u, const struct vr_trace *t, uint32_t origin,
+		const struct vmscope_event_desc *d);
+void mo_union_free(struct mo_union *u);
+
 struct mo;
 
 /* Create the merged trace @path (must not exist) for input trace @t. */

@@ -4,12 +4,15 @@
  * merged traces. The input becomes a merged trace (in /dev/shm, written
  * by merge's own writer through analysis/tests/scen.h): 1-2 VMs of 1-4
  * vCPUs, then records of every kind the walk interprets — kvm_exit,
- * kvm_entry, kvm_userspace_exit, host sched_switch, guest sched_switch and
- * sched_wakeup, losses — with origins (host CPU, thread: unknown, a vCPU
+ * kvm_entry, kvm_userspace_exit, an exit's detail (kvm_pio, kvm_mmio,
+ * kvm_msr), host sched_switch, guest sched_switch and sched_wakeup,
+ * losses — with origins (host CPU, thread: unknown, a vCPU
  * thread or another; VM; guest CPU) and fields (vCPU ids, reasons, ISA,
  * pids, names) from small sets or raw, in non-decreasing time. Asserts,
  * beyond no crash/leak/UB: the walk reads it to a clean end; the groups'
- * counts add up to the completed exits and so do the vCPUs'; every
+ * counts add up to the completed exits (by port, msr or mmio with the
+ * exits without that detail, and each group of that detail's kind) and
+ * so do the vCPUs'; every
  * group's percentiles lie within its min and max; the top-N is sorted;
  * the groups' SVG (exits_svg.h), titled with the VM's and the group's
  * names (guest task comms by task: raw bytes in the trace, printable
@@ -154,13 +157,36 @@ static void write_sync(struct in *in, struct scen_out *o, struct mo_origin *mo, 
 	scen_out_event(o, mo->origin, VMSCOPE_EV_sync_guest, ts, old, sizeof(old), mo);
 }
 
+/* A host kvm_pio, kvm_mmio or kvm_msr record, keys from small sets. */
+static void write_detail(struct in *in, struct scen_out *o, struct mo_origin *mo, uint64_t ts)
+{
+	unsigned int d = (unsigned int)take(in, 1);
+
+	if (d % 3 == 0) {
+		struct vmscope_ev_kvm_pio e = { .write = d >> 2 & 1, .size = 1, .count = 1 };
+
+		e.port = (uint32_t)val(in, 0x70, 1);
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_pio, ts, &e, sizeof(e), mo);
+	} else if (d % 3 == 1) {
+		struct vmscope_ev_kvm_mmio e = { .type = (d >> 2) % 4, .len = 4 };
+
+		e.gpa = val(in, 0xfee00000, 3);
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_mmio, ts, &e, sizeof(e), mo);
+	} else {
+		struct vmscope_ev_kvm_msr e = { .write = d >> 2 & 1 };
+
+		e.ecx = (uint32_t)val(in, 0x6e0, 1);
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_msr, ts, &e, sizeof(e), mo);
+	}
+}
+
 static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			  unsigned int vcpus, bool abi03)
 {
 	uint64_t ts = SCEN_H0;
 
 	for (int k = 0; k < 4000 && in->n; k++) {
-		unsigned int kind = (unsigned int)take(in, 1) % 9;
+		unsigned int kind = (unsigned int)take(in, 1) % 10;
 		struct mo_origin mo = { 0 };
 		uint32_t vm = (uint32_t)take(in, 1) % n_vms;
 
@@ -216,6 +242,8 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			mo.cpu %= 8;
 			mo.vcpu = mo.cpu;
 			write_sync(in, o, &mo, ts, abi03);
+		} else if (kind == 9) {	/* an exit's detail (walk_detail.c) */
+			write_detail(in, o, &mo, ts);
 		} else {
 			scen_out_loss(o, ts);
 		}
@@ -229,7 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned int n_vms = 1 + (unsigned int)(take(&in, 1) & 1);
 	unsigned int vcpus = 1 + (unsigned int)(take(&in, 1) % 4);
 	unsigned int b = (unsigned int)take(&in, 1);
-	enum an_by by = (enum an_by)(b % 4);
+	enum an_by by = (enum an_by)(b % AN_BY_N);
 	bool abi03 = b >> 2 & 1;	/* the guests' table as ABI 0.3 had it */
 	struct an_hooks h = { .exit = an_exits_add };
 	struct scen_out *o;
@@ -263,12 +291,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t r = 0; r < g->nr; r++)
 			rs += g->r[r].count;
 		ASSERT(by == AN_BY_REASON || rs == g->h.count);
+		/* by what was accessed: only exits that accessed it */
+		ASSERT(by < AN_BY_PORT || g->d.kind == (by == AN_BY_PORT ? AN_DETAIL_PIO :
+						       by == AN_BY_MSR ? AN_DETAIL_MSR :
+						       AN_DETAIL_MMIO));
 	}
-	ASSERT(sum == an_walk_counts(w)->exits);
+	ASSERT(sum + x.no_detail == an_walk_counts(w)->exits);
+	ASSERT(by >= AN_BY_PORT || !x.no_detail);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
 		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++)
 			vsum += an_walk_vcpu_time(w, vm, c)->exits;
-	ASSERT(vsum == sum);
+	ASSERT(vsum == sum + x.no_detail);
 	ntop = an_topn_sort(&x.top);
 	for (size_t i = 1; i < ntop; i++) {
 		const struct an_exit *a = an_topn_item(&x.top, i - 1), *b = an_topn_item(&x.top, i);

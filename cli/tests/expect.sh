@@ -68,6 +68,14 @@ interrupt() {
 	[ -n "$partial" ]
 }
 
+# raw_traces: $dir/raw (test_online --write) and $dir/raw2 (test_merge
+# --write), with the writers in $online and $merge; the test ends here
+# when one cannot be written.
+raw_traces() {
+	"$online" --write "$dir/raw" >/dev/null || { echo "FAIL: writing the raw trace"; exit 1; }
+	"$merge" --write "$dir/raw2" >/dev/null || { echo "FAIL: writing the second raw trace"; exit 1; }
+}
+
 # damage_raw RAW: two damaged copies of the raw trace RAW (test_online
 # --write's) beside it, $dir/flip with a flipped byte in the middle of
 # host-cpu0.vtf, $dir/cut with guest0-cpu0.vtf cut in half.

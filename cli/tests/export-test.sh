@@ -50,9 +50,12 @@ expect 2 'usage: vmscope export' -- export
 expect 2 '--perfetto or --ctf' -- export "$m" -o "$dir/x"
 expect 2 'one of --perfetto or --ctf' -- export --perfetto --ctf "$m" -o "$dir/x"
 expect 2 '-o OUTPUT' -- export --ctf "$m"
-expect 1 'not a merged trace' -- export --perfetto "$dir/t" -o "$dir/x"
-expect 1 'not a merged trace' -- export --ctf "$dir/t" -o "$dir/x"
-[ -e "$dir/x" ] && fail "output written for a non-merged input"
+# a raw trace is exported too (export-raw-test.sh); a folder that is no
+# trace is not
+mkdir "$dir/notrace"
+expect 1 'not a trace' -- export --perfetto "$dir/notrace" -o "$dir/x"
+expect 1 'not a trace' -- export --ctf "$dir/notrace" -o "$dir/x"
+[ -e "$dir/x" ] && fail "output written for an input that is no trace"
 expect 2 'the output .*/p.pf would be inside the input .*t.merged' -- export --perfetto "$m" -o "$m/p.pf"
 expect 2 'would be inside the input' -- export --ctf "$m" -o "$m/"
 [ -e "$m/p.pf" ] && fail "an export was written into its input"

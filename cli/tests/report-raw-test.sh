@@ -20,8 +20,7 @@ exe=$1 online=$2 merge=$3
 . "$(dirname "$0")/expect.sh"
 expect_tmpdir report-raw-test
 
-"$online" --write "$dir/raw" >/dev/null || { echo "FAIL: writing the raw trace"; exit 1; }
-"$merge" --write "$dir/raw2" >/dev/null || { echo "FAIL: writing the second raw trace"; exit 1; }
+raw_traces
 
 # same ARGS...: stdout of `report ARGS RAW` equals `report ARGS MERGED`
 # (the trace's path taken out), for both traces

@@ -322,7 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vr_trace_close(t);
 
 	/* Perfetto: unpacks, packets and slices add up */
-	ASSERT(ex_perfetto(mp, pp, false, &ps, err, sizeof(err)) == 0);
+	ASSERT(ex_perfetto(mp, pp, &(struct ex_opts){ 0 }, &ps, err, sizeof(err)) == 0);
 	size_t len;
 	uint8_t *b = util_read_all(AT_FDCWD, pp, &len);
 
@@ -351,7 +351,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(b);
 
 	/* CTF: every record, the metadata's layouts match the payloads */
-	ASSERT(ex_ctf(mp, cp, false, &cs, err, sizeof(err)) == 0);
+	ASSERT(ex_ctf(mp, cp, &(struct ex_opts){ 0 }, &cs, err, sizeof(err)) == 0);
 	if (getenv("FUZZ_EXPORT_DEBUG"))
 		fprintf(stderr, "ctf %lu/%lu events, %lu skipped, %lu/%lu discarded\n",
 			(unsigned long)cs.events, (unsigned long)written, (unsigned long)cs.skipped,

@@ -99,7 +99,7 @@ int main(void)
 	n_names = report_names(merged, names, 4);
 	CHECK_EQ(n_names, 2);
 	CHECK(!strcmp(names[0], "unknown"));
-	CHECK_EQ(ex_perfetto(merged, out, false, &st, err, sizeof(err)), 0);
+	CHECK_EQ(ex_perfetto(merged, out, &(struct ex_opts){ 0 }, &st, err, sizeof(err)), 0);
 	CHECK_EQ(st.slices, 2);
 	CHECK_EQ(st.exits_unpaired, 1);
 	img = util_read_all(fd, "out.pftrace", &len);

@@ -20,7 +20,8 @@
  * damage; an intact input's: every host event and every converted guest
  * event is in the merged trace exactly once, in non-decreasing time, each
  * with its origin; the merged stream ends clean and indexed; the counts
- * of the report add up.
+ * of the report add up; pass 2 read again as the walk reads a raw trace
+ * (mg_p2_as_merged) gives exactly the items of the merged trace read back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,6 +121,54 @@ static void check_online(struct vr_trace *t, const struct mg_result *r2, bool da
 			ASSERT(om_result(m)->pair->st.paired == r2->pair->st.paired);
 	}
 	om_close(m);
+}
+
+/* Pass 2 once more, each record as mg_p2_as_merged gives it (what the
+ * walk reads of a raw trace: reports and exports of it) against the
+ * merged trace read back: the same items, descriptors, payloads, origins
+ * and losses, in the same order. Run last: it adds to @r's counts. */
+static void check_as_merged(struct vr_trace *t, struct mg_result *r, const char *merged)
+{
+	struct vr_events *uev = NULL;
+	struct mo_union u;
+	struct mg_p2 *p2;
+	struct mg_p2_rec rec;
+	struct vr_item a, b;
+	struct mo_origin ob;
+	bool ha, hb;
+	struct mr *m;
+	char err[512];
+
+	ASSERT(mo_union_build(&u, t, err, sizeof(err)) == 0);
+	ASSERT(vr_events_from_pb(&uev, &u.table) == 0);
+	ASSERT(mg_p2_open(&p2, t, r, err, sizeof(err)) == 0);
+	ASSERT(mr_open(&m, merged, MR_ACCEPT_DAMAGE, err, sizeof(err)) == 0);
+	const struct vr_events *mev = vr_trace_events(mr_trace(m), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+
+	for (;;) {
+		int got = 0;
+
+		while (!got && mg_p2_next(p2, &rec) == 1)
+			got = mg_p2_as_merged(&rec, t, &u, uev, &a, &ha);
+		if (!got) {
+			ASSERT(mr_next(m, &b, &ob, &hb) == 0);
+			break;
+		}
+		ASSERT(mr_next(m, &b, &ob, &hb) == 1);
+		ASSERT(a.kind == b.kind && a.ts == b.ts && ha == hb);
+		if (a.kind == VR_LOSS)
+			ASSERT(a.events == b.events && a.loss_kind == b.loss_kind &&
+			       a.first == b.first && !strcmp(a.text, b.text));
+		if (a.kind != VR_EVENT)
+			continue;
+		ASSERT(a.desc - uev->desc == b.desc - mev->desc);
+		ASSERT(a.size == b.size && !memcmp(a.payload, b.payload, a.size));
+		ASSERT(!memcmp(&rec.o, &ob, sizeof(ob)));
+	}
+	mr_close(m);
+	ASSERT(mg_p2_close(p2, err, sizeof(err)) == 0);
+	vr_events_free(uev);
+	mo_union_free(&u);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -360,6 +409,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mr_close(m);
 out:
 	check_online(t, &r, damaged, host, guest);
+	check_as_merged(t, &r, out_path);
 	mg_result_free(&r);
 	vr_trace_close(t);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

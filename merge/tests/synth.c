@@ -202,6 +202,11 @@ static void sw_flush(struct synth_stream *w)
 	if (!w->n)
 		return;
 	c.origin = &w->o;
+	if (w->losses && w->seq == 3)
+		w->lost += 17;	/* the ring buffer dropped records before it */
+	if (w->losses && w->seq == 6)
+		w->seq++;	/* a sub-buffer that never reached the file */
+	c.lost_before = w->lost;
 	c.seq = w->seq++;
 	c.begin_ts = w->begin;
 	c.end_ts = w->prev;
@@ -550,6 +555,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 			}
 	tf_trace_host_name(name, sizeof(name), 0, h);
 	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, h);
+	w.losses = s->losses;
 	if (e)
 		return e;
 	if (s->keep_channel) {
@@ -679,6 +685,7 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 
 	tf_trace_guest_name(name, sizeof(name), vm, v);
 	e = synth_stream_open(&w, dfd, name, VMSCOPE__TRACE__SIDE__SIDE_GUEST, vm, v);
+	w.losses = s->losses;
 	if (e)
 		return e;
 	for (;;) {

@@ -90,6 +90,9 @@ struct synth {
 	uint64_t ustep_ns;	/* VM 0: its clock steps forward this much at
 				 * tau_ustep, no kvm_write_tsc_offset */
 	uint64_t tau_ustep;
+	bool losses;		/* every stream: 17 records lost before its 4th
+				 * chunk, a sub-buffer missing before its 7th
+				 * (sequence number skipped, no record gone) */
 	uint64_t short_k;	/* VM 0's CPU 0: its exchange k (> 0) spends
 				 * 100 us in the host and 10 ns less in the
 				 * guest (inside the library's drift prior) */
@@ -149,6 +152,8 @@ struct synth_stream {
 	size_t len;
 	uint32_t n;
 	uint64_t begin, prev, seq;
+	uint64_t lost;		/* its chunks' lost_before */
+	bool losses;		/* synth.losses */
 	int err;
 };
 

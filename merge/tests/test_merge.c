@@ -23,7 +23,9 @@
  *   guests' readings 10 000 ticks (4 us) off the offset, none does.
  *
  * `test_merge --write DIR [SECONDS]` writes the default synthetic trace
- * (used by cli/tests/merge-test.sh), SECONDS long instead of 0.4 s.
+ * (used by cli/tests/merge-test.sh), SECONDS long instead of 0.4 s;
+ * `--write-losses` the same with a ring-buffer loss and a missing
+ * sub-buffer in every stream (synth.losses; cli/tests/export-raw-test.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -534,8 +536,10 @@ int main(int argc, char **argv)
 	struct synth s;
 	char dir[256];
 
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--write")) {
+	if ((argc == 3 || argc == 4) && (!strcmp(argv[1], "--write") ||
+					 !strcmp(argv[1], "--write-losses"))) {
 		synth_defaults(&s, 1);
+		s.losses = !strcmp(argv[1], "--write-losses");
 		if (argc == 4)	/* a longer recording: for tests that interrupt a merge */
 			s.duration_ns = strtoull(argv[3], NULL, 10) * 1000000000ull;
 		return synth_write(&s, argv[2]) ? 1 : 0;
