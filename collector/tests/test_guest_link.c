@@ -261,10 +261,5 @@ int main(void)
 	test_rules();
 	test_origin();
 	test_reconnect_loss();
-	if (check_failures) {
-		fprintf(stderr, "test_guest_link: %d failures\n", check_failures);
-		return 1;
-	}
-	printf("test_guest_link: ok\n");
-	return 0;
+	return check_result("test_guest_link");
 }

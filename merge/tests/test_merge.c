@@ -589,7 +589,5 @@ int main(int argc, char **argv)
 	run_tsc(dir, "tscsession", 0, true);
 	run_tsc(dir, "tsclie", 10000, false);
 	tf_test_rmdir(dir);
-	if (check_failures)
-		fprintf(stderr, "%d checks failed\n", check_failures);
-	return check_failures ? 1 : 0;
+	return check_result("test_merge");
 }

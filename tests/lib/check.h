@@ -25,13 +25,17 @@ __attribute__((weak)) int check_failures;
 	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); check_failures++; } } while (0)
 
-/* "@name: N failures" or nothing; the exit status for main. */
+/*
+ * The end of every test's main: "@name: N failures" to stderr, or
+ * "@name: ok" to stdout; the exit status for main.
+ */
 static inline int check_result(const char *name)
 {
 	if (check_failures) {
 		fprintf(stderr, "%s: %d failures\n", name, check_failures);
 		return EXIT_FAILURE;
 	}
+	printf("%s: ok\n", name);
 	return EXIT_SUCCESS;
 }
 
