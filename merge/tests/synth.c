@@ -12,6 +12,7 @@
 
 #include "events_compat.h"
 #include "out.h"
+#include "rb_decode.h"
 #include "reader.h"
 #include "synth.h"
 #include "tracefmt.h"
@@ -222,7 +223,7 @@ void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, cons
 		sw_flush(w);
 	if (!w->n)
 		w->begin = w->prev = ts;
-	w->len += mo_rec_encode(w->recs + w->len, w->prev, ts, id, p, size);
+	w->len += vmscope_rb_rec_encode(w->recs + w->len, w->prev, ts, id, p, size);
 	w->prev = ts;
 	w->n++;
 }
