@@ -189,6 +189,168 @@ static void check_width(const struct run *r,
 	}
 }
 
+/* P1: every sample resolved once; the counts add up. */
+static void check_p1(const struct sim *sim, const struct run *r,
+		     const struct vmscope_sync_stats *st)
+{
+	uint64_t dropped = 0;
+	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
+		dropped += st->dropped[k];
+	CHECK(st->submitted == (uint64_t)sim->n &&
+	      st->accepted + dropped == st->submitted, "stats do not add up");
+	for (int i = 0; i < sim->n; i++)
+		CHECK(r->resolved[i] == 1, "sample %d resolved %d times", i,
+		      r->resolved[i]);
+}
+
+/* P2: no forged sample accepted; no honest one dropped without a step. */
+static void check_p2(const struct sim *sim, const struct run *r, const struct sim_params *p,
+		     const struct vmscope_sync_stats *st)
+{
+	int honest_dropped = 0;
+	for (int i = 0; i < sim->n; i++) {
+		enum sim_kind k = sim->s[i].kind;
+		if (k != SIM_HONEST) {
+			CHECK(r->outcome[i] < 0, "forged sample %d (%s) accepted into "
+			      "segment %lld", i, sim_kind_name[k],
+			      (long long)r->outcome[i]);
+			T.forged_by[k]++;
+			T.reason_by[k][-1 - r->outcome[i]]++;
+		} else if (r->outcome[i] < 0) {
+			honest_dropped++;
+		}
+	}
+	if (p->n_steps == 0)
+		CHECK(honest_dropped == 0, "%d honest samples dropped (first "
+		      "reason ...)", honest_dropped);
+	T.honest_dropped += honest_dropped;
+	T.forged += sim->n_forged;
+	T.samples += sim->n;
+	T.detected += st->breaks_detected;
+}
+
+/*
+ * The samples of segment @s from a piece other than its own @piece: only
+ * if true of its piece too, and flagged as after its certain end; how far
+ * the bound misses their own piece is reported.
+ */
+static void check_foreign(const struct run *r, const struct sim *sim,
+			  const struct vmscope_sync_segment *s, int piece)
+{
+	for (int i = 0; i < sim->n; i++) {
+		const struct vmscope_sync_exchange *x = &sim->s[i].x;
+		if (r->outcome[i] != (int64_t)s->id ||
+		    sim->s[i].piece == piece)
+			continue;
+		bool ok = sim_truth_minus(sim, piece, x->t1, x->t2) <= 1e-3L &&
+			  sim_truth_minus(sim, piece, x->t4, x->t3) >= -1e-3L;
+		if (kink_mode && !ok) {
+			T.kink_foreign++;
+			continue;
+		}
+		CHECK(ok,
+		      "segment %llu (piece %d) holds a sample of piece %d "
+		      "that contradicts it", (unsigned long long)s->id,
+		      piece, sim->s[i].piece);
+		T.foreign_ok++;
+		CHECK(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
+		      "piece %d not flagged as after its certain end",
+		      (unsigned long long)s->id, sim->s[i].piece);
+		/* Its own piece's relation at its time is what a merge
+		 * would need there; report how far the bound misses it. */
+		uint64_t flo, fhi;
+		vmscope_sync_segment_bound(s, x->t1, &flo, &fhi);
+		long double own = sim_truth_minus(sim, sim->s[i].piece, x->t1, flo);
+		long double miss = own < 0 ? -own
+			: own > (long double)(fhi - flo) ? own - (fhi - flo) : 0;
+		if ((double)miss > T.foreign_miss)
+			T.foreign_miss = (double)miss;
+	}
+}
+
+/* P3, P4, P5 of segment @s: its samples, its bound, its verdict. */
+static void check_segment_props(const struct run *r, const struct sim *sim,
+				const struct vmscope_sync_segment *s, uint64_t seed)
+{
+	/* The segment's clock piece is the one most of its samples
+	 * come from. A sample of another piece may be in it only if
+	 * it is true of this piece too (e.g. an exchange whose round
+	 * trip is longer than the step). */
+	int votes[8] = { 0 }, piece = 0, n_in = 0;
+	uint64_t W = 0;
+	for (int i = 0; i < sim->n; i++)
+		if (r->outcome[i] == (int64_t)s->id) {
+			votes[sim->s[i].piece]++;
+			n_in++;
+		}
+	for (int k = 1; k < sim->n_pieces; k++)
+		if (votes[k] > votes[piece])
+			piece = k;
+	check_foreign(r, sim, s, piece);
+	CHECK(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
+	      (unsigned long long)s->n_samples);
+	for (int i = 0; i < sim->n; i++) {
+		if (r->outcome[i] != (int64_t)s->id)
+			continue;
+		const struct vmscope_sync_exchange *x = &sim->s[i].x;
+		check_contains(r, s, piece, x->t1, "t1");
+		check_contains(r, s, piece, x->t4, "t4");
+		uint64_t lo, hi;
+		vmscope_sync_segment_bound(s, x->t1, &lo, &hi);
+		if (hi - lo > W)
+			W = hi - lo;
+		vmscope_sync_segment_bound(s, x->t4, &lo, &hi);
+		if (hi - lo > W)
+			W = hi - lo;
+	}
+	uint64_t span = s->g_last - s->g_first;
+	check_contains(r, s, piece, s->g_first, "g_first");
+	check_contains(r, s, piece, s->g_last, "g_last");
+	check_contains(r, s, piece, s->g_first - span / 4 - 1000000,
+		       "before span");
+	check_contains(r, s, piece, s->g_last + span / 4 + 1000000,
+		       "after span");
+	struct vmscope_sync_summary sum;
+	vmscope_sync_segment_summary(s, 4, &sum);
+	CHECK(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
+	      sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d",
+	      sum.verdict);
+	if (sum.verdict == VMSCOPE_SYNC_ACCURATE)
+		T.accurate++;
+	else
+		T.approx++;
+	if (s->p.n > T.max_hull)
+		T.max_hull = s->p.n;
+	if (s->q.n > T.max_hull)
+		T.max_hull = s->q.n;
+	if (s->n_samples >= 8)
+		check_width(r, s, W, seed);
+	T.segments++;
+}
+
+/* P6: a fit across an unsignalled step fails, and answers nothing. */
+static void check_p6(const struct sim *sim, const struct sim_params *p)
+{
+	if (p->n_steps > 0 && !p->steps_signalled && !kink_mode) {
+		struct vmscope_sync_exchange *hx = calloc(sim->n, sizeof(*hx));
+		int nh = 0;
+		for (int i = 0; i < sim->n; i++)
+			if (sim->s[i].kind == SIM_HONEST)
+				hx[nh++] = sim->s[i].x;
+		struct vmscope_sync_segment fit;
+		vmscope_sync_fit(hx, nh, p->ppm_prior, &fit);
+		struct vmscope_sync_summary sum;
+		vmscope_sync_segment_summary(&fit, 4, &sum);
+		CHECK(sum.verdict == VMSCOPE_SYNC_FAILED,
+		      "fit across an unsignalled step did not fail");
+		uint64_t lo, hi;
+		CHECK(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
+		      "failed fit answered a query");
+		T.fails_checked++;
+		free(hx);
+	}
+}
+
 static void one_run(uint64_t seed)
 {
 	struct sim_params p;
@@ -221,144 +383,11 @@ static void one_run(uint64_t seed)
 	vmscope_sync_get_stats(ctx, &st);
 	vmscope_sync_free(ctx);
 
-	/* P1 */
-	uint64_t dropped = 0;
-	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
-		dropped += st.dropped[k];
-	CHECK(st.submitted == (uint64_t)sim.n &&
-	      st.accepted + dropped == st.submitted, "stats do not add up");
-	for (int i = 0; i < sim.n; i++)
-		CHECK(r.resolved[i] == 1, "sample %d resolved %d times", i,
-		      r.resolved[i]);
-
-	/* P2 */
-	int honest_dropped = 0;
-	for (int i = 0; i < sim.n; i++) {
-		enum sim_kind k = sim.s[i].kind;
-		if (k != SIM_HONEST) {
-			CHECK(r.outcome[i] < 0, "forged sample %d (%s) accepted into "
-			      "segment %lld", i, sim_kind_name[k],
-			      (long long)r.outcome[i]);
-			T.forged_by[k]++;
-			T.reason_by[k][-1 - r.outcome[i]]++;
-		} else if (r.outcome[i] < 0) {
-			honest_dropped++;
-		}
-	}
-	if (p.n_steps == 0)
-		CHECK(honest_dropped == 0, "%d honest samples dropped (first "
-		      "reason ...)", honest_dropped);
-	T.honest_dropped += honest_dropped;
-	T.forged += sim.n_forged;
-	T.samples += sim.n;
-	T.detected += st.breaks_detected;
-
-	/* P3, P4, P5 */
-	for (int j = 0; j < r.n_seg; j++) {
-		const struct vmscope_sync_segment *s = &r.seg[j];
-		/* The segment's clock piece is the one most of its samples
-		 * come from. A sample of another piece may be in it only if
-		 * it is true of this piece too (e.g. an exchange whose round
-		 * trip is longer than the step). */
-		int votes[8] = { 0 }, piece = 0, n_in = 0;
-		uint64_t W = 0;
-		for (int i = 0; i < sim.n; i++)
-			if (r.outcome[i] == (int64_t)s->id) {
-				votes[sim.s[i].piece]++;
-				n_in++;
-			}
-		for (int k = 1; k < sim.n_pieces; k++)
-			if (votes[k] > votes[piece])
-				piece = k;
-		for (int i = 0; i < sim.n; i++) {
-			const struct vmscope_sync_exchange *x = &sim.s[i].x;
-			if (r.outcome[i] != (int64_t)s->id ||
-			    sim.s[i].piece == piece)
-				continue;
-			bool ok = sim_truth_minus(&sim, piece, x->t1, x->t2) <= 1e-3L &&
-				  sim_truth_minus(&sim, piece, x->t4, x->t3) >= -1e-3L;
-			if (kink_mode && !ok) {
-				T.kink_foreign++;
-				continue;
-			}
-			CHECK(ok,
-			      "segment %llu (piece %d) holds a sample of piece %d "
-			      "that contradicts it", (unsigned long long)s->id,
-			      piece, sim.s[i].piece);
-			T.foreign_ok++;
-			CHECK(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
-			      "piece %d not flagged as after its certain end",
-			      (unsigned long long)s->id, sim.s[i].piece);
-			/* Its own piece's relation at its time is what a merge
-			 * would need there; report how far the bound misses it. */
-			uint64_t flo, fhi;
-			vmscope_sync_segment_bound(s, x->t1, &flo, &fhi);
-			long double own = sim_truth_minus(&sim, sim.s[i].piece, x->t1, flo);
-			long double miss = own < 0 ? -own
-				: own > (long double)(fhi - flo) ? own - (fhi - flo) : 0;
-			if ((double)miss > T.foreign_miss)
-				T.foreign_miss = (double)miss;
-		}
-		CHECK(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
-		      (unsigned long long)s->n_samples);
-		for (int i = 0; i < sim.n; i++) {
-			if (r.outcome[i] != (int64_t)s->id)
-				continue;
-			const struct vmscope_sync_exchange *x = &sim.s[i].x;
-			check_contains(&r, s, piece, x->t1, "t1");
-			check_contains(&r, s, piece, x->t4, "t4");
-			uint64_t lo, hi;
-			vmscope_sync_segment_bound(s, x->t1, &lo, &hi);
-			if (hi - lo > W)
-				W = hi - lo;
-			vmscope_sync_segment_bound(s, x->t4, &lo, &hi);
-			if (hi - lo > W)
-				W = hi - lo;
-		}
-		uint64_t span = s->g_last - s->g_first;
-		check_contains(&r, s, piece, s->g_first, "g_first");
-		check_contains(&r, s, piece, s->g_last, "g_last");
-		check_contains(&r, s, piece, s->g_first - span / 4 - 1000000,
-			       "before span");
-		check_contains(&r, s, piece, s->g_last + span / 4 + 1000000,
-			       "after span");
-		struct vmscope_sync_summary sum;
-		vmscope_sync_segment_summary(s, 4, &sum);
-		CHECK(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
-		      sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d",
-		      sum.verdict);
-		if (sum.verdict == VMSCOPE_SYNC_ACCURATE)
-			T.accurate++;
-		else
-			T.approx++;
-		if (s->p.n > T.max_hull)
-			T.max_hull = s->p.n;
-		if (s->q.n > T.max_hull)
-			T.max_hull = s->q.n;
-		if (s->n_samples >= 8)
-			check_width(&r, s, W, seed);
-		T.segments++;
-	}
-
-	/* P6 */
-	if (p.n_steps > 0 && !p.steps_signalled && !kink_mode) {
-		struct vmscope_sync_exchange *hx = calloc(sim.n, sizeof(*hx));
-		int nh = 0;
-		for (int i = 0; i < sim.n; i++)
-			if (sim.s[i].kind == SIM_HONEST)
-				hx[nh++] = sim.s[i].x;
-		struct vmscope_sync_segment fit;
-		vmscope_sync_fit(hx, nh, p.ppm_prior, &fit);
-		struct vmscope_sync_summary sum;
-		vmscope_sync_segment_summary(&fit, 4, &sum);
-		CHECK(sum.verdict == VMSCOPE_SYNC_FAILED,
-		      "fit across an unsignalled step did not fail");
-		uint64_t lo, hi;
-		CHECK(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
-		      "failed fit answered a query");
-		T.fails_checked++;
-		free(hx);
-	}
+	check_p1(&sim, &r, &st);
+	check_p2(&sim, &r, &p, &st);
+	for (int j = 0; j < r.n_seg; j++)
+		check_segment_props(&r, &sim, &r.seg[j], seed);
+	check_p6(&sim, &p);
 	T.runs++;
 	free(r.outcome);
 	free(r.resolved);
