@@ -11,6 +11,7 @@
 #include <vmscope/ringbuf_abi.h>
 
 #include "events_compat.h"
+#include "merge.h"
 #include "out.h"
 #include "rb_decode.h"
 #include "reader.h"
@@ -831,5 +832,18 @@ int synth_write(struct synth *s, const char *path)
 	if (!e)
 		e = synth_write_meta(s, dfd);
 	close(dfd);
+	return e;
+}
+
+int synth_write_sync(struct synth *s, const char *path, const struct mg_opts *o,
+		     struct vr_trace **t, struct mg_result *r, char *err, size_t errlen)
+{
+	int e = synth_write(s, path);
+
+	*t = NULL;
+	if (!e)
+		e = vr_trace_open(t, path, err, errlen);
+	if (!e)
+		e = mg_sync(*t, o, r, err, errlen);
 	return e;
 }

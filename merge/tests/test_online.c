@@ -167,11 +167,9 @@ static void run(const char *dir, uint64_t seed, size_t cap, bool small)
 	synth_defaults(&s, seed);
 	snprintf(in, sizeof(in), "%s/t%" PRIu64 "-%zu", dir, seed, cap);
 	snprintf(outp, sizeof(outp), "%s/t%" PRIu64 "-%zu.merged", dir, seed, cap);
-	CHECK_EQ(synth_write(&s, in), 0);
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in, &mo, &t, &r2, err, sizeof(err)), 0);
 	if (!t)
 		return;
-	CHECK_EQ(mg_sync(t, &mo, &r2, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, outp, &r2, err, sizeof(err)), 0);
 	CHECK_EQ(mr_open(&mr, outp, 0, err, sizeof(err)), 0);
 	while (mr && mr_next(mr, &it, &o, &has) == 1)
