@@ -36,10 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../../tests/lib/check.h"
 #include "sim.h"
-
-unsigned long long check_seed;
 
 /* Set by a third argument: report the width ratios (b) and (c) of other
  * seed ranges instead of asserting them (they are empirical, see README). */
@@ -63,7 +61,7 @@ struct run {
 static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 {
 	struct run *r = user;
-	CHECK(cookie < (uint64_t)r->sim->n, "bad cookie");
+	REQUIRE(cookie < (uint64_t)r->sim->n, "bad cookie");
 	r->resolved[cookie]++;
 	r->outcome[cookie] = outcome;
 }
@@ -71,7 +69,7 @@ static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 static void on_segment(void *user, const struct vmscope_sync_segment *s)
 {
 	struct run *r = user;
-	CHECK(r->n_seg < MAX_SEGS, "too many segments");
+	REQUIRE(r->n_seg < MAX_SEGS, "too many segments");
 	r->seg[r->n_seg++] = *s;
 }
 
@@ -96,9 +94,9 @@ static void check_contains(const struct run *r,
 {
 	uint64_t lo, hi;
 	int rc = vmscope_sync_segment_bound(s, g, &lo, &hi);
-	CHECK(rc == 0, "segment %llu: no two-sided bound at %s",
+	REQUIRE(rc == 0, "segment %llu: no two-sided bound at %s",
 	      (unsigned long long)s->id, what);
-	CHECK(lo <= hi, "lo > hi");
+	REQUIRE(lo <= hi, "lo > hi");
 	if (kink_mode)
 		piece = sim_piece_of(r->sim, g);
 	long double truth = sim_truth_minus(r->sim, piece, g, lo);
@@ -122,11 +120,11 @@ static void check_contains(const struct run *r,
 		T.queries++;
 		return;
 	}
-	CHECK(truth >= -1e-3L && truth <= width + 1e-3L,
+	REQUIRE(truth >= -1e-3L && truth <= width + 1e-3L,
 	      "segment %llu: truth outside bound at %s: lo+%.3Lf, width %Lf",
 	      (unsigned long long)s->id, what, truth, width);
 	uint64_t est;
-	CHECK(vmscope_sync_segment_estimate(s, g, &est) == 0 && est >= lo &&
+	REQUIRE(vmscope_sync_segment_estimate(s, g, &est) == 0 && est >= lo &&
 	      est <= hi, "estimate outside bound");
 	T.queries++;
 }
@@ -134,7 +132,7 @@ static void check_contains(const struct run *r,
 static double width_at(const struct vmscope_sync_segment *s, uint64_t g)
 {
 	uint64_t lo, hi;
-	CHECK(vmscope_sync_segment_bound(s, g, &lo, &hi) == 0, "no bound");
+	REQUIRE(vmscope_sync_segment_bound(s, g, &lo, &hi) == 0, "no bound");
 	return (double)(hi - lo);
 }
 
@@ -144,7 +142,7 @@ static void check_width(const struct run *r,
 			uint64_t W_samples, uint64_t seed)
 {
 	double R = (double)s->min_rtt;
-	CHECK(s->min_rtt > 0, "min rtt %lld", (long long)s->min_rtt);
+	REQUIRE(s->min_rtt > 0, "min rtt %lld", (long long)s->min_rtt);
 	/* a) at the best exchange */
 	for (int i = 0; i < r->sim->n; i++) {
 		const struct vmscope_sync_exchange *x = &r->sim->s[i].x;
@@ -153,7 +151,7 @@ static void check_width(const struct run *r,
 			continue;
 		double slack = ceil(1e-6 * s->ppm * (double)(x->t4 - x->t1)) + 2;
 		double w = width_at(s, x->t1);
-		CHECK(w <= R + slack, "width %.0f at the best exchange > R %.0f + %.0f",
+		REQUIRE(w <= R + slack, "width %.0f at the best exchange > R %.0f + %.0f",
 		      w, R, slack);
 		if (w / R > T.worst_best)
 			T.worst_best = w / R;
@@ -169,7 +167,7 @@ static void check_width(const struct run *r,
 		if (k >= 25 && k <= 75 && w > mid)
 			mid = w;
 	}
-	CHECK(measure_only || full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
+	REQUIRE(measure_only || full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
 	      full / 2, 3 * R / 2);
 	if (full / R > T.worst_full) {
 		T.worst_full = full / R;
@@ -181,7 +179,7 @@ static void check_width(const struct run *r,
 	T.width_segs++;
 	/* b) middle half of well-sampled segments */
 	if (s->n_samples >= 32) {
-		CHECK(measure_only || mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
+		REQUIRE(measure_only || mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
 		      "= %.1f", mid / 2, R);
 		if (mid / R > T.worst_mid)
 			T.worst_mid = mid / R;
@@ -196,10 +194,10 @@ static void check_p1(const struct sim *sim, const struct run *r,
 	uint64_t dropped = 0;
 	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
 		dropped += st->dropped[k];
-	CHECK(st->submitted == (uint64_t)sim->n &&
+	REQUIRE(st->submitted == (uint64_t)sim->n &&
 	      st->accepted + dropped == st->submitted, "stats do not add up");
 	for (int i = 0; i < sim->n; i++)
-		CHECK(r->resolved[i] == 1, "sample %d resolved %d times", i,
+		REQUIRE(r->resolved[i] == 1, "sample %d resolved %d times", i,
 		      r->resolved[i]);
 }
 
@@ -211,7 +209,7 @@ static void check_p2(const struct sim *sim, const struct run *r, const struct si
 	for (int i = 0; i < sim->n; i++) {
 		enum sim_kind k = sim->s[i].kind;
 		if (k != SIM_HONEST) {
-			CHECK(r->outcome[i] < 0, "forged sample %d (%s) accepted into "
+			REQUIRE(r->outcome[i] < 0, "forged sample %d (%s) accepted into "
 			      "segment %lld", i, sim_kind_name[k],
 			      (long long)r->outcome[i]);
 			T.forged_by[k]++;
@@ -221,7 +219,7 @@ static void check_p2(const struct sim *sim, const struct run *r, const struct si
 		}
 	}
 	if (p->n_steps == 0)
-		CHECK(honest_dropped == 0, "%d honest samples dropped (first "
+		REQUIRE(honest_dropped == 0, "%d honest samples dropped (first "
 		      "reason ...)", honest_dropped);
 	T.honest_dropped += honest_dropped;
 	T.forged += sim->n_forged;
@@ -248,12 +246,12 @@ static void check_foreign(const struct run *r, const struct sim *sim,
 			T.kink_foreign++;
 			continue;
 		}
-		CHECK(ok,
+		REQUIRE(ok,
 		      "segment %llu (piece %d) holds a sample of piece %d "
 		      "that contradicts it", (unsigned long long)s->id,
 		      piece, sim->s[i].piece);
 		T.foreign_ok++;
-		CHECK(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
+		REQUIRE(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
 		      "piece %d not flagged as after its certain end",
 		      (unsigned long long)s->id, sim->s[i].piece);
 		/* Its own piece's relation at its time is what a merge
@@ -287,7 +285,7 @@ static void check_segment_props(const struct run *r, const struct sim *sim,
 		if (votes[k] > votes[piece])
 			piece = k;
 	check_foreign(r, sim, s, piece);
-	CHECK(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
+	REQUIRE(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
 	      (unsigned long long)s->n_samples);
 	for (int i = 0; i < sim->n; i++) {
 		if (r->outcome[i] != (int64_t)s->id)
@@ -312,7 +310,7 @@ static void check_segment_props(const struct run *r, const struct sim *sim,
 		       "after span");
 	struct vmscope_sync_summary sum;
 	vmscope_sync_segment_summary(s, 4, &sum);
-	CHECK(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
+	REQUIRE(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
 	      sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d",
 	      sum.verdict);
 	if (sum.verdict == VMSCOPE_SYNC_ACCURATE)
@@ -341,10 +339,10 @@ static void check_p6(const struct sim *sim, const struct sim_params *p)
 		vmscope_sync_fit(hx, nh, p->ppm_prior, &fit);
 		struct vmscope_sync_summary sum;
 		vmscope_sync_segment_summary(&fit, 4, &sum);
-		CHECK(sum.verdict == VMSCOPE_SYNC_FAILED,
+		REQUIRE(sum.verdict == VMSCOPE_SYNC_FAILED,
 		      "fit across an unsignalled step did not fail");
 		uint64_t lo, hi;
-		CHECK(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
+		REQUIRE(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
 		      "failed fit answered a query");
 		T.fails_checked++;
 		free(hx);
@@ -357,14 +355,14 @@ static void one_run(uint64_t seed)
 	struct sim sim;
 	check_seed = seed;
 	sim_params_random(&p, seed, kink_mode ? 6 : (int)(seed % 6));
-	CHECK(sim_generate(&sim, &p) == 0, "sim");
+	REQUIRE(sim_generate(&sim, &p) == 0, "sim");
 
 	static struct run r;
 	r.sim = &sim;
 	r.n_seg = 0;
 	r.outcome = calloc(sim.n, sizeof(*r.outcome));
 	r.resolved = calloc(sim.n, sizeof(*r.resolved));
-	CHECK(r.outcome && r.resolved, "oom");
+	REQUIRE(r.outcome && r.resolved, "oom");
 
 	struct vmscope_sync_config cfg = {
 		.ppm = p.ppm_prior, .n_vcpus = (uint32_t)p.n_vcpus,
@@ -372,7 +370,7 @@ static void one_run(uint64_t seed)
 		.on_sample = on_sample, .on_segment = on_segment,
 	};
 	struct vmscope_sync *ctx = vmscope_sync_new(&cfg);
-	CHECK(ctx, "new");
+	REQUIRE(ctx, "new");
 	for (int i = 0; i < sim.n; i++) {
 		if (sim.s[i].break_before)
 			vmscope_sync_break(ctx, false);

@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "../../tests/lib/check.h"
 #include "vmscope_sync.h"
-
-unsigned long long check_seed;
 
 #define N 400
 static int64_t outcome[N];
@@ -22,7 +20,7 @@ static int nseg;
 static void on_sample(void *u, uint64_t c, int64_t o)
 {
 	(void)u;
-	CHECK(c < N, "cookie");
+	REQUIRE(c < N, "cookie");
 	outcome[c] = o;
 	resolved[c]++;
 }
@@ -30,7 +28,7 @@ static void on_sample(void *u, uint64_t c, int64_t o)
 static void on_segment(void *u, const struct vmscope_sync_segment *s)
 {
 	(void)u;
-	CHECK(nseg < 16, "segments");
+	REQUIRE(nseg < 16, "segments");
 	segs[nseg++] = *s;
 }
 
@@ -67,7 +65,7 @@ static struct vmscope_sync *fresh(struct vmscope_sync_config *cfg)
 static void all_resolved(int n)
 {
 	for (int i = 0; i < n; i++)
-		CHECK(resolved[i] == 1, "sample %d resolved %d times", i,
+		REQUIRE(resolved[i] == 1, "sample %d resolved %d times", i,
 		      resolved[i]);
 }
 
@@ -91,13 +89,13 @@ static void test_config(void)
 
 	fresh(&cfg);
 	cfg.n_vcpus = 0;
-	CHECK(!vmscope_sync_new(&cfg), "0 vCPUs accepted");
+	REQUIRE(!vmscope_sync_new(&cfg), "0 vCPUs accepted");
 	fresh(&cfg);
 	cfg.confirm = 1;
-	CHECK(!vmscope_sync_new(&cfg), "confirm 1 accepted");
+	REQUIRE(!vmscope_sync_new(&cfg), "confirm 1 accepted");
 	fresh(&cfg);
 	cfg.ppm = VMSCOPE_SYNC_MAX_PPM + 1;
-	CHECK(!vmscope_sync_new(&cfg), "ppm too large accepted");
+	REQUIRE(!vmscope_sync_new(&cfg), "ppm too large accepted");
 }
 
 /* Every per-sample reason. */
@@ -125,16 +123,16 @@ static void test_drop_reasons(void)
 	rep.cookie = 12;
 	vmscope_sync_add(c, &rep);
 	vmscope_sync_finish(c);
-	CHECK(outcome[2] == dropped_as(VMSCOPE_SYNC_DROP_VCPU), "vcpu");
-	CHECK(outcome[3] == dropped_as(VMSCOPE_SYNC_DROP_TOKEN), "token");
-	CHECK(outcome[4] == dropped_as(VMSCOPE_SYNC_DROP_UNPAIRED), "unpaired");
-	CHECK(outcome[5] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "claim");
-	CHECK(outcome[6] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "seq");
-	CHECK(outcome[7] == dropped_as(VMSCOPE_SYNC_DROP_MALFORMED), "malformed");
-	CHECK(outcome[8] == dropped_as(VMSCOPE_SYNC_DROP_RTT), "rtt");
-	CHECK(outcome[9] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "order");
-	CHECK(outcome[12] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "replay");
-	CHECK(outcome[0] == 0 && outcome[1] == 0 && outcome[10] == 0 &&
+	REQUIRE(outcome[2] == dropped_as(VMSCOPE_SYNC_DROP_VCPU), "vcpu");
+	REQUIRE(outcome[3] == dropped_as(VMSCOPE_SYNC_DROP_TOKEN), "token");
+	REQUIRE(outcome[4] == dropped_as(VMSCOPE_SYNC_DROP_UNPAIRED), "unpaired");
+	REQUIRE(outcome[5] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "claim");
+	REQUIRE(outcome[6] == dropped_as(VMSCOPE_SYNC_DROP_MISMATCH), "seq");
+	REQUIRE(outcome[7] == dropped_as(VMSCOPE_SYNC_DROP_MALFORMED), "malformed");
+	REQUIRE(outcome[8] == dropped_as(VMSCOPE_SYNC_DROP_RTT), "rtt");
+	REQUIRE(outcome[9] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "order");
+	REQUIRE(outcome[12] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "replay");
+	REQUIRE(outcome[0] == 0 && outcome[1] == 0 && outcome[10] == 0 &&
 	      outcome[11] == 0, "honest");
 	all_resolved(13);
 	vmscope_sync_free(c);
@@ -166,10 +164,10 @@ static void test_bogus_first(void)
 	struct vmscope_sync *c = forged_start(50, 1);
 	struct vmscope_sync_stats st;
 
-	CHECK(outcome[0] == dropped_as(VMSCOPE_SYNC_DROP_OUTLIER), "bogus first");
-	CHECK(nseg == 1 && segs[0].n_samples == 49, "segments %d", nseg);
+	REQUIRE(outcome[0] == dropped_as(VMSCOPE_SYNC_DROP_OUTLIER), "bogus first");
+	REQUIRE(nseg == 1 && segs[0].n_samples == 49, "segments %d", nseg);
 	vmscope_sync_get_stats(c, &st);
-	CHECK(st.discarded_segments == 1, "discarded %llu",
+	REQUIRE(st.discarded_segments == 1, "discarded %llu",
 	      (unsigned long long)st.discarded_segments);
 	vmscope_sync_free(c);
 }
@@ -182,9 +180,9 @@ static void test_forged_burst(void)
 	struct vmscope_sync *c = forged_start(60, 4);
 	uint64_t g = G + 30 * 100000, lo, hi;
 
-	CHECK(nseg == 2 && segs[0].n_samples == 4 && segs[1].n_samples == 56,
+	REQUIRE(nseg == 2 && segs[0].n_samples == 4 && segs[1].n_samples == 56,
 	      "forged burst: %d segments", nseg);
-	CHECK(vmscope_sync_segment_bound(&segs[1], g, &lo, &hi) == 0 &&
+	REQUIRE(vmscope_sync_segment_bound(&segs[1], g, &lo, &hi) == 0 &&
 	      lo <= g - G + H && g - G + H <= hi, "truth");
 	vmscope_sync_free(c);
 }
@@ -219,16 +217,16 @@ static void test_step(int variant)
 	}
 	vmscope_sync_finish(c);
 	all_resolved(100);
-	CHECK(nseg == 2, "step: %d segments", nseg);
-	CHECK(outcome[amb] == (variant == 0 ? 0 : 1),
+	REQUIRE(nseg == 2, "step: %d segments", nseg);
+	REQUIRE(outcome[amb] == (variant == 0 ? 0 : 1),
 	      "ambiguous sample in segment %lld", (long long)outcome[amb]);
-	CHECK(segs[0].h_certain_end == last_before.t3,
+	REQUIRE(segs[0].h_certain_end == last_before.t3,
 	      "certain end %llu, last sample before the step ends %llu",
 	      (unsigned long long)segs[0].h_certain_end,
 	      (unsigned long long)last_before.t3);
-	CHECK(segs[1].h_certain_end == segs[1].h_last, "closed by finish");
+	REQUIRE(segs[1].h_certain_end == segs[1].h_last, "closed by finish");
 	for (int i = 0; i < 100; i++)
-		CHECK(outcome[i] == (i < 50 || (variant == 0 && i == amb) ? 0 : 1),
+		REQUIRE(outcome[i] == (i < 50 || (variant == 0 && i == amb) ? 0 : 1),
 		      "variant %d: sample %d in %lld", variant, i,
 		      (long long)outcome[i]);
 	vmscope_sync_free(c);
@@ -251,13 +249,13 @@ static void test_break(void)
 	vmscope_sync_break(c, false);
 	e10 = ex(10, 1, 1);
 	vmscope_sync_add(c, &e10);
-	CHECK(outcome[10] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "seq kept");
+	REQUIRE(outcome[10] == dropped_as(VMSCOPE_SYNC_DROP_REPLAY), "seq kept");
 	vmscope_sync_break(c, true);
 	e11 = ex(11, 1, 1);
 	vmscope_sync_add(c, &e11);
 	vmscope_sync_finish(c);
-	CHECK(outcome[11] >= 0, "seq not reset");
-	CHECK(nseg == 2, "break: %d segments", nseg);
+	REQUIRE(outcome[11] >= 0, "seq not reset");
+	REQUIRE(nseg == 2, "break: %d segments", nseg);
 	vmscope_sync_free(c);
 }
 
@@ -277,7 +275,7 @@ static void test_span_limit(void)
 	}
 	vmscope_sync_finish(c);
 	all_resolved(100);
-	CHECK(nseg == 10, "span limit: %d segments", nseg);
+	REQUIRE(nseg == 10, "span limit: %d segments", nseg);
 	vmscope_sync_free(c);
 }
 
@@ -312,17 +310,17 @@ static void test_overflow(void)
 	all_resolved(200);
 	vmscope_sync_get_stats(c, &st_stream);
 	for (int i = 0; i < 200; i++)
-		CHECK((i >= 50 && i < 90) == (outcome[i] < 0), "sample %d: %lld", i,
+		REQUIRE((i >= 50 && i < 90) == (outcome[i] < 0), "sample %d: %lld", i,
 		      (long long)outcome[i]);
-	CHECK(st_stream.dropped[VMSCOPE_SYNC_DROP_OVERFLOW] > 0, "no overflow");
-	CHECK(nseg == 1, "overflow: %d segments", nseg);
+	REQUIRE(st_stream.dropped[VMSCOPE_SYNC_DROP_OVERFLOW] > 0, "no overflow");
+	REQUIRE(nseg == 1, "overflow: %d segments", nseg);
 	vmscope_sync_free(c);
 
 	for (int i = 0; i < 200; i++)
 		all[i] = overflow_ex(i);
 	fresh(&cfg);
-	CHECK(vmscope_sync_run(&cfg, all, 200, &st) == 0, "run");
-	CHECK(memcmp(&st, &st_stream, sizeof(st)) == 0, "offline != stream");
+	REQUIRE(vmscope_sync_run(&cfg, all, 200, &st) == 0, "run");
+	REQUIRE(memcmp(&st, &st_stream, sizeof(st)) == 0, "offline != stream");
 }
 
 int main(void)
