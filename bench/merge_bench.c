@@ -24,6 +24,7 @@
 
 #include "merge.h"
 #include "../merge/tests/synth.h"
+#include "util_clock.h"
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 	double scan[32], pass1[32], merge[32];
 	int runs = argc > 3 ? atoi(argv[3]) : 5;
 	uint64_t target, exch = 0, events = 0;
-	struct timespec t0, t1;
+	double t0, t1;
 	struct rusage ru;
 
 	if (argc < 3 || runs < 1 || runs > 32) {
@@ -70,16 +71,16 @@ int main(int argc, char **argv)
 					   4.4e9 / (double)s.period_ns);
 	s.duration_ns = (uint64_t)((double)target / rate * 1e9);
 	snprintf(in, sizeof(in), "%s/in", argv[2]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = util_mono_s();
 	if (synth_write(&s, in)) {
 		fprintf(stderr, "merge-bench: cannot write %s\n", in);
 		return 1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = util_mono_s();
 	printf("trace: %" PRIu64 " events (%" PRIu64 " host, %" PRIu64 " guest), %.1f s of "
 	       "trace time, written in %.1f s\n", s.n_host_events + s.n_guest_events,
 	       s.n_host_events, s.n_guest_events, (double)s.duration_ns * 1e-9,
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+	       t1 - t0);
 	for (int i = 0; i < runs; i++) {
 		struct mg_opts o = { 0 };
 		struct mg_result r;

@@ -23,6 +23,7 @@
 
 #include "ringbuf.h"
 #include "lttng_tp.h"
+#include "util_clock.h"
 
 #define MAX_THREADS	64
 #define PAYLOAD		32
@@ -43,14 +44,6 @@ struct worker {
 	enum tracer tracer;
 	double ns_per_event;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /*
  * The thread's own CPU time: the machine is shared (other builds, VMs), and
@@ -91,7 +84,7 @@ static void *worker_main(void *arg)
 		}
 	} else {
 		for (i = 0; i < events; i++)
-			clock_sink += now_ns();
+			clock_sink += util_mono_ns();
 	}
 	t1 = cpu_ns();
 	w->ns_per_event = (double)(t1 - t0) / (double)events;

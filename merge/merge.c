@@ -9,6 +9,7 @@
 #include "heap.h"
 #include "out.h"
 #include "roles.h"
+#include "scan.h"
 #include "util_clock.h"
 
 /* Recent events of a guest CPU: the one just before an exchange's t1 is
@@ -435,11 +436,9 @@ int mg_p2_open(struct mg_p2 **out, struct vr_trace *t, struct mg_result *r,
 		mg_roles_init(&c->vms[v], vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_GUEST, v));
 	for (size_t i = 0; i < c->n; i++) {
 		c->src[i].tid = -1;
-		e = vr_stream_open(&c->src[i].s, t, i);
-		if (e) {
-			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
+		e = mg_scan_stream_open(&c->src[i].s, t, i, err, errlen);
+		if (e)
 			goto fail;
-		}
 	}
 	for (size_t i = 0; i < c->n; i++) {
 		peek(c, &c->src[i]);

@@ -355,12 +355,10 @@ static int open_streams(struct om *m, char *err, size_t errlen)
 	for (size_t i = 0; i < m->n; i++) {
 		struct ostream *s = &m->s[i];
 		const struct vr_stream_stats *st;
-		int e = vr_stream_open(&s->s, m->b.t, i);
+		int e = mg_scan_stream_open(&s->s, m->b.t, i, err, errlen);
 
-		if (e) {
-			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(m->b.t, i), strerror(-e));
+		if (e)
 			return e;
-		}
 		s->tid = -1;
 		m->r.n.streams++;
 		if (vr_stream_next(s->s, &s->it) != 1) {

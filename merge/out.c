@@ -10,6 +10,7 @@
 #include <vmscope/ringbuf_abi.h>
 
 #include "out.h"
+#include "rb_decode.h"
 #include "util_endian.h"
 
 /* Records per output chunk: the size of a host sub-buffer. */
@@ -155,26 +156,6 @@ void mo_origin_decode(const uint8_t *p, struct mo_origin *o)
 	o->vcpu = le_get32(p + 20);
 }
 
-size_t mo_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
-		     const void *payload, uint16_t size)
-{
-	/* the decoder rebuilds ts from the previous one's low 32 bits */
-	int ext = ts - prev_ts >= ((uint64_t)1 << 32);
-	uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, size, ext);
-	size_t off = 8;
-
-	memcpy(buf, &h, 8);
-	if (ext) {
-		memcpy(buf + off, &ts, 8);
-		off += 8;
-	}
-	memcpy(buf + off, payload, size);
-	off += size;
-	while (off % VMSCOPE_RB_ALIGN)
-		buf[off++] = 0;
-	return off;
-}
-
 static int flush(struct mo *m)
 {
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
@@ -218,7 +199,7 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 			return m->err;
 	if (!m->n)
 		m->begin_ts = m->prev_ts = ts;
-	m->len += mo_rec_encode(m->recs + m->len, m->prev_ts, ts, (unsigned int)id,
+	m->len += vmscope_rb_rec_encode(m->recs + m->len, m->prev_ts, ts, (unsigned int)id,
 				payload, size);
 	sd = m->side + (size_t)m->n * MO_ORIGIN_SIZE;
 	le_put64(sd, o->orig_ts);

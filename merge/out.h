@@ -125,12 +125,6 @@ struct vr_trace *mr_trace(struct mr *m);
 const struct vr_stream_stats *mr_stats(const struct mr *m);
 void mr_close(struct mr *m);
 
-/* One ring-buffer record at @buf (room for 16 + size + 7 bytes), the full
- * timestamp added when @ts is 2^32 ns or more after @prev_ts. Returns its
- * length. */
-size_t mo_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
-		     const void *payload, uint16_t size);
-
 void mo_origin_decode(const uint8_t *p, struct mo_origin *o);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The sync side of a merge, shared by pass 1 and the online merge: see scan.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,4 +247,14 @@ void mg_scan_free(struct mg_scan *c)
 		free(c->offs[v]);
 	free(c->offs);
 	memset(c, 0, sizeof(*c));
+}
+
+int mg_scan_stream_open(struct vr_stream **s, struct vr_trace *t, size_t i, char *err,
+			size_t errlen)
+{
+	int e = vr_stream_open(s, t, i);
+
+	if (e)
+		snprintf(err, errlen, "%s: %s", vr_trace_stream_name(t, i), strerror(-e));
+	return e;
 }

@@ -47,6 +47,11 @@ void mg_scan_free(struct mg_scan *c);
  * such stream, the one the pairing pulls from. 0 or -ENOMEM. */
 int mg_scan_guest_stream(uint32_t **gsrc, uint32_t vm, uint32_t cpu, size_t i);
 
+/* Stream @i of @t opened into *@s; on failure @err names the stream. 0 or
+ * negative errno. For every pass that reads all streams. */
+int mg_scan_stream_open(struct vr_stream **s, struct vr_trace *t, size_t i, char *err,
+			size_t errlen);
+
 /* A host record of host CPU @cpu, in host-time order. */
 void mg_scan_host(struct mg_scan *c, uint32_t cpu, const struct vr_item *it);
 

@@ -155,12 +155,10 @@ static int open_all(struct scan *c, char *err, size_t errlen)
 	for (size_t i = 0; i < c->n; i++) {
 		struct ssrc *s = &c->src[i];
 		const struct vr_stream_stats *st;
-		int e = vr_stream_open(&s->s, c->b.t, i);
+		int e = mg_scan_stream_open(&s->s, c->b.t, i, err, errlen);
 
-		if (e) {
-			snprintf(err, errlen, "%s: %s", vr_trace_stream_name(c->b.t, i), strerror(-e));
+		if (e)
 			return e;
-		}
 		r->n.streams++;
 		if (!advance(s))
 			continue;

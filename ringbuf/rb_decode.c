@@ -91,3 +91,22 @@ int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec)
 	it->count++;
 	return 1;
 }
+
+size_t vmscope_rb_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
+			     const void *payload, uint16_t size)
+{
+	int ext = ts - prev_ts >= ((uint64_t)1 << 32);
+	uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, size, ext);
+	size_t off = 8;
+
+	memcpy(buf, &h, 8);
+	if (ext) {
+		memcpy(buf + off, &ts, 8);
+		off += 8;
+	}
+	memcpy(buf + off, payload, size);
+	off += size;
+	while (off % VMSCOPE_RB_ALIGN)
+		buf[off++] = 0;
+	return off;
+}

@@ -57,4 +57,14 @@ int vmscope_rb_iter_init_records(struct vmscope_rb_iter *it, const void *recs,
 /* 1: *rec filled; 0: end of data; -VMSCOPE_RB_ERR_*: malformed (stop). */
 int vmscope_rb_iter_next(struct vmscope_rb_iter *it, struct vmscope_rb_rec *rec);
 
+/*
+ * The inverse, for userspace writers of records (merge's output, the
+ * tests): one record at @buf (room for 16 + @size + 7 bytes), the full
+ * timestamp added when @ts is 2^32 ns or more after @prev_ts (the decoder
+ * rebuilds ts from the previous one's low 32 bits otherwise). Returns its
+ * length, padding included.
+ */
+size_t vmscope_rb_rec_encode(uint8_t *buf, uint64_t prev_ts, uint64_t ts, unsigned int id,
+			     const void *payload, uint16_t size);
+
 #endif

@@ -36,4 +36,13 @@
 #include "rb_shim_user.h"
 #endif
 
+/* The same in both: each shim includes its errno values and memcpy. */
+#define RB_EINVAL	EINVAL
+#define RB_ENOSPC	ENOSPC
+#define RB_E2BIG	E2BIG
+#define RB_EAGAIN	EAGAIN
+#define RB_EBUSY	EBUSY
+
+#define rb_memcpy(d, s, n)	memcpy((d), (s), (n))
+
 #endif

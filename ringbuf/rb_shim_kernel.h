@@ -32,14 +32,6 @@ typedef u64 rb_u64;
 #define rb_likely(x)	likely(x)
 #define rb_unlikely(x)	unlikely(x)
 
-#define RB_EINVAL	EINVAL
-#define RB_ENOSPC	ENOSPC
-#define RB_E2BIG	E2BIG
-#define RB_EAGAIN	EAGAIN
-#define RB_EBUSY	EBUSY
-
-#define rb_memcpy(d, s, n)	memcpy((d), (s), (n))
-
 #define rb_load(p)		READ_ONCE(*(p))
 #define rb_store(p, v)		WRITE_ONCE(*(p), (v))
 

@@ -31,14 +31,6 @@ typedef __u64 rb_u64;
 #define rb_likely(x)	__builtin_expect(!!(x), 1)
 #define rb_unlikely(x)	__builtin_expect(!!(x), 0)
 
-#define RB_EINVAL	EINVAL
-#define RB_ENOSPC	ENOSPC
-#define RB_E2BIG	E2BIG
-#define RB_EAGAIN	EAGAIN
-#define RB_EBUSY	EBUSY
-
-#define rb_memcpy(d, s, n)	memcpy((d), (s), (n))
-
 #define rb_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define rb_store(p, v)		__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 

@@ -99,34 +99,36 @@ vmscope_sync_segment_add(struct vmscope_sync_segment *s, uint64_t t1,
 	return r;
 }
 
-enum vmscope_sync_add_result
-vmscope_sync_segment_add_g2h(struct vmscope_sync_segment *s, uint64_t g,
-			     uint64_t h)
+/* One point alone: an upper one (P, guest before host) or a lower one (Q). */
+static enum vmscope_sync_add_result add_one(struct vmscope_sync_segment *s, uint64_t g,
+					    uint64_t h, bool upper)
 {
-	struct vmscope_sync_point pp;
-	if (to_point(s, g, h, &pp))
+	struct vmscope_sync_point pt;
+	if (to_point(s, g, h, &pt))
 		return VMSCOPE_SYNC_RANGE;
-	enum vmscope_sync_add_result r = add_points(s, &pp, NULL);
+	enum vmscope_sync_add_result r = add_points(s, upper ? &pt : NULL,
+						    upper ? NULL : &pt);
 	if (r == VMSCOPE_SYNC_ADDED) {
 		note_span(s, g, h);
-		s->n_p++;
+		if (upper)
+			s->n_p++;
+		else
+			s->n_q++;
 		s->n_samples++;
 	}
 	return r;
 }
 
 enum vmscope_sync_add_result
+vmscope_sync_segment_add_g2h(struct vmscope_sync_segment *s, uint64_t g,
+			     uint64_t h)
+{
+	return add_one(s, g, h, true);
+}
+
+enum vmscope_sync_add_result
 vmscope_sync_segment_add_h2g(struct vmscope_sync_segment *s, uint64_t h,
 			     uint64_t g)
 {
-	struct vmscope_sync_point qp;
-	if (to_point(s, g, h, &qp))
-		return VMSCOPE_SYNC_RANGE;
-	enum vmscope_sync_add_result r = add_points(s, NULL, &qp);
-	if (r == VMSCOPE_SYNC_ADDED) {
-		note_span(s, g, h);
-		s->n_q++;
-		s->n_samples++;
-	}
-	return r;
+	return add_one(s, g, h, false);
 }

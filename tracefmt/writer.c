@@ -16,7 +16,7 @@ struct tf_writer {
 	int err;		/* sticky, negative errno */
 	int resumable;		/* err came from a write that was cut back
 				 * to the file's last complete frame */
-	const struct tf_io *io;
+	struct tf_io io;	/* every member set */
 	uint8_t *buf;		/* complete frames only */
 	size_t size, used;
 	uint64_t file_off;	/* bytes in the file: complete frames only */
@@ -46,7 +46,6 @@ static int sys_ftruncate(void *ctx, int fd, off_t len)
 	return ftruncate(fd, len);
 }
 
-static const struct tf_io sys_io = { sys_pwrite, sys_fsync, sys_ftruncate, NULL };
 
 int tf_writer_create(struct tf_writer **out, int dirfd, const char *name,
 		     const struct tf_writer_opts *opts)
@@ -76,7 +75,14 @@ int tf_writer_create(struct tf_writer **out, int dirfd, const char *name,
 	 */
 	memset(w->buf, 0x5a, size);
 	w->size = size;
-	w->io = opts && opts->io ? opts->io : &sys_io;
+	if (opts && opts->io)
+		w->io = *opts->io;
+	if (!w->io.pwrite)
+		w->io.pwrite = sys_pwrite;
+	if (!w->io.fsync)
+		w->io.fsync = sys_fsync;
+	if (!w->io.ftruncate)
+		w->io.ftruncate = sys_ftruncate;
 	w->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (w->fd < 0)
 		goto fail;
@@ -134,7 +140,7 @@ static int write_frames(struct tf_writer *w, const uint8_t *buf, size_t n)
 	int e = 0;
 
 	while (done < n) {
-		ssize_t r = w->io->pwrite(w->io->ctx, w->fd, buf + done, n - done,
+		ssize_t r = w->io.pwrite(w->io.ctx, w->fd, buf + done, n - done,
 					  (off_t)(w->file_off + done));
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -154,7 +160,7 @@ static int write_frames(struct tf_writer *w, const uint8_t *buf, size_t n)
 	w->frames_lost += count_frames(buf, n) - kept_frames;
 	/* Shrinking needs no space, so this works on a full disk too; if it
 	 * fails, the reader still reports the partial frame as a torn tail. */
-	w->resumable = w->io->ftruncate(w->io->ctx, w->fd,
+	w->resumable = w->io.ftruncate(w->io.ctx, w->fd,
 					(off_t)(w->file_off + keep)) == 0;
 	w->file_off += keep;
 	w->err = -(e ? e : EIO);
@@ -275,7 +281,7 @@ int tf_writer_sync(struct tf_writer *w)
 
 	if (r)
 		return r;
-	if (w->io->fsync(w->io->ctx, w->fd) < 0) {
+	if (w->io.fsync(w->io.ctx, w->fd) < 0) {
 		w->err = -errno;
 		w->resumable = 0;
 		return w->err;
@@ -283,7 +289,7 @@ int tf_writer_sync(struct tf_writer *w)
 	/* The file's directory entry is durable only once the directory
 	 * is synced; once is enough. */
 	if (w->dirfd >= 0) {
-		if (w->io->fsync(w->io->ctx, w->dirfd) < 0) {
+		if (w->io.fsync(w->io.ctx, w->dirfd) < 0) {
 			w->err = -errno;
 			w->resumable = 0;
 			return w->err;

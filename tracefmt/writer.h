@@ -19,7 +19,10 @@
 
 struct tf_writer;
 
-/* The system calls the writer makes, replaceable to inject failures. */
+/*
+ * The system calls the writer makes, replaceable to inject failures; a NULL
+ * member is the real call, so a test names only the one it fakes.
+ */
 struct tf_io {
 	ssize_t (*pwrite)(void *ctx, int fd, const void *buf, size_t len, off_t off);
 	int (*fsync)(void *ctx, int fd);

@@ -461,7 +461,5 @@ int main(void)
 		free((void *)a.cpus[c].map);
 	free(a.cpus);
 	free(a.frame);
-	if (check_failures)
-		fprintf(stderr, "agent-link: %d failures\n", check_failures);
-	return check_failures ? 1 : 0;
+	return check_result("agent-link");
 }

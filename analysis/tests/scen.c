@@ -122,190 +122,211 @@ static void keep(struct scen_expect *x, unsigned int vm, int r, uint64_t d)
 	x->dur[vm][r][x->ndur[vm][r]++] = d;
 }
 
-static void step(struct scen *s, struct scen_out *o, struct vstate *v)
+/* P_START, P_ENTRY: the vCPU enters the guest; an entry ends an exit, whose time is expected. */
+static void ph_entry(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
 {
 	struct scen_expect *x = &s->x;
-	uint64_t now = v->next;
+	struct vmscope_ev_kvm_entry en = { .rip = 0xffffffff81000000ull + v->reason,
+					   .vcpu_id = v->v };
 
-	switch (v->ph) {
-	case P_START:
-	case P_ENTRY: {
-		struct vmscope_ev_kvm_entry en = { .rip = 0xffffffff81000000ull + v->reason,
-						   .vcpu_id = v->v };
+	host_emit(s, o, v, VMSCOPE_EV_kvm_entry, now, &en, sizeof(en));
+	if (v->ph == P_ENTRY && v->lost) {
+		v->lost = false;
+	} else if (v->ph == P_ENTRY) {
+		uint64_t d = now - v->exit_ts;
 
-		host_emit(s, o, v, VMSCOPE_EV_kvm_entry, now, &en, sizeof(en));
-		if (v->ph == P_ENTRY && v->lost) {
-			v->lost = false;
-		} else if (v->ph == P_ENTRY) {
-			uint64_t d = now - v->exit_ts;
-
-			x->count[v->vm][v->task][v->reason]++;
-			x->total[v->vm][v->task][v->reason] += d;
-			if (v->reason == 2) {
-				x->halted_ns[v->vm][v->v] += d;
-			} else if (v->reason == 0) {
-				x->user_ns[v->vm][v->v] += now - v->user_ts;
-				x->kernel_ns[v->vm][v->v] += v->user_ts - v->exit_ts;
-			} else {
-				x->kernel_ns[v->vm][v->v] += d;
-			}
-			if (d < x->min[v->vm][v->reason])
-				x->min[v->vm][v->reason] = d;
-			if (d > x->max[v->vm][v->reason])
-				x->max[v->vm][v->reason] = d;
-			x->exits++;
-			keep(x, v->vm, v->reason, d);
-		}
-		v->guest_since = now;
-		if (v->ph == P_START || rnd(v) % 8 == 0) {
-			v->ph = P_SWITCH;
-			v->next = now + 100 + rnd(v) % 1000;
+		x->count[v->vm][v->task][v->reason]++;
+		x->total[v->vm][v->task][v->reason] += d;
+		if (v->reason == 2) {
+			x->halted_ns[v->vm][v->v] += d;
+		} else if (v->reason == 0) {
+			x->user_ns[v->vm][v->v] += now - v->user_ts;
+			x->kernel_ns[v->vm][v->v] += v->user_ts - v->exit_ts;
 		} else {
-			v->ph = P_EXIT;
-			v->next = now + 500 + rnd(v) % 5000;
+			x->kernel_ns[v->vm][v->v] += d;
 		}
-		break;
+		if (d < x->min[v->vm][v->reason])
+			x->min[v->vm][v->reason] = d;
+		if (d > x->max[v->vm][v->reason])
+			x->max[v->vm][v->reason] = d;
+		x->exits++;
+		keep(x, v->vm, v->reason, d);
 	}
-	case P_SWITCH: {
-		int next = (int)(rnd(v) % SCEN_TASKS);
-		struct vmscope_ev_sched_switch sw = { .prev_pid = 100 + v->task,
-						      .next_pid = 100 + next, .prev_state = 1 };
-
-		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "%s", scen_task_comm[v->task]);
-		snprintf(sw.next_comm, sizeof(sw.next_comm), "%s", scen_task_comm[next]);
-		if (s->cpu_task && !v->task_since) {
-			struct vmscope_ev_cpu_task ct = { .pid = 100 + next, .tgid = 100 + next };
-
-			snprintf(ct.comm, sizeof(ct.comm), "%s", scen_task_comm[next]);
-			emit(s, o, v->vm + 1, VMSCOPE_EV_cpu_task, now, &ct, sizeof(ct), v->v,
-			     100 + next, v->v);
-		} else {
-			emit(s, o, v->vm + 1, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), v->v,
-			     100 + v->task, v->v);
-		}
-		if (v->task_since)
-			x->running_ns[v->vm][v->task] += now - v->task_since;
-		v->last_out[v->task] = now;
-		if (v->last_out[next])
-			x->blocked_ns[v->vm][next] += now - v->last_out[next];
-		v->task_since = now;
-		v->task = next;
+	v->guest_since = now;
+	if (v->ph == P_START || rnd(v) % 8 == 0) {
+		v->ph = P_SWITCH;
+		v->next = now + 100 + rnd(v) % 1000;
+	} else {
 		v->ph = P_EXIT;
 		v->next = now + 500 + rnd(v) % 5000;
-		break;
 	}
-	case P_EXIT: {
-		struct vmscope_ev_kvm_exit ex = { .vcpu_id = v->v, .reason_valid = 1 };
-		/* heavy tail: base * (1 + exponential), sometimes 50x */
-		double f = 1 - log(((double)(rnd(v) >> 11) + 0.5) / 9007199254740992.0);
+}
 
-		v->reason = (int)(rnd(v) % SCEN_REASONS);
-		ex.isa = v->vm % 2 ? 1 : 2;
-		ex.exit_reason = v->vm % 2 ? scen_vmx_code[v->reason] : scen_svm_code[v->reason];
-		ex.guest_rip = 0x400000 + 16 * (uint64_t)v->reason + v->task;
-		if (rnd(v) % 64 == 0)
-			f *= 50;
-		v->dur = (uint64_t)((double)base_ns[v->reason] * f);
-		host_emit(s, o, v, VMSCOPE_EV_kvm_exit, now, &ex, sizeof(ex));
-		x->guest_ns[v->vm][v->v] += now - v->guest_since;
-		if (s->loss_after && !s->loss_done && s->records >= s->loss_after &&
-		    v->vm == 0 && v->v == 0) {
-			scen_out_loss(o, now + 1);
-			s->loss_done = v->lost = true;
-		}
-		v->exit_ts = now;
-		v->ph = v->reason == 0 ? P_USER : P_ENTRY;
-		v->next = now + (v->reason == 0 ? v->dur / 3 : v->dur);
-		if (s->hog && v->vm == 0 && v->v == 0 && v->reason && !v->lost && rnd(v) % 8 == 0) {
-			v->hog = 1000000 + rnd(v) % 2000000;
-			v->block = rnd(v) % 4 == 0;
-			v->pre = !v->block && rnd(v) % 2 ? 20000 + rnd(v) % 40000 : 0;
-			v->ph = P_HOG_OFF;
-			v->next = now + v->dur / 3;
-		}
-		break;
-	}
-	case P_HOG_OFF: {
-		struct vmscope_ev_sched_switch sw = { .prev_pid = 1001, .prev_tgid = 1000,
-						      .preempt = 1, .next_pid = SCEN_HOG_TID,
-						      .next_tgid = SCEN_HOG_TID };
+/* P_SWITCH: the guest switches tasks on the vCPU. */
+static void ph_switch(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct scen_expect *x = &s->x;
+	int next = (int)(rnd(v) % SCEN_TASKS);
+	struct vmscope_ev_sched_switch sw = { .prev_pid = 100 + v->task,
+					      .next_pid = 100 + next, .prev_state = 1 };
 
-		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "CPU 0/KVM");
-		snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
-		if (v->block) {		/* sleeps: the CPU goes idle */
-			sw.preempt = 0;
-			sw.prev_state = 1;
-			sw.next_pid = sw.next_tgid = 0;
-			snprintf(sw.next_comm, sizeof(sw.next_comm), "swapper/0");
-		} else if (v->pre) {	/* a short kernel thread first */
-			sw.next_pid = sw.next_tgid = SCEN_KWORKER_TID;
-			snprintf(sw.next_comm, sizeof(sw.next_comm), "kworker/0:1");
-		}
-		host_emit(s, o, v, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw));
-		v->ph = v->pre ? P_HOG_MID : P_HOG_ON;
-		v->next = now + (v->pre ? v->pre : v->hog);
-		break;
-	}
-	case P_HOG_MID: {	/* the kworker sleeps, the hog gets the CPU */
-		struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_KWORKER_TID,
-						      .prev_tgid = SCEN_KWORKER_TID,
-						      .prev_state = 1, .next_pid = SCEN_HOG_TID,
-						      .next_tgid = SCEN_HOG_TID };
-		struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_KWORKER_TID,
-					.origin = 0, .vcpu = MO_NONE };
+	snprintf(sw.prev_comm, sizeof(sw.prev_comm), "%s", scen_task_comm[v->task]);
+	snprintf(sw.next_comm, sizeof(sw.next_comm), "%s", scen_task_comm[next]);
+	if (s->cpu_task && !v->task_since) {
+		struct vmscope_ev_cpu_task ct = { .pid = 100 + next, .tgid = 100 + next };
 
-		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "kworker/0:1");
-		snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
-		scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
-		s->records++;
-		s->last_ts = now;
-		v->ph = P_HOG_ON;
-		v->next = now + v->hog - v->pre;
-		break;
+		snprintf(ct.comm, sizeof(ct.comm), "%s", scen_task_comm[next]);
+		emit(s, o, v->vm + 1, VMSCOPE_EV_cpu_task, now, &ct, sizeof(ct), v->v,
+		     100 + next, v->v);
+	} else {
+		emit(s, o, v->vm + 1, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), v->v,
+		     100 + v->task, v->v);
 	}
-	case P_HOG_ON: {
-		struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_HOG_TID, .prev_state = 0,
-						      .next_pid = 1001, .next_tgid = 1000 };
-		struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_HOG_TID,
-					.origin = 0, .vcpu = MO_NONE };
+	if (v->task_since)
+		x->running_ns[v->vm][v->task] += now - v->task_since;
+	v->last_out[v->task] = now;
+	if (v->last_out[next])
+		x->blocked_ns[v->vm][next] += now - v->last_out[next];
+	v->task_since = now;
+	v->task = next;
+	v->ph = P_EXIT;
+	v->next = now + 500 + rnd(v) % 5000;
+}
 
-		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "hog");
-		if (v->block) {
-			sw.prev_pid = mo.tid = 0;
-			snprintf(sw.prev_comm, sizeof(sw.prev_comm), "swapper/0");
-		}
-		snprintf(sw.next_comm, sizeof(sw.next_comm), "CPU 0/KVM");
-		scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
-		s->records++;
-		s->last_ts = now;
-		if (v->block) {
-			x->block_ns[v->task] += v->hog;
-			x->block_n++;
-			if (v->reason == 2)
-				x->block_hlt_ns[v->task] += v->hog;
-		} else {
-			x->hog_ns[v->task] += v->hog;
-			x->kworker_ns[v->task] += v->pre;
-			x->hog_n++;
-			if (v->reason == 2)
-				x->hog_hlt_ns[v->task] += v->hog;
-		}
-		if (v->hog > x->hog_max)
-			x->hog_max = v->hog;
-		v->ph = P_ENTRY;
-		v->next = v->exit_ts + v->dur + v->hog;
-		break;
-	}
-	case P_USER: {
-		struct vmscope_ev_kvm_userspace_exit u = { .reason = 2 };
+/* P_EXIT: an exit of a random reason and heavy-tailed length, perhaps with a loss or a host hog. */
+static void ph_exit(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct scen_expect *x = &s->x;
+	struct vmscope_ev_kvm_exit ex = { .vcpu_id = v->v, .reason_valid = 1 };
+	/* heavy tail: base * (1 + exponential), sometimes 50x */
+	double f = 1 - log(((double)(rnd(v) >> 11) + 0.5) / 9007199254740992.0);
 
-		host_emit(s, o, v, VMSCOPE_EV_kvm_userspace_exit, now, &u, sizeof(u));
-		v->user_ts = now;
-		v->ph = P_ENTRY;
-		v->next = v->exit_ts + v->dur;
-		break;
+	v->reason = (int)(rnd(v) % SCEN_REASONS);
+	ex.isa = v->vm % 2 ? 1 : 2;
+	ex.exit_reason = v->vm % 2 ? scen_vmx_code[v->reason] : scen_svm_code[v->reason];
+	ex.guest_rip = 0x400000 + 16 * (uint64_t)v->reason + v->task;
+	if (rnd(v) % 64 == 0)
+		f *= 50;
+	v->dur = (uint64_t)((double)base_ns[v->reason] * f);
+	host_emit(s, o, v, VMSCOPE_EV_kvm_exit, now, &ex, sizeof(ex));
+	x->guest_ns[v->vm][v->v] += now - v->guest_since;
+	if (s->loss_after && !s->loss_done && s->records >= s->loss_after &&
+	    v->vm == 0 && v->v == 0) {
+		scen_out_loss(o, now + 1);
+		s->loss_done = v->lost = true;
 	}
+	v->exit_ts = now;
+	v->ph = v->reason == 0 ? P_USER : P_ENTRY;
+	v->next = now + (v->reason == 0 ? v->dur / 3 : v->dur);
+	if (s->hog && v->vm == 0 && v->v == 0 && v->reason && !v->lost && rnd(v) % 8 == 0) {
+		v->hog = 1000000 + rnd(v) % 2000000;
+		v->block = rnd(v) % 4 == 0;
+		v->pre = !v->block && rnd(v) % 2 ? 20000 + rnd(v) % 40000 : 0;
+		v->ph = P_HOG_OFF;
+		v->next = now + v->dur / 3;
 	}
+}
+
+/* P_HOG_OFF: the host takes the vCPU thread off its CPU (a hog, a kworker first, or a sleep). */
+static void ph_hog_off(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct vmscope_ev_sched_switch sw = { .prev_pid = 1001, .prev_tgid = 1000,
+					      .preempt = 1, .next_pid = SCEN_HOG_TID,
+					      .next_tgid = SCEN_HOG_TID };
+
+	snprintf(sw.prev_comm, sizeof(sw.prev_comm), "CPU 0/KVM");
+	snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
+	if (v->block) {		/* sleeps: the CPU goes idle */
+		sw.preempt = 0;
+		sw.prev_state = 1;
+		sw.next_pid = sw.next_tgid = 0;
+		snprintf(sw.next_comm, sizeof(sw.next_comm), "swapper/0");
+	} else if (v->pre) {	/* a short kernel thread first */
+		sw.next_pid = sw.next_tgid = SCEN_KWORKER_TID;
+		snprintf(sw.next_comm, sizeof(sw.next_comm), "kworker/0:1");
+	}
+	host_emit(s, o, v, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw));
+	v->ph = v->pre ? P_HOG_MID : P_HOG_ON;
+	v->next = now + (v->pre ? v->pre : v->hog);
+}
+
+/* P_HOG_MID: the kworker sleeps, the hog gets the CPU. */
+static void ph_hog_mid(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_KWORKER_TID,
+					      .prev_tgid = SCEN_KWORKER_TID,
+					      .prev_state = 1, .next_pid = SCEN_HOG_TID,
+					      .next_tgid = SCEN_HOG_TID };
+	struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_KWORKER_TID,
+				.origin = 0, .vcpu = MO_NONE };
+
+	snprintf(sw.prev_comm, sizeof(sw.prev_comm), "kworker/0:1");
+	snprintf(sw.next_comm, sizeof(sw.next_comm), "hog");
+	scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
+	s->records++;
+	s->last_ts = now;
+	v->ph = P_HOG_ON;
+	v->next = now + v->hog - v->pre;
+}
+
+/* P_HOG_ON: the vCPU thread gets its CPU back; the stall is expected. */
+static void ph_hog_on(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct scen_expect *x = &s->x;
+	struct vmscope_ev_sched_switch sw = { .prev_pid = SCEN_HOG_TID, .prev_state = 0,
+					      .next_pid = 1001, .next_tgid = 1000 };
+	struct mo_origin mo = { .orig_ts = now, .cpu = 0, .tid = SCEN_HOG_TID,
+				.origin = 0, .vcpu = MO_NONE };
+
+	snprintf(sw.prev_comm, sizeof(sw.prev_comm), "hog");
+	if (v->block) {
+		sw.prev_pid = mo.tid = 0;
+		snprintf(sw.prev_comm, sizeof(sw.prev_comm), "swapper/0");
+	}
+	snprintf(sw.next_comm, sizeof(sw.next_comm), "CPU 0/KVM");
+	scen_out_event(o, 0, VMSCOPE_EV_sched_switch, now, &sw, sizeof(sw), &mo);
+	s->records++;
+	s->last_ts = now;
+	if (v->block) {
+		x->block_ns[v->task] += v->hog;
+		x->block_n++;
+		if (v->reason == 2)
+			x->block_hlt_ns[v->task] += v->hog;
+	} else {
+		x->hog_ns[v->task] += v->hog;
+		x->kworker_ns[v->task] += v->pre;
+		x->hog_n++;
+		if (v->reason == 2)
+			x->hog_hlt_ns[v->task] += v->hog;
+	}
+	if (v->hog > x->hog_max)
+		x->hog_max = v->hog;
+	v->ph = P_ENTRY;
+	v->next = v->exit_ts + v->dur + v->hog;
+}
+
+/* P_USER: the exit goes to userspace (QEMU). */
+static void ph_user(struct scen *s, struct scen_out *o, struct vstate *v, uint64_t now)
+{
+	struct vmscope_ev_kvm_userspace_exit u = { .reason = 2 };
+
+	host_emit(s, o, v, VMSCOPE_EV_kvm_userspace_exit, now, &u, sizeof(u));
+	v->user_ts = now;
+	v->ph = P_ENTRY;
+	v->next = v->exit_ts + v->dur;
+}
+
+/* What a vCPU does next, by its phase. */
+static void step(struct scen *s, struct scen_out *o, struct vstate *v)
+{
+	static void (*const phase[])(struct scen *, struct scen_out *, struct vstate *,
+				     uint64_t) = {
+		[P_START] = ph_entry, [P_ENTRY] = ph_entry, [P_SWITCH] = ph_switch,
+		[P_EXIT] = ph_exit, [P_HOG_OFF] = ph_hog_off, [P_HOG_MID] = ph_hog_mid,
+		[P_HOG_ON] = ph_hog_on, [P_USER] = ph_user,
+	};
+
+	phase[v->ph](s, o, v, v->next);
 }
 
 int scen_out_open(struct scen_out **out, const char *dir, unsigned int n_vms,

@@ -631,5 +631,5 @@ int main(int argc, char **argv)
 	tf_test_rmdir(d5);
 	tf_test_rmdir(d6);
 	tf_test_rmdir(d7);
-	return tf_test_result("analysis");
+	return check_result("analysis");
 }

@@ -318,5 +318,5 @@ int main(int argc, char **argv)
 	test_many_and_none();
 	xmlCleanupParser();
 	tf_test_rmdir(dir);
-	return tf_test_result("exits-svg");
+	return check_result("exits-svg");
 }

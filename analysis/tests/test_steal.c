@@ -375,10 +375,5 @@ int main(int argc, char **argv)
 	check(LOSS, NULL);
 	check(BACKWARDS, NULL);
 	check(ABI03, keep);
-	if (check_failures) {
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_result("test_steal");
 }

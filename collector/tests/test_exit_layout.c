@@ -104,7 +104,5 @@ int main(void)
 	CHECK(!strcmp(exit_mode_name(VMSCOPE_EXIT_MODE_DIRECT), "direct"));
 	CHECK(!strcmp(exit_mode_name(99), "unknown"));
 	CHECK(exit_refused_name(VMSCOPE_EXIT_REFUSED_NONE) == NULL);
-	if (check_failures)
-		fprintf(stderr, "%d failures\n", check_failures);
-	return check_failures ? 1 : 0;
+	return check_result("test_exit_layout");
 }

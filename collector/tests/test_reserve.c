@@ -141,7 +141,5 @@ int main(void)
 {
 	check_bound();
 	check_tmpfs();
-	if (check_failures)
-		fprintf(stderr, "rec-reserve: %d failures\n", check_failures);
-	return check_failures != 0;
+	return check_result("rec-reserve");
 }

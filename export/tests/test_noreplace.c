@@ -183,5 +183,5 @@ int main(void)
 
 	clean();
 	tf_test_rmdir(dir);
-	return tf_test_result("noreplace");
+	return check_result("noreplace");
 }

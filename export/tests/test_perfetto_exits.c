@@ -92,7 +92,7 @@ int main(void)
 
 	CHECK(fd >= 0);
 	if (fd < 0)
-		return tf_test_result("perfetto-exits");
+		return check_result("perfetto-exits");
 	write_trace(dir);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	snprintf(out, sizeof(out), "%s/out.pftrace", dir);
@@ -128,5 +128,5 @@ int main(void)
 	free(img);
 	close(fd);
 	tf_test_rmdir(dir);
-	return tf_test_result("perfetto-exits");
+	return check_result("perfetto-exits");
 }

@@ -55,9 +55,5 @@ int main(void)
 	EXPECT(vmscope_events_select("kvm", vmscope_event_descs, 0, &m, why,
 				     sizeof(why)) == -1, "no descriptors: nothing matches");
 
-	if (check_failures)
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-	else
-		printf("event selection: all checks passed\n");
-	return check_failures != 0;
+	return check_result("test_event_select");
 }

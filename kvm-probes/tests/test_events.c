@@ -182,10 +182,5 @@ int main(void)
 	test_decode_signed_and_strings();
 	test_bad_descriptors();
 	test_abi03_table();
-	if (check_failures) {
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-		return 1;
-	}
-	printf("ok: %d events\n", VMSCOPE_NR_EVENTS);
-	return 0;
+	return check_result("test_events");
 }

@@ -35,10 +35,5 @@ int main(void)
 	EXPECT(!vmscope_exit_reason_name(VMSCOPE_ISA_VMX, 0xfff), "unknown VMX reason named");
 	EXPECT(!vmscope_exit_reason_name(0, 10), "isa 0 named");
 	EXPECT(!vmscope_exit_reason_name(3, 10), "isa 3 named");
-	if (check_failures) {
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_result("test_exit_reason_name");
 }

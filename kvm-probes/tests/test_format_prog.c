@@ -201,10 +201,5 @@ int main(void)
 	test_known_text();
 	test_compiled_in();
 	test_random_descriptors();
-	if (check_failures) {
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_result("test_format_prog");
 }

@@ -23,13 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "util_clock.h"
 
 static void cpuid0(void)
 {
@@ -72,7 +66,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	double t0 = now();
+	double t0 = util_mono_s();
 	for (unsigned long i = 0; i < pio; i++) {
 		unsigned char b = (unsigned char)i;
 
@@ -81,14 +75,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	double t1 = now();
+	double t1 = util_mono_s();
 	for (unsigned long i = 0; i < cpuid; i++)
 		cpuid0();
-	double t2 = now();
+	double t2 = util_mono_s();
 	/* the raw system call: no libc wrapper may answer from a cache */
 	for (unsigned long i = 0; i < sys; i++)
 		syscall(SYS_getppid);
-	double t3 = now();
+	double t3 = util_mono_s();
 	if (fd >= 0)
 		close(fd);
 	printf("pio=%lu pio_s=%.3f pio_rate=%.0f cpuid=%lu cpuid_s=%.3f cpuid_rate=%.0f",

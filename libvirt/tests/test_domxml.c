@@ -240,7 +240,5 @@ int main(void)
 	refused();
 	malformed();
 	checks();
-	if (check_failures)
-		fprintf(stderr, "%d failures\n", check_failures);
-	return check_failures ? 1 : 0;
+	return check_result("test_domxml");
 }

@@ -51,7 +51,6 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 #define HB	1000000000000ull	/* host time base */
 #define GB	5000000000000ull	/* guest time base */
 
-/* Damage stream file @name after the fact: 1 a flipped byte, 2 cut, 3 gone. */
 /* Stream i: the host CPUs, then each VM's two CPUs. */
 static void stream_name(int i, char *name, size_t len)
 {
@@ -61,6 +60,7 @@ static void stream_name(int i, char *name, size_t len)
 		tf_trace_guest_name(name, len, (uint32_t)(i - 2) / 2, (uint32_t)(i - 2) % 2);
 }
 
+/* Damage stream file @name after the fact: 1 a flipped byte, 2 cut, 3 gone. */
 static void harm_stream(int dfd, const char *name, int how, uint16_t at)
 {
 	struct stat st;
@@ -171,18 +171,255 @@ static void check_as_merged(struct vr_trace *t, struct mg_result *r, const char 
 	mo_union_free(&u);
 }
 
+/* The input trace as it is written: its streams, clocks and event counts. */
+struct gen {
+	struct in *in;
+	struct synth *s;
+	struct synth_stream *w;
+	int ns;			/* streams: 2 host CPUs, 2 per VM */
+	uint64_t ts[6];		/* each stream's last record */
+	uint64_t T;		/* host time of the next operation */
+	int64_t ppm, goff;	/* the guest clock's drift and steps */
+	uint64_t seq[2][2];	/* the next honest exchange's, per (vm, vCPU) */
+	uint64_t host, guest;	/* events written */
+};
+
+/* An exchange of vCPU (vm, c) of stream @i: mostly the truth. */
+static void gen_exchange(struct gen *gn, int i)
+{
+	struct in *in = gn->in;
+	uint64_t *ts = gn->ts;
+	uint32_t vm = (uint32_t)(i - 2) / 2, c = (uint32_t)(i - 2) % 2;
+	int h = (int)(take(in, 1) & 1);
+	uint64_t t2 = gn->T > ts[h] ? gn->T : ts[h], t3 = t2 + 300 + take(in, 1) * 10;
+	int64_t d1 = (int64_t)take(in, 1) * 4 - 64, d2 = (int64_t)take(in, 1) * 4 - 64;
+	uint64_t g1 = GB + (t2 - HB) + (uint64_t)((int64_t)(t2 - HB) / 1000000 * gn->ppm) +
+		      (uint64_t)gn->goff - (uint64_t)d1;
+	uint64_t g4 = g1 + (t3 - t2) + (uint64_t)d1 + (uint64_t)d2;
+	uint64_t sq = take(in, 1) % 16 ? ++gn->seq[vm][c] : take(in, 1);
+	uint64_t tok = take(in, 1) % 16 ? 7 : 8;
+	int32_t tid = (int32_t)(1000 * (vm + 1) + 1 + c);
+	struct vmscope_ev_sync_t2 e2 = { .t2 = t2, .token = tok, .seq = sq, .t1 = g1,
+					 .guest_cpu = c, .tid = tid, .vcpu_id = c };
+	struct vmscope_ev_sync_t3 e3 = { .t2 = t2, .t3 = t3, .token = tok, .seq = sq,
+					 .tid = tid, .vcpu_id = c };
+	struct synth_gsync eg = { .t1 = g1, .t4 = g4, .token = tok, .seq = sq, .cpu = c };
+
+	synth_stream_rec(&gn->w[h], t2, VMSCOPE_EV_sync_t2, &e2, sizeof(e2));
+	synth_stream_rec(&gn->w[h], t3, VMSCOPE_EV_sync_t3, &e3, sizeof(e3));
+	ts[h] = t3;
+	gn->host += 2;
+	if (take(in, 1) % 16) {
+		uint8_t b[72];
+
+		ts[i] = g4 > ts[i] ? g4 : ts[i];
+		synth_stream_rec(&gn->w[i], ts[i], SYNTH_GID_SYNC, b,
+				 synth_gsync_bytes(gn->s, &eg, b));
+		gn->guest++;
+	}
+}
+
+/* A hostile record on host stream @i, of kind @k % 5. */
+static void gen_host(struct gen *gn, int i, uint8_t k)
+{
+	struct in *in = gn->in;
+	uint64_t *ts = gn->ts;
+	struct synth_stream *w = gn->w;
+	int32_t tid = (int32_t)(1000 * (1 + take(in, 1) % 2) + 1 + take(in, 1) % 2);
+
+	ts[i] = gn->T > ts[i] ? gn->T : ts[i];
+	switch (k % 5) {
+	case 0: {
+		struct vmscope_ev_sync_t2 e = {
+			.t2 = ts[i], .token = val(in, 7, 1), .seq = val(in, 2, 2),
+			.t1 = val(in, GB, 500), .guest_cpu = take(in, 1) % 3,
+			.tid = tid, .vcpu_id = (uint32_t)take(in, 1) % 3 };
+		synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t2, &e, sizeof(e));
+		break;
+	}
+	case 1: {
+		struct vmscope_ev_sync_t3 e = {
+			.t2 = ts[i] - val(in, 0, 300), .t3 = ts[i],
+			.token = val(in, 7, 1), .seq = val(in, 2, 2), .tid = tid,
+			.vcpu_id = (uint32_t)take(in, 1) % 3 };
+		synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t3, &e, sizeof(e));
+		break;
+	}
+	case 2: {
+		struct vmscope_ev_kvm_write_tsc_offset e = { .vcpu_id = 0 };
+		synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_write_tsc_offset, &e, sizeof(e));
+		break;
+	}
+	case 3: {
+		struct vmscope_ev_sched_switch e = { .next_pid = tid };
+		synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sched_switch, &e, sizeof(e));
+		break;
+	}
+	default: {
+		struct vmscope_ev_kvm_exit e = { .vcpu_id = 1 };
+		synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_exit, &e, sizeof(e));
+	}
+	}
+	gn->host++;
+}
+
+/* A hostile record on guest stream @i, of kind @k % 3, on the guest's clock. */
+static void gen_guest(struct gen *gn, int i, uint8_t k)
+{
+	struct in *in = gn->in;
+	uint64_t *ts = gn->ts;
+	struct synth_stream *w = gn->w;
+	uint64_t g = GB + (gn->T - HB) + (uint64_t)gn->goff;
+
+	ts[i] = g > ts[i] ? g : ts[i];
+	switch (k % 3) {
+	case 0: {
+		struct synth_gsync e = {
+			.t1 = val(in, GB, 500), .token = val(in, 7, 1),
+			.seq = val(in, 2, 2), .cpu = take(in, 1) % 8 ?
+			(uint32_t)(i - 2) % 2 : (uint32_t)take(in, 1) };
+		uint8_t b[72];
+
+		e.t4 = e.t1 + val(in, 0, 200);
+		e.steal_ns = gn->s->steal ? take(in, 1) : 0;
+		synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, b, synth_gsync_bytes(gn->s, &e, b));
+		break;
+	}
+	case 1: {
+		struct synth_gswitch e = { .next_pid = (int32_t)take(in, 1) };
+		synth_stream_rec(&w[i], ts[i], SYNTH_GID_SWITCH, &e, sizeof(e));
+		break;
+	}
+	default: {
+		uint32_t n = 1;
+		synth_stream_rec(&w[i], ts[i], SYNTH_GID_TICK, &n, sizeof(n));
+	}
+	}
+	gn->guest++;
+}
+
+/* Up to 2000 operations from the input over the open streams. */
+static void gen_records(struct gen *gn)
+{
+	struct in *in = gn->in;
+
+	for (int op = 0; op < 2000 && in->n; op++) {
+		uint8_t k = (uint8_t)take(in, 1);
+		int i = (int)(take(in, 1) % (uint64_t)gn->ns);
+
+		gn->T += k & 0x80 ? take(in, 4) : (uint64_t)(k & 0x70) * 100;
+		if (k % 8 == 0 && i >= 2)
+			gen_exchange(gn, i);
+		else if (k % 8 == 1)	/* the guest clock steps */
+			gn->goff += (int64_t)take(in, 3) - (1 << 23);
+		else if (i < 2)
+			gen_host(gn, i, k);
+		else
+			gen_guest(gn, i, k);
+	}
+}
+
+/* A damaged input's merged trace: marked, refused unless accepted. */
+static void check_damaged(const char *out_path)
+{
+	const Vmscope__Trace__Summary *sum;
+	struct mo_origin og;
+	struct vr_item it;
+	char err[256];
+	struct mr *m;
+	bool has;
+
+	ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == -EBADMSG);
+	ASSERT(mr_open(&m, out_path, MR_ACCEPT_DAMAGE, err, sizeof(err)) == 0);
+	sum = vr_trace_summary(mr_trace(m));
+	ASSERT(sum && sum->input && sum->input->damaged);
+	while (mr_next(m, &it, &og, &has) == 1)
+		;
+	ASSERT(mr_damage(m, err, sizeof(err)) == 1);
+	mr_close(m);
+}
+
+/*
+ * Clock-unreliable spans: each guest event in one at most, sorted, each a
+ * span of host time, what flagged it said.
+ */
+static void check_spans(const struct mg_result *r, unsigned int n_vms, uint64_t guest)
+{
+	uint64_t in_spans = 0;
+
+	for (size_t i = 0; i < r->spans.n; i++) {
+		const struct mg_span *p = &r->spans.s[i];
+
+		ASSERT(p->vm < n_vms && p->h_start <= p->h_end && p->seen);
+		ASSERT(!(p->seen & ~(uint32_t)(MG_SEEN_SHORT | MG_SEEN_REPEAT | MG_SEEN_OFFLINE |
+					       MG_SEEN_STEP)));
+		if (i)
+			ASSERT(p->vm > p[-1].vm || (p->vm == p[-1].vm && (p->cpu > p[-1].cpu ||
+			       (p->cpu == p[-1].cpu && p->h_start >= p[-1].h_start))));
+		in_spans += p->events;
+	}
+	ASSERT(in_spans == r->c.ev_unreliable && in_spans <= guest);
+}
+
+/*
+ * An intact input's merged trace: the report's counts add up, every event
+ * once in non-decreasing time with its origin, the spans in the session,
+ * a clean indexed end.
+ */
+static void check_merged(const char *out_path, const struct mg_result *r, unsigned int n_vms,
+			 uint64_t host, uint64_t guest)
+{
+	const Vmscope__Trace__SessionMetadata *ms;
+	uint64_t n = 0, prev = 0;
+	struct mo_origin og;
+	struct vr_item it;
+	char err[256];
+	struct mr *m;
+	size_t k = 0;
+	bool has;
+
+	ASSERT(r->n.host_events == host);
+	ASSERT(r->n.guest_events + r->n.unconverted == guest);
+	ASSERT(r->n.out_events == r->n.host_events + r->n.guest_events);
+	ASSERT(r->n.bad == 0);
+	ASSERT(r->c.exchanges + r->c.not_accepted <= guest);
+	ASSERT(r->pair->st.host_pairs == r->pair->st.by_thread + r->pair->st.by_token +
+	       r->pair->st.no_vm);
+	check_spans(r, n_vms, guest);
+
+	ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == 0);
+	ms = vr_trace_session(mr_trace(m));
+	for (size_t v = 0; ms && v < ms->n_vms; v++)
+		k += ms->vms[v]->n_clock_unreliable;
+	ASSERT(k == r->spans.n);
+	while (mr_next(m, &it, &og, &has) == 1) {
+		ASSERT(it.kind == VR_EVENT);
+		ASSERT(has);
+		ASSERT(it.ts >= prev);
+		ASSERT(og.origin <= n_vms);
+		if (!og.origin)
+			ASSERT(og.orig_ts == it.ts);
+		prev = it.ts;
+		n++;
+	}
+	ASSERT(n == r->n.out_events);
+	ASSERT(mr_stats(m)->end.kind == TF_END_CLEAN && mr_stats(m)->has_index);
+	ASSERT(mr_damage(m, err, sizeof(err)) == 0);
+	mr_close(m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct synth_stream w[6];
 	struct in in = { data, size };
 	struct synth s;
 	char dir[64] = "/dev/shm/merge-fuzz-XXXXXX", in_path[96], out_path[96], err[256];
-	uint64_t ts[6] = { HB, HB, GB, GB, GB, GB };
-	uint64_t host = 0, guest = 0;
+	struct gen gn = { .in = &in, .s = &s, .w = w, .ts = { HB, HB, GB, GB, GB, GB },
+			  .T = HB };
 	struct mg_opts o = { 0 };
 	struct mg_result r;
 	struct vr_trace *t;
-	int dfd, ns, damaged;
+	int dfd, damaged;
 	uint8_t opt, harm;
 	uint16_t harm_at;
 
@@ -194,13 +431,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.H0 = HB;
 	harm = (uint8_t)take(&in, 1);
 	harm_at = (uint16_t)take(&in, 2);
-	ns = 2 + 2 * (int)s.n_vms;
+	gn.ns = 2 + 2 * (int)s.n_vms;
 	if (!mkdtemp(dir))
 		return 0;
 	snprintf(in_path, sizeof(in_path), "%s/in", dir);
 	snprintf(out_path, sizeof(out_path), "%s/out", dir);
 	ASSERT(tf_trace_create(in_path, &dfd) == 0);
-	for (int i = 0; i < ns; i++) {
+	for (int i = 0; i < gn.ns; i++) {
 		char name[64];
 
 		stream_name(i, name, sizeof(name));
@@ -209,125 +446,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 i < 2 ? (uint32_t)i : (uint32_t)(i - 2) % 2) == 0);
 	}
 	/* a guest clock the exchanges mostly tell the truth about */
-	int64_t ppm = (int64_t)(take(&in, 1) % 201) - 100, goff = 0;
-	uint64_t T = HB, seq[2][2] = { { 0 } };
-
-	for (int op = 0; op < 2000 && in.n; op++) {
-		uint8_t k = (uint8_t)take(&in, 1);
-		int i = (int)(take(&in, 1) % (uint64_t)ns);
-
-		T += k & 0x80 ? take(&in, 4) : (uint64_t)(k & 0x70) * 100;
-		if (k % 8 == 0 && i >= 2) {	/* an exchange of vCPU (vm, c) */
-			uint32_t vm = (uint32_t)(i - 2) / 2, c = (uint32_t)(i - 2) % 2;
-			int h = (int)(take(&in, 1) & 1);
-			uint64_t t2 = T > ts[h] ? T : ts[h], t3 = t2 + 300 + take(&in, 1) * 10;
-			int64_t d1 = (int64_t)take(&in, 1) * 4 - 64, d2 = (int64_t)take(&in, 1) * 4 - 64;
-			uint64_t g1 = GB + (t2 - HB) + (uint64_t)((int64_t)(t2 - HB) / 1000000 * ppm) +
-				      (uint64_t)goff - (uint64_t)d1;
-			uint64_t g4 = g1 + (t3 - t2) + (uint64_t)d1 + (uint64_t)d2;
-			uint64_t sq = take(&in, 1) % 16 ? ++seq[vm][c] : take(&in, 1);
-			uint64_t tok = take(&in, 1) % 16 ? 7 : 8;
-			int32_t tid = (int32_t)(1000 * (vm + 1) + 1 + c);
-			struct vmscope_ev_sync_t2 e2 = { .t2 = t2, .token = tok, .seq = sq, .t1 = g1,
-							 .guest_cpu = c, .tid = tid, .vcpu_id = c };
-			struct vmscope_ev_sync_t3 e3 = { .t2 = t2, .t3 = t3, .token = tok, .seq = sq,
-							 .tid = tid, .vcpu_id = c };
-			struct synth_gsync eg = { .t1 = g1, .t4 = g4, .token = tok, .seq = sq, .cpu = c };
-
-			synth_stream_rec(&w[h], t2, VMSCOPE_EV_sync_t2, &e2, sizeof(e2));
-			synth_stream_rec(&w[h], t3, VMSCOPE_EV_sync_t3, &e3, sizeof(e3));
-			ts[h] = t3;
-			host += 2;
-			if (take(&in, 1) % 16) {
-				uint8_t b[72];
-
-				ts[i] = g4 > ts[i] ? g4 : ts[i];
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, b,
-						 synth_gsync_bytes(&s, &eg, b));
-				guest++;
-			}
-			continue;
-		}
-		if (k % 8 == 1) {	/* the guest clock steps */
-			goff += (int64_t)take(&in, 3) - (1 << 23);
-			continue;
-		}
-		if (i < 2) {
-			int32_t tid = (int32_t)(1000 * (1 + take(&in, 1) % 2) + 1 + take(&in, 1) % 2);
-
-			ts[i] = T > ts[i] ? T : ts[i];
-			switch (k % 5) {
-			case 0: {
-				struct vmscope_ev_sync_t2 e = {
-					.t2 = ts[i], .token = val(&in, 7, 1), .seq = val(&in, 2, 2),
-					.t1 = val(&in, GB, 500), .guest_cpu = take(&in, 1) % 3,
-					.tid = tid, .vcpu_id = (uint32_t)take(&in, 1) % 3 };
-				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t2, &e, sizeof(e));
-				break;
-			}
-			case 1: {
-				struct vmscope_ev_sync_t3 e = {
-					.t2 = ts[i] - val(&in, 0, 300), .t3 = ts[i],
-					.token = val(&in, 7, 1), .seq = val(&in, 2, 2), .tid = tid,
-					.vcpu_id = (uint32_t)take(&in, 1) % 3 };
-				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sync_t3, &e, sizeof(e));
-				break;
-			}
-			case 2: {
-				struct vmscope_ev_kvm_write_tsc_offset e = { .vcpu_id = 0 };
-				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_write_tsc_offset, &e,
-						 sizeof(e));
-				break;
-			}
-			case 3: {
-				struct vmscope_ev_sched_switch e = { .next_pid = tid };
-				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_sched_switch, &e, sizeof(e));
-				break;
-			}
-			default: {
-				struct vmscope_ev_kvm_exit e = { .vcpu_id = 1 };
-				synth_stream_rec(&w[i], ts[i], VMSCOPE_EV_kvm_exit, &e, sizeof(e));
-			}
-			}
-			host++;
-		} else {
-			uint64_t g = GB + (T - HB) + (uint64_t)goff;
-
-			ts[i] = g > ts[i] ? g : ts[i];
-			switch (k % 3) {
-			case 0: {
-				struct synth_gsync e = {
-					.t1 = val(&in, GB, 500), .token = val(&in, 7, 1),
-					.seq = val(&in, 2, 2), .cpu = take(&in, 1) % 8 ?
-					(uint32_t)(i - 2) % 2 : (uint32_t)take(&in, 1) };
-				uint8_t b[72];
-
-				e.t4 = e.t1 + val(&in, 0, 200);
-				e.steal_ns = s.steal ? take(&in, 1) : 0;
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SYNC, b,
-						 synth_gsync_bytes(&s, &e, b));
-				break;
-			}
-			case 1: {
-				struct synth_gswitch e = { .next_pid = (int32_t)take(&in, 1) };
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_SWITCH, &e, sizeof(e));
-				break;
-			}
-			default: {
-				uint32_t n = 1;
-				synth_stream_rec(&w[i], ts[i], SYNTH_GID_TICK, &n, sizeof(n));
-			}
-			}
-			guest++;
-		}
-	}
-	for (int i = 0; i < ns; i++)
+	gn.ppm = (int64_t)(take(&in, 1) % 201) - 100;
+	gen_records(&gn);
+	for (int i = 0; i < gn.ns; i++)
 		ASSERT(synth_stream_close(&w[i]) == 0);
 	ASSERT(synth_write_meta(&s, dfd) == 0);
 	if (harm & 3) {
 		char name[64];
 
-		stream_name((harm >> 2) % ns, name, sizeof(name));
+		stream_name((harm >> 2) % gn.ns, name, sizeof(name));
 		harm_stream(dfd, name, harm & 3, harm_at);
 	}
 	close(dfd);
@@ -340,75 +467,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	damaged = vr_damage_count(vr_trace_damage(t)) != 0;
 	ASSERT(!(harm & 3) || damaged);
 	ASSERT(!r.n.bad || damaged);
-
-	struct mr *m;
-	struct vr_item it;
-	struct mo_origin og;
-	bool has;
-	uint64_t n = 0, prev = 0;
-
-	if (damaged) {
-		const Vmscope__Trace__Summary *sum;
-
-		ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == -EBADMSG);
-		ASSERT(mr_open(&m, out_path, MR_ACCEPT_DAMAGE, err, sizeof(err)) == 0);
-		sum = vr_trace_summary(mr_trace(m));
-		ASSERT(sum && sum->input && sum->input->damaged);
-		while (mr_next(m, &it, &og, &has) == 1)
-			;
-		ASSERT(mr_damage(m, err, sizeof(err)) == 1);
-		mr_close(m);
-		goto out;
-	}
-	ASSERT(r.n.host_events == host);
-	ASSERT(r.n.guest_events + r.n.unconverted == guest);
-	ASSERT(r.n.out_events == r.n.host_events + r.n.guest_events);
-	ASSERT(r.n.bad == 0);
-	ASSERT(r.c.exchanges + r.c.not_accepted <= guest);
-	ASSERT(r.pair->st.host_pairs == r.pair->st.by_thread + r.pair->st.by_token +
-	       r.pair->st.no_vm);
-	/* clock-unreliable spans: each guest event in one at most, sorted,
-	 * each a span of host time, what flagged it said */
-	uint64_t in_spans = 0;
-
-	for (size_t i = 0; i < r.spans.n; i++) {
-		const struct mg_span *p = &r.spans.s[i];
-
-		ASSERT(p->vm < s.n_vms && p->h_start <= p->h_end && p->seen);
-		ASSERT(!(p->seen & ~(uint32_t)(MG_SEEN_SHORT | MG_SEEN_REPEAT | MG_SEEN_OFFLINE |
-					       MG_SEEN_STEP)));
-		if (i)
-			ASSERT(p->vm > p[-1].vm || (p->vm == p[-1].vm && (p->cpu > p[-1].cpu ||
-			       (p->cpu == p[-1].cpu && p->h_start >= p[-1].h_start))));
-		in_spans += p->events;
-	}
-	ASSERT(in_spans == r.c.ev_unreliable && in_spans <= guest);
-
-	ASSERT(mr_open(&m, out_path, 0, err, sizeof(err)) == 0);
-	{
-		const Vmscope__Trace__SessionMetadata *ms = vr_trace_session(mr_trace(m));
-		size_t k = 0;
-
-		for (size_t v = 0; ms && v < ms->n_vms; v++)
-			k += ms->vms[v]->n_clock_unreliable;
-		ASSERT(k == r.spans.n);
-	}
-	while (mr_next(m, &it, &og, &has) == 1) {
-		ASSERT(it.kind == VR_EVENT);
-		ASSERT(has);
-		ASSERT(it.ts >= prev);
-		ASSERT(og.origin <= s.n_vms);
-		if (!og.origin)
-			ASSERT(og.orig_ts == it.ts);
-		prev = it.ts;
-		n++;
-	}
-	ASSERT(n == r.n.out_events);
-	ASSERT(mr_stats(m)->end.kind == TF_END_CLEAN && mr_stats(m)->has_index);
-	ASSERT(mr_damage(m, err, sizeof(err)) == 0);
-	mr_close(m);
-out:
-	check_online(t, &r, damaged, host, guest);
+	if (damaged)
+		check_damaged(out_path);
+	else
+		check_merged(out_path, &r, s.n_vms, gn.host, gn.guest);
+	check_online(t, &r, damaged, gn.host, gn.guest);
 	check_as_merged(t, &r, out_path);
 	mg_result_free(&r);
 	vr_trace_close(t);

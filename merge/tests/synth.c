@@ -11,7 +11,9 @@
 #include <vmscope/ringbuf_abi.h>
 
 #include "events_compat.h"
+#include "merge.h"
 #include "out.h"
+#include "rb_decode.h"
 #include "reader.h"
 #include "synth.h"
 #include "tracefmt.h"
@@ -227,7 +229,7 @@ void synth_stream_rec(struct synth_stream *w, uint64_t ts, unsigned int id, cons
 		sw_flush(w);
 	if (!w->n)
 		w->begin = w->prev = ts;
-	w->len += mo_rec_encode(w->recs + w->len, w->prev, ts, id, p, size);
+	w->len += vmscope_rb_rec_encode(w->recs + w->len, w->prev, ts, id, p, size);
 	w->prev = ts;
 	w->n++;
 }
@@ -526,11 +528,82 @@ static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, in
 	s->n_host_events++;
 }
 
-static int write_host(struct synth *s, int dfd, unsigned int h)
+/*
+ * The host's filler between exchanges, at *@fill: an exit or an entry
+ * (the @nfill-th), of the vCPU the walkable story names or of the thread
+ * @on_cpu running here, as KVM writes them.
+ */
+static void host_fill(struct synth *s, struct synth_stream *w, uint64_t *fill, uint64_t *nfill,
+		      int32_t on_cpu)
 {
 	/* AMD SVM (isa 2) exit code 0x7b: an I/O port access */
 	struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x7b, .isa = 2, .reason_valid = 1 };
 	struct vmscope_ev_kvm_entry en = { .rip = 0x1000 };
+
+	if (s->walkable) {
+		/* exit then entry of one vCPU: IOIO, CPUID, HLT */
+		static const uint32_t code[3] = { 0x7b, 0x72, 0x78 };
+		uint64_t pair = (*nfill)++ / 2;
+
+		ex.vcpu_id = en.vcpu_id = (uint32_t)(pair % s->vcpus);
+		ex.exit_reason = code[pair % 3];
+		if (*nfill & 1)
+			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
+		else
+			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
+		/* exits of 1, 2 or 3 gaps: durations differ by reason */
+		*fill += s->host_gap_ns * (*nfill & 1 ? 1 + pair % 3 : 1);
+	} else {
+		/* as KVM writes them: the vCPU of the thread running here */
+		uint32_t vcpu = on_cpu > 0 ? (uint32_t)(on_cpu % 1000 - 1) : 0;
+
+		if ((*nfill)++ & 1) {
+			en.vcpu_id = vcpu;
+			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
+		} else {
+			ex.vcpu_id = vcpu;
+			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
+		}
+		*fill += s->host_gap_ns;
+	}
+}
+
+/* The next host record of @p's exchange (sync_t2, or sync_t3) on @sk. */
+static void host_sync(struct synth *s, struct synth_stream *w, struct synth_stream *sk,
+		      struct hq *p, int32_t *on_cpu)
+{
+	const struct xch *x = &p->r[p->i].x;
+	int32_t tid = (int32_t)(1000 * (p->vm + 1) + 1 + p->v);
+
+	if (p->r[p->i].t3) {
+		struct vmscope_ev_sync_t3 r3 = {
+			.t2 = x->t2, .t3 = x->t3, .token = x->token,
+			.seq = x->seq, .tid = tid, .vcpu_id = p->v };
+		synth_stream_rec(sk, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
+		if (x->kind)
+			s->n_forged[x->kind]++;
+		else
+			s->n_exchanges++;
+	} else {
+		if (s->host_switch)
+			host_switch(s, w, x->t2, *on_cpu = tid);
+		struct vmscope_ev_sync_t2 r2 = {
+			.t2 = x->t2, .token = x->token, .seq = x->seq,
+			.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
+			.vcpu_id = p->v };
+
+		if (s->tsc) {
+			r2.tsc_a = host_tsc(s, x->t2) - 3;
+			r2.tsc_b = host_tsc(s, x->t2) + 3;
+		}
+		synth_stream_rec(sk, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
+	}
+	if (++p->i == p->n)
+		hq_fill(s, p);
+}
+
+static int write_host(struct synth *s, int dfd, unsigned int h)
+{
 	struct vmscope_ev_kvm_write_tsc_offset tw = { .next_tsc_offset = 42 };
 	struct hq q[32];
 	unsigned int nq = 0;
@@ -605,62 +678,10 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		}
 		if (best >= end)
 			break;
-		if (bi < 0 && s->walkable) {
-			/* exit then entry of one vCPU: IOIO, CPUID, HLT */
-			static const uint32_t code[3] = { 0x7b, 0x72, 0x78 };
-			uint64_t pair = nfill++ / 2;
-
-			ex.vcpu_id = en.vcpu_id = (uint32_t)(pair % s->vcpus);
-			ex.exit_reason = code[pair % 3];
-			if (nfill & 1)
-				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
-			else
-				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
-			/* exits of 1, 2 or 3 gaps: durations differ by reason */
-			fill += s->host_gap_ns * (nfill & 1 ? 1 + pair % 3 : 1);
-		} else if (bi < 0) {
-			/* as KVM writes them: the vCPU of the thread running here */
-			uint32_t vcpu = on_cpu > 0 ? (uint32_t)(on_cpu % 1000 - 1) : 0;
-
-			if (nfill++ & 1) {
-				en.vcpu_id = vcpu;
-				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
-			} else {
-				ex.vcpu_id = vcpu;
-				synth_stream_rec(&w, fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
-			}
-			fill += s->host_gap_ns;
-		} else {
-			struct hq *p = &q[bi];
-			const struct xch *x = &p->r[p->i].x;
-			int32_t tid = (int32_t)(1000 * (p->vm + 1) + 1 + p->v);
-
-			if (p->r[p->i].t3) {
-				struct vmscope_ev_sync_t3 r3 = {
-					.t2 = x->t2, .t3 = x->t3, .token = x->token,
-					.seq = x->seq, .tid = tid, .vcpu_id = p->v };
-				synth_stream_rec(sk, x->t3, VMSCOPE_EV_sync_t3, &r3, sizeof(r3));
-				if (x->kind)
-					s->n_forged[x->kind]++;
-				else
-					s->n_exchanges++;
-			} else {
-				if (s->host_switch)
-					host_switch(s, &w, x->t2, on_cpu = tid);
-				struct vmscope_ev_sync_t2 r2 = {
-					.t2 = x->t2, .token = x->token, .seq = x->seq,
-					.t1 = x->t1_claim, .guest_cpu = p->v, .tid = tid,
-					.vcpu_id = p->v };
-
-				if (s->tsc) {
-					r2.tsc_a = host_tsc(s, x->t2) - 3;
-					r2.tsc_b = host_tsc(s, x->t2) + 3;
-				}
-				synth_stream_rec(sk, x->t2, VMSCOPE_EV_sync_t2, &r2, sizeof(r2));
-			}
-			if (++p->i == p->n)
-				hq_fill(s, p);
-		}
+		if (bi < 0)
+			host_fill(s, &w, &fill, &nfill, on_cpu);
+		else
+			host_sync(s, &w, sk, &q[bi], &on_cpu);
 		s->n_host_events++;
 	}
 	e = synth_stream_close(&w);
@@ -818,5 +839,18 @@ int synth_write(struct synth *s, const char *path)
 	if (!e)
 		e = synth_write_meta(s, dfd);
 	close(dfd);
+	return e;
+}
+
+int synth_write_sync(struct synth *s, const char *path, const struct mg_opts *o,
+		     struct vr_trace **t, struct mg_result *r, char *err, size_t errlen)
+{
+	int e = synth_write(s, path);
+
+	*t = NULL;
+	if (!e)
+		e = vr_trace_open(t, path, err, errlen);
+	if (!e)
+		e = mg_sync(*t, o, r, err, errlen);
 	return e;
 }

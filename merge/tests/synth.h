@@ -111,6 +111,18 @@ void synth_defaults(struct synth *s, uint64_t seed);
 /* Write the trace folder @path (must not exist). 0 or negative errno. */
 int synth_write(struct synth *s, const char *path);
 
+struct mg_opts;
+struct mg_result;
+struct vr_trace;
+
+/*
+ * The start of every merge test: @s written to @path, opened into *@t
+ * (NULL when it cannot be) and merge's pass 1 run with @o into @r. 0, or
+ * the first failure's negative errno (@err says which but for the write).
+ */
+int synth_write_sync(struct synth *s, const char *path, const struct mg_opts *o,
+		     struct vr_trace **t, struct mg_result *r, char *err, size_t errlen);
+
 /* True host time of guest time @g of VM @vm (for checks). */
 long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g);
 

@@ -250,11 +250,9 @@ static void run(struct synth *s, const char *dir, const char *tag)
 
 	snprintf(in, sizeof(in), "%s/%s", dir, tag);
 	snprintf(out, sizeof(out), "%s/%s.merged", dir, tag);
-	CHECK_EQ(synth_write(s, in), 0);
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(s, in, &o, &t, &r, err, sizeof(err)), 0);
 	if (!t)
 		return;
-	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	check_sync(s, &r);
 	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
 	mg_report(stdout, t, &r, MG_REPORT_SPANS);
@@ -328,11 +326,9 @@ static void run_clock(const char *dir, const char *tag, int kind)
 	}
 	snprintf(in, sizeof(in), "%s/%s", dir, tag);
 	snprintf(out, sizeof(out), "%s/%s.merged", dir, tag);
-	CHECK_EQ(synth_write(&s, in), 0);
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in, &o, &t, &r, err, sizeof(err)), 0);
 	if (!t)
 		return;
-	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, out, &r, err, sizeof(err)), 0);
 	f = open_memstream(&rep, &replen);
 	mg_report(f, t, &r, MG_REPORT_SPANS);
@@ -435,11 +431,9 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 	s.tsc_lie = lie;
 	s.tsc_session = session;
 	snprintf(in, sizeof(in), "%s/%s", dir, tag);
-	CHECK_EQ(synth_write(&s, in), 0);
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in, &o, &t, &r, err, sizeof(err)), 0);
 	if (!t)
 		return;
-	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	mg_report(stdout, t, &r, MG_REPORT_SPANS);
 	for (uint32_t v = 0; v < r.n_vms; v++) {
 		const struct mg_tsc_vm *k = &r.tsc[v];
@@ -486,10 +480,7 @@ static void run_damaged(const char *dir)
 	snprintf(in, sizeof(in), "%s/dmg", dir);
 	snprintf(out, sizeof(out), "%s/dmg.merged", dir);
 	snprintf(clean, sizeof(clean), "%s/dmg.clean", dir);
-	CHECK_EQ(synth_write(&s, in), 0);
-
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
-	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in, &o, &t, &r, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, clean, &r, err, sizeof(err)), 0);
 	CHECK_EQ(vr_damage_count(vr_trace_damage(t)), 0);
 	mg_result_free(&r);
@@ -593,7 +584,5 @@ int main(int argc, char **argv)
 	run_tsc(dir, "tscsession", 0, true);
 	run_tsc(dir, "tsclie", 10000, false);
 	tf_test_rmdir(dir);
-	if (check_failures)
-		fprintf(stderr, "%d checks failed\n", check_failures);
-	return check_failures ? 1 : 0;
+	return check_result("test_merge");
 }

@@ -63,6 +63,87 @@ static void only(const struct list *l, uint32_t origin, uint32_t cpu, struct lis
 			add(out, origin, cpu, l->e[i].orig_ts, l->e[i].ts);
 }
 
+/* Host records: exactly the merged order. */
+static void check_host_order(const struct list *two, const struct list *on)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < two->n; i++) {
+		if (two->e[i].origin)
+			continue;
+		while (j < on->n && on->e[j].origin)
+			j++;
+		CHECK(j < on->n);
+		if (j == on->n)
+			break;
+		if (on->e[j].cpu != two->e[i].cpu || on->e[j].orig_ts != two->e[i].orig_ts) {
+			CHECK(!"host order");
+			break;
+		}
+		j++;
+	}
+}
+
+/* Guest streams: their own order, all of them; the worst distance from
+ * the two-pass times (@a, @b: scratch lists). */
+static long double guest_diff(const struct list *two, const struct list *on,
+			      const struct synth *s, struct list *a, struct list *b)
+{
+	long double worst_diff = 0;
+
+	for (uint32_t v = 1; v <= s->n_vms; v++)
+		for (uint32_t c = 0; c < s->vcpus; c++) {
+			only(two, v, c, a);
+			only(on, v, c, b);
+			CHECK_EQ(a->n, b->n);
+			for (size_t i = 0; i < a->n && i < b->n; i++) {
+				long double d = fabsl((long double)a->e[i].ts - (long double)b->e[i].ts);
+
+				CHECK_EQ(a->e[i].orig_ts, b->e[i].orig_ts);
+				if (d > worst_diff)
+					worst_diff = d;
+			}
+		}
+	return worst_diff;
+}
+
+/* Where the two timelines differ for the analysis: a guest record on the
+ * other side of a host record (the k-th record of each guest stream, with
+ * the host records before it). */
+static size_t count_moved(const struct list *two, const struct list *on)
+{
+	size_t moved = 0, *hb = calloc(two->n + 1, sizeof(*hb)), slots = 4 * 8;
+	size_t idx2[32] = { 0 }, idx1[32] = { 0 }, *base = calloc(slots + 1, sizeof(*base));
+	size_t nh = 0;
+
+	for (size_t i = 0; i < two->n; i++) {	/* each stream's offset in hb */
+		if (two->e[i].origin)
+			base[(two->e[i].origin - 1) * 8 + two->e[i].cpu + 1]++;
+	}
+	for (size_t k = 1; k <= slots; k++)
+		base[k] += base[k - 1];
+	for (size_t i = 0; i < two->n; i++) {
+		size_t k = two->e[i].origin ? (two->e[i].origin - 1) * 8 + two->e[i].cpu : 0;
+
+		if (!two->e[i].origin)
+			nh++;
+		else
+			hb[base[k] + idx2[k]++] = nh;
+	}
+	nh = 0;
+	for (size_t i = 0; i < on->n; i++) {
+		size_t k = on->e[i].origin ? (on->e[i].origin - 1) * 8 + on->e[i].cpu : 0;
+
+		if (!on->e[i].origin)
+			nh++;
+		else if (base[k] + idx1[k] < two->n)
+			moved += hb[base[k] + idx1[k]++] != nh;
+	}
+	free(hb);
+	free(base);
+	return moved;
+}
+
 static void run(const char *dir, uint64_t seed, size_t cap, bool small)
 {
 	char in[512], outp[512], err[256];
@@ -79,17 +160,16 @@ static void run(const char *dir, uint64_t seed, size_t cap, bool small)
 	bool has;
 	struct list two = { 0 }, on = { 0 }, a = { 0 }, b = { 0 };
 	uint64_t prev = 0, checked = 0, worst_bound = 0;
-	long double worst_diff = 0, worst_truth = 0;
+	long double worst_diff, worst_truth = 0;
+	size_t moved;
 	int e;
 
 	synth_defaults(&s, seed);
 	snprintf(in, sizeof(in), "%s/t%" PRIu64 "-%zu", dir, seed, cap);
 	snprintf(outp, sizeof(outp), "%s/t%" PRIu64 "-%zu.merged", dir, seed, cap);
-	CHECK_EQ(synth_write(&s, in), 0);
-	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in, &mo, &t, &r2, err, sizeof(err)), 0);
 	if (!t)
 		return;
-	CHECK_EQ(mg_sync(t, &mo, &r2, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, outp, &r2, err, sizeof(err)), 0);
 	CHECK_EQ(mr_open(&mr, outp, 0, err, sizeof(err)), 0);
 	while (mr && mr_next(mr, &it, &o, &has) == 1)
@@ -137,71 +217,9 @@ static void run(const char *dir, uint64_t seed, size_t cap, bool small)
 	CHECK_EQ(st->late, 0);
 	CHECK_EQ(st->bad, 0);
 	CHECK(st->peak_held <= (cap ? cap : OM_CAP) && st->peak_queued <= (cap ? cap : OM_CAP));
-	/* host records: exactly the merged order */
-	{
-		size_t j = 0;
-
-		for (size_t i = 0; i < two.n; i++) {
-			if (two.e[i].origin)
-				continue;
-			while (j < on.n && on.e[j].origin)
-				j++;
-			CHECK(j < on.n);
-			if (j == on.n)
-				break;
-			if (on.e[j].cpu != two.e[i].cpu || on.e[j].orig_ts != two.e[i].orig_ts) {
-				CHECK(!"host order");
-				break;
-			}
-			j++;
-		}
-	}
-	/* guest streams: their own order, all of them; how far from the two-pass times */
-	for (uint32_t v = 1; v <= s.n_vms; v++)
-		for (uint32_t c = 0; c < s.vcpus; c++) {
-			only(&two, v, c, &a);
-			only(&on, v, c, &b);
-			CHECK_EQ(a.n, b.n);
-			for (size_t i = 0; i < a.n && i < b.n; i++) {
-				long double d = fabsl((long double)a.e[i].ts - (long double)b.e[i].ts);
-
-				CHECK_EQ(a.e[i].orig_ts, b.e[i].orig_ts);
-				if (d > worst_diff)
-					worst_diff = d;
-			}
-		}
-	/* where the two timelines differ for the analysis: a guest record
-	 * on the other side of a host record (the k-th record of each guest
-	 * stream, with the host records before it) */
-	size_t moved = 0, *hb = calloc(two.n + 1, sizeof(*hb)), slots = 4 * 8;
-	size_t idx2[32] = { 0 }, idx1[32] = { 0 }, *base = calloc(slots + 1, sizeof(*base));
-	size_t nh = 0;
-
-	for (size_t i = 0; i < two.n; i++) {	/* each stream's offset in hb */
-		if (two.e[i].origin)
-			base[(two.e[i].origin - 1) * 8 + two.e[i].cpu + 1]++;
-	}
-	for (size_t k = 1; k <= slots; k++)
-		base[k] += base[k - 1];
-	for (size_t i = 0; i < two.n; i++) {
-		size_t k = two.e[i].origin ? (two.e[i].origin - 1) * 8 + two.e[i].cpu : 0;
-
-		if (!two.e[i].origin)
-			nh++;
-		else
-			hb[base[k] + idx2[k]++] = nh;
-	}
-	nh = 0;
-	for (size_t i = 0; i < on.n; i++) {
-		size_t k = on.e[i].origin ? (on.e[i].origin - 1) * 8 + on.e[i].cpu : 0;
-
-		if (!on.e[i].origin)
-			nh++;
-		else if (base[k] + idx1[k] < two.n)
-			moved += hb[base[k] + idx1[k]++] != nh;
-	}
-	free(hb);
-	free(base);
+	check_host_order(&two, &on);
+	worst_diff = guest_diff(&two, &on, &s, &a, &b);
+	moved = count_moved(&two, &on);
 	if (!small)
 		CHECK(checked > 0);
 	printf("seed %" PRIu64 " cap %zu: %zu records (%" PRIu64 " host, %" PRIu64 " guest), "

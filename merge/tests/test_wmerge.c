@@ -190,11 +190,9 @@ static void run_two_pass(const char *dir, uint64_t seed)
 	synth_defaults(&s, seed);
 	snprintf(in_path, sizeof(in_path), "%s/t%llu", dir, (unsigned long long)seed);
 	snprintf(out_path, sizeof(out_path), "%s/t%llu.merged", dir, (unsigned long long)seed);
-	CHECK_EQ(synth_write(&s, in_path), 0);
-	CHECK_EQ(vr_trace_open(&t, in_path, err, sizeof(err)), 0);
+	CHECK_EQ(synth_write_sync(&s, in_path, &o, &t, &r, err, sizeof(err)), 0);
 	if (!t || !seq)
 		return;
-	CHECK_EQ(mg_sync(t, &o, &r, err, sizeof(err)), 0);
 	CHECK_EQ(mg_merge(t, out_path, &r, err, sizeof(err)), 0);
 	/* the merged times never went back, so they are the heap's keys */
 	CHECK_EQ(r.n.clamped, 0);

@@ -75,6 +75,90 @@ static size_t valid_meta(void)
 	return put_msg(meta, 0, sizeof(meta), TF_FRAME_SESSION, 0, &s.base);
 }
 
+/*
+ * One frame of kind @kind % 4 with the input's bytes @b, appended at @off
+ * with sequence number (*@seq)++; none when @b is too short for the kind.
+ */
+static size_t put_input_frame(size_t off, uint32_t *seq, unsigned int kind, const uint8_t *b,
+			      size_t len)
+{
+	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
+
+	o.side = kind & 4 ? VMSCOPE__TRACE__SIDE__SIDE_GUEST : VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	o.vm = (kind >> 3) & 1;
+	switch (kind % 4) {
+	case 0: {
+		Vmscope__Trace__FileHeader h = VMSCOPE__TRACE__FILE_HEADER__INIT;
+
+		h.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
+		h.origin = &o;
+		return put_msg(img, off, sizeof(img), TF_FRAME_FILE_HEADER, (*seq)++, &h.base);
+	}
+	case 1: {
+		Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+
+		if (len < 5)
+			return off;
+		c.origin = &o;
+		c.seq = b[0];
+		c.lost_before = b[1];
+		c.begin_ts = (uint64_t)b[2] << 24 | (uint64_t)b[3] << 8;
+		c.end_ts = c.begin_ts + (1ull << 31);
+		c.nr_records = b[4];
+		c.records.data = (uint8_t *)b + 5;
+		c.records.len = len - 5;
+		return put_msg(img, off, sizeof(img), TF_FRAME_CHUNK, (*seq)++, &c.base);
+	}
+	case 2:
+		if (len < 1)
+			return off;
+		return put_frame(img, off, sizeof(img), 1 + b[0] % 9, (*seq)++, b + 1, len - 1);
+	default: {
+		Vmscope__Trace__LossRecord l = VMSCOPE__TRACE__LOSS_RECORD__INIT;
+
+		l.origin = &o;
+		l.kind = 1 + (len ? b[0] : 0) % 6;
+		l.events = len > 1 ? b[1] : 0;
+		return put_msg(img, off, sizeof(img), TF_FRAME_LOSS, (*seq)++, &l.base);
+	}
+	}
+}
+
+/*
+ * The stream's account once read: a kind at the end, per-event counts
+ * that sum, nothing unusable passed as success, the metadata's damage
+ * counted. @bad_items: the VR_BAD items read.
+ */
+static void check_account(struct vr_trace *t, struct vr_stream *s, uint64_t bad_items)
+{
+	const struct vr_stream_stats *st = vr_stream_stats(s);
+	const struct vr_damage *d = vr_stream_damage(s);
+	uint64_t sum = 0;
+
+	if (st->end.kind == TF_END_NONE)
+		abort();
+	for (unsigned int k = 0; st->counts && k < st->events_table->n; k++)
+		sum += st->counts[k];
+	if (sum != st->events)
+		abort();
+	/* nothing that failed passes as success: every unusable frame,
+	 * chunk or record, a damaged end, an empty file is in the damage
+	 * account; a torn tail is damage unless the trace has no Summary */
+	if ((bad_items || st->undecodable || st->end.kind == TF_END_CORRUPT ||
+	     st->end.kind == TF_END_IO || (st->end.kind == TF_END_TORN && !d->no_summary)) &&
+	    !vr_damage_count(d))
+		abort();
+	if (d->bad != st->bad || d->undecodable != st->undecodable ||
+	    d->torn != (st->end.kind == TF_END_TORN || !st->end.frames) ||
+	    d->no_summary != !vr_trace_summary(t))
+		abort();
+	/* damaged metadata is counted too (a killed writer's torn tail, without
+	 * a Summary, is not damage) */
+	if (vr_trace_problem(t) && !vr_damage_count(vr_trace_damage(t)) &&
+	    !(vr_trace_meta_end(t)->kind == TF_END_TORN && !vr_trace_summary(t)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -105,54 +189,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned int kind = data[i];
 		size_t len = (size_t)data[i + 1] | (size_t)data[i + 2] << 8;
 		const uint8_t *b = data + i + 3;
-		Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 
 		i += 3;
 		if (len > size - i)
 			len = size - i;
 		i += len;
-		o.side = kind & 4 ? VMSCOPE__TRACE__SIDE__SIDE_GUEST : VMSCOPE__TRACE__SIDE__SIDE_HOST;
-		o.vm = (kind >> 3) & 1;
-		switch (kind % 4) {
-		case 0: {
-			Vmscope__Trace__FileHeader h = VMSCOPE__TRACE__FILE_HEADER__INIT;
-
-			h.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
-			h.origin = &o;
-			off = put_msg(img, off, sizeof(img), TF_FRAME_FILE_HEADER, seq++, &h.base);
-			break;
-		}
-		case 1: {
-			Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
-
-			if (len < 5)
-				break;
-			c.origin = &o;
-			c.seq = b[0];
-			c.lost_before = b[1];
-			c.begin_ts = (uint64_t)b[2] << 24 | (uint64_t)b[3] << 8;
-			c.end_ts = c.begin_ts + (1ull << 31);
-			c.nr_records = b[4];
-			c.records.data = (uint8_t *)b + 5;
-			c.records.len = len - 5;
-			off = put_msg(img, off, sizeof(img), TF_FRAME_CHUNK, seq++, &c.base);
-			break;
-		}
-		case 2:
-			if (len < 1)
-				break;
-			off = put_frame(img, off, sizeof(img), 1 + b[0] % 9, seq++, b + 1, len - 1);
-			break;
-		case 3: {
-			Vmscope__Trace__LossRecord l = VMSCOPE__TRACE__LOSS_RECORD__INIT;
-
-			l.origin = &o;
-			l.kind = 1 + (len ? b[0] : 0) % 6;
-			l.events = len > 1 ? b[1] : 0;
-			off = put_msg(img, off, sizeof(img), TF_FRAME_LOSS, seq++, &l.base);
-			break;
-		}
-		}
+		off = put_input_frame(off, &seq, kind, b, len);
 	}
 	if (vr_trace_open_mem(&t, meta, mlen))
 		return 0;
@@ -175,33 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strcmp(text, text2))
 			abort();
 	}
-	const struct vr_stream_stats *st = vr_stream_stats(s);
-	uint64_t sum = 0;
-
-	if (st->end.kind == TF_END_NONE)
-		abort();
-	for (unsigned int k = 0; st->counts && k < st->events_table->n; k++)
-		sum += st->counts[k];
-	if (sum != st->events)
-		abort();
-	/* nothing that failed passes as success: every unusable frame,
-	 * chunk or record, a damaged end, an empty file is in the damage
-	 * account; a torn tail is damage unless the trace has no Summary */
-	const struct vr_damage *d = vr_stream_damage(s);
-
-	if ((bad_items || st->undecodable || st->end.kind == TF_END_CORRUPT ||
-	     st->end.kind == TF_END_IO || (st->end.kind == TF_END_TORN && !d->no_summary)) &&
-	    !vr_damage_count(d))
-		abort();
-	if (d->bad != st->bad || d->undecodable != st->undecodable ||
-	    d->torn != (st->end.kind == TF_END_TORN || !st->end.frames) ||
-	    d->no_summary != !vr_trace_summary(t))
-		abort();
-	/* damaged metadata is counted too (a killed writer's torn tail, without
-	 * a Summary, is not damage) */
-	if (vr_trace_problem(t) && !vr_damage_count(vr_trace_damage(t)) &&
-	    !(vr_trace_meta_end(t)->kind == TF_END_TORN && !vr_trace_summary(t)))
-		abort();
+	check_account(t, s, bad_items);
 	vr_stream_close(s);
 	vr_trace_close(t);
 	return 0;

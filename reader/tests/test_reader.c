@@ -26,27 +26,9 @@
 #include "../../tracefmt/tests/util.h"
 #include "common.pb-c.h"
 #include "decode.h"
+#include "rb_decode.h"
 #include "reader.h"
 #include "vmscope_events.h"
-
-/* Append one record (header, optional full timestamp, payload, padding). */
-static size_t add_rec(uint8_t *buf, size_t off, uint64_t ts, unsigned int id,
-		      const void *p, uint16_t size, int ext)
-{
-	uint64_t h = VMSCOPE_RB_REC_HDR(ts, id, size, ext);
-
-	memcpy(buf + off, &h, 8);
-	off += 8;
-	if (ext) {
-		memcpy(buf + off, &ts, 8);
-		off += 8;
-	}
-	memcpy(buf + off, p, size);
-	off += size;
-	while (off % VMSCOPE_RB_ALIGN)
-		buf[off++] = 0;
-	return off;
-}
 
 static void origin(Vmscope__Trace__Origin *o, int side, uint32_t vm, uint32_t cpu)
 {
@@ -222,15 +204,18 @@ static void write_host(int dfd)
 	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
 	CHECK_EQ(tf_writer_create(&w, dfd, "host-cpu0.vtf", NULL), 0);
 	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
-	n = add_rec(recs, 0, 1000, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1), 0);
-	n = add_rec(recs, n, 1500, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1), 0);
+	n = vmscope_rb_rec_encode(recs, 1000, 1000, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1));
+	n += vmscope_rb_rec_encode(recs + n, 1000, 1500, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
 	chunk(w, &o, 0, 0, 1000, 1600, recs, n, 2);
 	/* a full timestamp 2^33 ns later: the EXT form */
-	n = add_rec(recs, 0, 2000 + (1ull << 33), VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1), 1);
+	n = vmscope_rb_rec_encode(recs, 2000, 2000 + (1ull << 33), VMSCOPE_EV_kvm_exit, &ex1,
+				  sizeof(ex1));
 	chunk(w, &o, 1, 0, 2000, 3000 + (1ull << 33), recs, n, 1);
 	/* sub-buffer 2 overwritten, 7 events lost before 3 */
-	n = add_rec(recs, 0, 5000 + (1ull << 33), VMSCOPE_EV_kvm_entry, &en1, sizeof(en1), 0);
-	n = add_rec(recs, n, 5001 + (1ull << 33), 999, &unknown, 4, 0);
+	n = vmscope_rb_rec_encode(recs, 5000 + (1ull << 33), 5000 + (1ull << 33),
+				  VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
+	n += vmscope_rb_rec_encode(recs + n, 5000 + (1ull << 33), 5001 + (1ull << 33), 999,
+				   &unknown, 4);
 	chunk(w, &o, 3, 7, 5000 + (1ull << 33), 6000 + (1ull << 33), recs, n, 2);
 	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
 	l.origin = &o;
@@ -256,8 +241,8 @@ static void write_guest(int dfd)
 	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 1);
 	CHECK_EQ(tf_writer_create(&w, dfd, "guest0-cpu1.vtf", NULL), 0);
 	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
-	n = add_rec(recs, 0, 10, 0, &v, 4, 0);
-	n = add_rec(recs, n, 11, 1, &v, 4, 0);
+	n = vmscope_rb_rec_encode(recs, 10, 10, 0, &v, 4);
+	n += vmscope_rb_rec_encode(recs + n, 10, 11, 1, &v, 4);
 	chunk(w, &o, 0, 0, 10, 20, recs, n, 2);
 	/* a chunk claiming another origin is not this file's */
 	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 1);
@@ -519,12 +504,12 @@ static void flip_frame(int dfd, const char *name, unsigned int n)
 	close(fd);
 }
 
-static void test_damage(const char *base)
+/* Damage the summary tells: what it lists against what is there. */
+static void test_damage_listed(const char *base)
 {
 	char path[160], err[256];
 	struct vr_damage d;
-	struct timespec t0, t1;
-	int dfd, rc, fd;
+	int dfd, rc;
 
 	/* as written: only the records and the chunk the test trace holds
 	 * on purpose (an unknown id, a descriptor failing the checks, a
@@ -570,6 +555,15 @@ static void test_damage(const char *base)
 	CHECK_EQ(d.inventory, 1);
 	CHECK(strstr(d.first, "guest0-cpu1.vtf: listed in the summary") != NULL);
 	close(dfd);
+}
+
+/* Damaged, missing, extra and odd files, with and without a summary. */
+static void test_damage_files(const char *base)
+{
+	char path[160], err[256];
+	struct vr_damage d;
+	struct timespec t0, t1;
+	int dfd, rc, fd;
 
 	/* truncated: torn where the summary says it was closed */
 	dfd = fresh(base, "d-truncated", META_SUMMARY, path, sizeof(path));
@@ -680,7 +674,8 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/t", base);
 	CHECK_EQ(tf_trace_create(path, &dfd), 0);
 	write_trace(dfd, META_SUMMARY);
-	test_damage(base);
+	test_damage_listed(base);
+	test_damage_files(base);
 
 	CHECK_EQ(vr_trace_open(&t, path, err, sizeof(err)), 0);
 	CHECK(vr_trace_problem(t) == NULL);
@@ -722,5 +717,5 @@ int main(int argc, char **argv)
 	tf_test_rmdir(path);
 	close(bfd);
 	tf_test_rmdir(base);
-	return tf_test_result("reader");
+	return check_result("reader");
 }

@@ -412,9 +412,5 @@ int main(int argc, char **argv)
 	CHECK(inside[0] + inside[1] + inside[2] > 0);
 	for (p = 0; p < NPROD; p++)
 		rb_test_free(bufs[p]);
-	if (check_failures) {
-		fprintf(stderr, "%d check(s) failed\n", check_failures);
-		return 1;
-	}
-	return 0;
+	return check_result("ringbuf-stress");
 }

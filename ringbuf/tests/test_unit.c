@@ -658,10 +658,5 @@ int main(void)
 	test_hooked_nesting(VMSCOPE_RB_MODE_DISCARD);
 	test_hooked_nesting(VMSCOPE_RB_MODE_FLIGHT);
 	test_decoder_rejects();
-	if (check_failures) {
-		fprintf(stderr, "%d check(s) failed\n", check_failures);
-		return 1;
-	}
-	printf("ringbuf unit tests: all passed\n");
-	return 0;
+	return check_result("ringbuf-unit");
 }

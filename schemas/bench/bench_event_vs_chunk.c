@@ -25,17 +25,10 @@
 #include <vmscope/ringbuf_abi.h>
 #include "stream.pb-c.h"
 #include "bench_event.pb-c.h"
+#include "util_clock.h"
 
 #define REC_SIZE 32
 #define PER_CHUNK ((65536 - VMSCOPE_RB_SB_HDR_SIZE) / REC_SIZE)
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 struct ev { uint64_t ts; uint32_t id; uint64_t a[3]; };
 
@@ -72,7 +65,7 @@ int main(int argc, char **argv)
 	 * encoding cost, and would otherwise dominate the chunk side. */
 	memset(pe, 0xa5, n * 64);	/* not 0: gcc would turn malloc+memset 0 into calloc */
 	size_t pe_len = 0;
-	double t0 = now_ns();
+	double t0 = (double)util_mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		Vmscope__Bench__Event e = VMSCOPE__BENCH__EVENT__INIT;
 		e.ts = evs[i].ts; e.id = evs[i].id;
@@ -81,8 +74,8 @@ int main(int argc, char **argv)
 		pe[pe_len++] = (uint8_t)sz;	/* < 128: one varint byte */
 		pe_len += vmscope__bench__event__pack(&e, pe + pe_len);
 	}
-	double pe_enc = now_ns() - t0;
-	t0 = now_ns();
+	double pe_enc = (double)util_mono_ns() - t0;
+	t0 = (double)util_mono_ns();
 	for (size_t off = 0; off < pe_len;) {
 		size_t sz = pe[off++];
 		Vmscope__Bench__Event *e = vmscope__bench__event__unpack(NULL, sz, pe + off);
@@ -92,7 +85,7 @@ int main(int argc, char **argv)
 		vmscope__bench__event__free_unpacked(e, NULL);
 		off += sz;
 	}
-	double pe_dec = now_ns() - t0;
+	double pe_dec = (double)util_mono_ns() - t0;
 
 	/* ---- raw records in chunks ---- */
 	size_t nchunks = (n + PER_CHUNK - 1) / PER_CHUNK;
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
 	Vmscope__Trace__Origin o = VMSCOPE__TRACE__ORIGIN__INIT;
 	o.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
 	size_t *ck_off = malloc((nchunks + 1) * sizeof(size_t));
-	t0 = now_ns();
+	t0 = (double)util_mono_ns();
 	for (size_t c = 0; c < nchunks; c++) {
 		size_t first = c * PER_CHUNK;
 		size_t cnt = n - first < PER_CHUNK ? n - first : PER_CHUNK;
@@ -123,8 +116,8 @@ int main(int argc, char **argv)
 		ck_len += vmscope__trace__stream_chunk__pack(&m, ck + ck_len);
 	}
 	ck_off[nchunks] = ck_len;
-	double ck_enc = now_ns() - t0;
-	t0 = now_ns();
+	double ck_enc = (double)util_mono_ns() - t0;
+	t0 = (double)util_mono_ns();
 	for (size_t c = 0; c < nchunks; c++) {
 		Vmscope__Trace__StreamChunk *m = vmscope__trace__stream_chunk__unpack(
 			NULL, ck_off[c + 1] - ck_off[c], ck + ck_off[c]);
@@ -141,7 +134,7 @@ int main(int argc, char **argv)
 		}
 		vmscope__trace__stream_chunk__free_unpacked(m, NULL);
 	}
-	double ck_dec = now_ns() - t0;
+	double ck_dec = (double)util_mono_ns() - t0;
 
 	printf("events: %zu (32 bytes each in the ring buffer)\n", n);
 	printf("%-22s %10s %12s %12s\n", "", "bytes/ev", "encode ns/ev", "decode ns/ev");

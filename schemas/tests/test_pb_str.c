@@ -30,9 +30,5 @@ int main(void)
 	/* no room even for the terminator */
 	CHECK(pb_str_copy(dst, 0, NULL) == -1);
 
-	if (check_failures)
-		fprintf(stderr, "%d failure(s)\n", check_failures);
-	else
-		printf("pb_str: ok\n");
-	return check_failures != 0;
+	return check_result("pb_str");
 }

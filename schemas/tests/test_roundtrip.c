@@ -102,14 +102,9 @@ static void roundtrip(const ProtobufCMessage *m)
 
 static uint8_t uuid[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
-int main(void)
+/* The session's metadata: clocks, event tables, host, VMs, options. */
+static void test_session(void)
 {
-	/* common / session */
-	Vmscope__Trace__Origin host0 = VMSCOPE__TRACE__ORIGIN__INIT;
-	host0.side = VMSCOPE__TRACE__SIDE__SIDE_HOST; host0.vm = 1; host0.cpu = 3;
-	host0.channel = 1;
-	roundtrip(&host0.base);
-
 	Vmscope__Trace__ClockDesc clk = VMSCOPE__TRACE__CLOCK_DESC__INIT;
 	clk.name = "local_clock"; clk.unit = "ns"; clk.ns_mul = 1; clk.ns_div = 1;
 	clk.byte_order = VMSCOPE__TRACE__BYTE_ORDER__BYTE_ORDER_LITTLE;
@@ -189,32 +184,38 @@ int main(void)
 	sm.start_ts = 123; sm.stop_realtime_ns = 1700000005000000000ull;
 	sm.stop_ts = UINT64_MAX; sm.options = &opt; sm.exit_reasons = &xs;
 	roundtrip(&sm.base);
+}
 
-	/* stream */
+/* A stream's chunk and loss record, of @host0. */
+static void test_stream(Vmscope__Trace__Origin *host0)
+{
 	uint8_t recs[64];
 	for (unsigned i = 0; i < sizeof(recs); i++)
 		recs[i] = (uint8_t)(i * 37);
 	Vmscope__Trace__StreamChunk ch = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
-	ch.origin = &host0; ch.seq = 42; ch.begin_ts = 1000; ch.end_ts = 2000;
+	ch.origin = host0; ch.seq = 42; ch.begin_ts = 1000; ch.end_ts = 2000;
 	ch.lost_before = 5; ch.nr_records = 2; ch.records.data = recs;
 	ch.records.len = sizeof(recs);
 	roundtrip(&ch.base);
 
 	Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
-	lr.origin = &host0; lr.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP;
+	lr.origin = host0; lr.kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_SEQ_GAP;
 	lr.events = 100; lr.subbufs = 2; lr.bytes = 131072; lr.begin_ts = 5;
 	lr.end_ts = 6; lr.detail = "seq 40 -> 43";
 	roundtrip(&lr.base);
+}
 
-	/* file */
+/* A file's header, statistics, index and the trace's summary, of @host0. */
+static void test_file(Vmscope__Trace__Origin *host0)
+{
 	Vmscope__Trace__FileHeader fh = VMSCOPE__TRACE__FILE_HEADER__INIT;
 	fh.format_version = 1; fh.session_id.data = uuid; fh.session_id.len = 16;
-	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM; fh.origin = &host0;
+	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM; fh.origin = host0;
 	fh.created_realtime_ns = 1; fh.writer = "vmscope 0.1.0";
 	roundtrip(&fh.base);
 
 	Vmscope__Trace__StreamStats st = VMSCOPE__TRACE__STREAM_STATS__INIT;
-	st.origin = &host0; st.chunks = 1; st.records = 2; st.bytes = 3;
+	st.origin = host0; st.chunks = 1; st.records = 2; st.bytes = 3;
 	st.lost_events = 4; st.lost_subbufs = 5; st.first_ts = 6; st.last_ts = 7;
 	Vmscope__Trace__StreamStats *sts[] = { &st };
 	Vmscope__Trace__Statistics stats = VMSCOPE__TRACE__STATISTICS__INIT;
@@ -232,7 +233,7 @@ int main(void)
 
 	Vmscope__Trace__FileSummary fs = VMSCOPE__TRACE__FILE_SUMMARY__INIT;
 	fs.name = "host-cpu3.vtf"; fs.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
-	fs.origin = &host0; fs.frames = 3; fs.bytes = 20000; fs.closed_cleanly = 1;
+	fs.origin = host0; fs.frames = 3; fs.bytes = 20000; fs.closed_cleanly = 1;
 	Vmscope__Trace__FileSummary *fss[] = { &fs };
 	Vmscope__Trace__Summary sum = VMSCOPE__TRACE__SUMMARY__INIT;
 	sum.stop_realtime_ns = 2; sum.stop_ts = 3; sum.final_stats = &stats;
@@ -243,8 +244,11 @@ int main(void)
 	ia.first_problem = "host-cpu0.vtf: corrupt"; ia.lost_events = 8; ia.gap_subbufs = 9;
 	sum.input = &ia;
 	roundtrip(&sum.base);
+}
 
-	/* A default (empty) message must survive too: proto3 encodes nothing. */
+/* A default (empty) message must survive too: proto3 encodes nothing. */
+static void test_empty(void)
+{
 	Vmscope__Trace__StreamChunk empty = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
 	CHECK(protobuf_c_message_get_packed_size(&empty.base) == 0);
 	ProtobufCMessage *u = protobuf_c_message_unpack(
@@ -252,10 +256,19 @@ int main(void)
 	CHECK(u != NULL && ((Vmscope__Trace__StreamChunk *)u)->origin == NULL);
 	if (u)
 		protobuf_c_message_free_unpacked(u, NULL);
+}
 
-	if (check_failures) {
-		fprintf(stderr, "%d failures\n", check_failures);
-		return 1;
-	}
-	return 0;
+int main(void)
+{
+	/* common */
+	Vmscope__Trace__Origin host0 = VMSCOPE__TRACE__ORIGIN__INIT;
+	host0.side = VMSCOPE__TRACE__SIDE__SIDE_HOST; host0.vm = 1; host0.cpu = 3;
+	host0.channel = 1;
+	roundtrip(&host0.base);
+
+	test_session();
+	test_stream(&host0);
+	test_file(&host0);
+	test_empty();
+	return check_result("test_roundtrip");
 }

@@ -109,6 +109,110 @@ static void on_segment(void *user, const struct vmscope_sync_segment *s)
 	check_segment(s, user, true);
 }
 
+/* The TSC helper's relation, every field from the input. */
+static void take_tsc(struct in *in, struct vmscope_sync_tsc *t)
+{
+	/* Separate statements: initializer-list evaluation order is
+	 * unspecified. */
+	t->ratio = take(in, 8);
+	t->frac_bits = (uint32_t)take(in, 1);
+	t->offset = take(in, 8);
+	t->host_ref_ns = take(in, 8);
+	t->host_ref_tsc = take(in, 8);
+	t->host_mult = (uint32_t)take(in, 4);
+	t->host_shift = (uint32_t)take(in, 1);
+	t->guest_ref_ns = take(in, 8);
+	t->guest_ref_tsc = take(in, 8);
+	t->guest_mult = (uint32_t)take(in, 4);
+	t->guest_shift = (uint32_t)take(in, 1);
+}
+
+/* Running bases and seqs of the structured exchanges. */
+struct bases {
+	uint64_t gb, hb, seq[4];
+};
+
+/*
+ * The next op from the input into @x: 1 an exchange to add, 0 an op
+ * done here (a break, the bases moved).
+ */
+static int take_op(struct in *in, struct vmscope_sync *c, const struct vmscope_sync_config *cfg,
+		   struct bases *b, struct vmscope_sync_exchange *x)
+{
+	uint8_t op = (uint8_t)take(in, 1);
+
+	memset(x, 0, sizeof(*x));
+	switch (op % 8) {
+	case 6:
+		vmscope_sync_break(c, op & 0x80);
+		if (op & 0x80)
+			memset(b->seq, 0, sizeof(b->seq));
+		return 0;
+	case 7:
+		b->gb += (uint64_t)(int64_t)(int32_t)take(in, 4) * 1000;
+		b->hb += take(in, 3) * 1000;
+		return 0;
+	case 5:
+		x->vcpu = (uint32_t)take(in, 1) % 5;
+		x->token = take(in, 1) ? cfg->token : take(in, 8);
+		x->seq = take(in, 8);
+		x->t1_claim = take(in, 8);
+		x->t2 = take(in, 8);
+		x->t3 = take(in, 8);
+		x->guest_valid = take(in, 1) & 1;
+		x->guest_seq = take(in, 1) ? x->seq : take(in, 8);
+		x->t1 = take(in, 1) ? x->t1_claim : take(in, 8);
+		x->t4 = take(in, 8);
+		return 1;
+	default: {
+		uint8_t f = (uint8_t)take(in, 1);
+		x->vcpu = (uint32_t)(op >> 3) % 5;
+		x->token = (f & 1) ? 1 : cfg->token;
+		uint32_t v = x->vcpu % 4;
+		b->seq[v] += (f & 2) ? (uint64_t)-(int64_t)take(in, 1) : 1;
+		x->seq = b->seq[v];
+		b->gb += take(in, 2) * 16;
+		b->hb += take(in, 2) * 16;
+		x->t1 = b->gb;
+		x->t2 = b->hb + take(in, 1);
+		x->t3 = x->t2 + take(in, 2);
+		x->t4 = x->t1 + (x->t3 - x->t2) + take(in, 2);
+		x->t1_claim = (f & 4) ? x->t1 + 1 : x->t1;
+		x->guest_valid = !(f & 8);
+		x->guest_seq = x->seq;
+		return 1;
+	}
+	}
+}
+
+/* Offline fit through everything: a line or FAILED, never a line
+ * that violates an input. */
+static void check_fit(struct state *st, uint32_t ppm, const struct vmscope_sync_tsc *t)
+{
+	struct vmscope_sync_segment fit;
+	size_t added = vmscope_sync_fit(st->x, (size_t)st->n, ppm, &fit);
+
+	if (!fit.failed && added) {
+		check_segment(&fit, st, false);
+		if (!fit.evictions)
+			for (size_t i = 0; i < added; i++) {
+				uint64_t lo, hi;
+				ASSERT(vmscope_sync_segment_bound(&fit, st->x[i].t1, &lo,
+								  &hi) >= 0);
+				ASSERT(hi <= st->x[i].t2);
+				ASSERT(vmscope_sync_segment_bound(&fit, st->x[i].t4, &lo,
+								  &hi) >= 0);
+				ASSERT(lo >= st->x[i].t3);
+			}
+		struct vmscope_sync_tsc_check tc;
+		if (vmscope_sync_tsc_check(&fit, t, fit.g_first, &tc) == 0)
+			ASSERT(tc.within == (tc.lo <= tc.h_tsc && tc.h_tsc <= tc.hi));
+	} else if (fit.failed) {
+		uint64_t lo, hi;
+		ASSERT(vmscope_sync_segment_bound(&fit, st->x[0].t1, &lo, &hi) == -1);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct state st;
@@ -129,19 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The TSC helper on arbitrary relations (read first so the ops
 	 * cannot starve it): no UB; a check that succeeds is consistent. */
 	struct vmscope_sync_tsc t;
-	/* Separate statements: initializer-list evaluation order is
-	 * unspecified. */
-	t.ratio = take(&in, 8);
-	t.frac_bits = (uint32_t)take(&in, 1);
-	t.offset = take(&in, 8);
-	t.host_ref_ns = take(&in, 8);
-	t.host_ref_tsc = take(&in, 8);
-	t.host_mult = (uint32_t)take(&in, 4);
-	t.host_shift = (uint32_t)take(&in, 1);
-	t.guest_ref_ns = take(&in, 8);
-	t.guest_ref_tsc = take(&in, 8);
-	t.guest_mult = (uint32_t)take(&in, 4);
-	t.guest_shift = (uint32_t)take(&in, 1);
+	take_tsc(&in, &t);
 	uint64_t th;
 	(void)vmscope_sync_tsc_g2h(&t, take(&in, 8), &th);
 
@@ -150,53 +242,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Structured ops stay near running bases so that many samples are
 	 * mutually consistent and reach the hull; raw ops hit the edges. */
-	uint64_t gb = take(&in, 8), hb = take(&in, 8);
-	uint64_t seq[4] = { 0 };
+	struct bases b = { 0 };
+
+	b.gb = take(&in, 8);
+	b.hb = take(&in, 8);
 	while (in.n && st.n < MAX_OPS) {
-		uint8_t op = (uint8_t)take(&in, 1);
 		struct vmscope_sync_exchange *x = &st.x[st.n];
-		memset(x, 0, sizeof(*x));
-		switch (op % 8) {
-		case 6:
-			vmscope_sync_break(c, op & 0x80);
-			if (op & 0x80)
-				memset(seq, 0, sizeof(seq));
+
+		if (!take_op(&in, c, &cfg, &b, x))
 			continue;
-		case 7:
-			gb += (uint64_t)(int64_t)(int32_t)take(&in, 4) * 1000;
-			hb += take(&in, 3) * 1000;
-			continue;
-		case 5:
-			x->vcpu = (uint32_t)take(&in, 1) % 5;
-			x->token = take(&in, 1) ? cfg.token : take(&in, 8);
-			x->seq = take(&in, 8);
-			x->t1_claim = take(&in, 8);
-			x->t2 = take(&in, 8);
-			x->t3 = take(&in, 8);
-			x->guest_valid = take(&in, 1) & 1;
-			x->guest_seq = take(&in, 1) ? x->seq : take(&in, 8);
-			x->t1 = take(&in, 1) ? x->t1_claim : take(&in, 8);
-			x->t4 = take(&in, 8);
-			break;
-		default: {
-			uint8_t f = (uint8_t)take(&in, 1);
-			x->vcpu = (uint32_t)(op >> 3) % 5;
-			x->token = (f & 1) ? 1 : cfg.token;
-			uint32_t v = x->vcpu % 4;
-			seq[v] += (f & 2) ? (uint64_t)-(int64_t)take(&in, 1) : 1;
-			x->seq = seq[v];
-			gb += take(&in, 2) * 16;
-			hb += take(&in, 2) * 16;
-			x->t1 = gb;
-			x->t2 = hb + take(&in, 1);
-			x->t3 = x->t2 + take(&in, 2);
-			x->t4 = x->t1 + (x->t3 - x->t2) + take(&in, 2);
-			x->t1_claim = (f & 4) ? x->t1 + 1 : x->t1;
-			x->guest_valid = !(f & 8);
-			x->guest_seq = x->seq;
-			break;
-		}
-		}
 		x->cookie = (uint64_t)st.n;
 		st.n++;
 		vmscope_sync_add(c, x);
@@ -213,29 +267,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(stats.accepted + dropped == stats.submitted);
 	for (int i = 0; i < st.n; i++)
 		ASSERT(st.resolved[i] == 1);
-
-	/* Offline fit through everything: a line or FAILED, never a line
-	 * that violates an input. */
-	struct vmscope_sync_segment fit;
-	size_t added = vmscope_sync_fit(st.x, (size_t)st.n, cfg.ppm, &fit);
-	if (!fit.failed && added) {
-		check_segment(&fit, &st, false);
-		if (!fit.evictions)
-			for (size_t i = 0; i < added; i++) {
-				uint64_t lo, hi;
-				ASSERT(vmscope_sync_segment_bound(&fit, st.x[i].t1, &lo,
-								  &hi) >= 0);
-				ASSERT(hi <= st.x[i].t2);
-				ASSERT(vmscope_sync_segment_bound(&fit, st.x[i].t4, &lo,
-								  &hi) >= 0);
-				ASSERT(lo >= st.x[i].t3);
-			}
-		struct vmscope_sync_tsc_check tc;
-		if (vmscope_sync_tsc_check(&fit, &t, fit.g_first, &tc) == 0)
-			ASSERT(tc.within == (tc.lo <= tc.h_tsc && tc.h_tsc <= tc.hi));
-	} else if (fit.failed) {
-		uint64_t lo, hi;
-		ASSERT(vmscope_sync_segment_bound(&fit, st.x[0].t1, &lo, &hi) == -1);
-	}
+	check_fit(&st, cfg.ppm, &t);
 	return 0;
 }

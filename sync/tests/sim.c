@@ -122,35 +122,36 @@ long double sim_truth_minus(const struct sim *sim, int k, uint64_t g,
 	return (long double)(int64_t)(sim->H0 - base) + pc->a * x;
 }
 
-int sim_generate(struct sim *sim, const struct sim_params *p)
+/*
+ * The clocks: the host's origin, the guest's first piece and one more
+ * per step (evenly spread, @step_tau their true times). Returns the
+ * trace's span of true time, with room.
+ */
+static long double make_pieces(struct sim *sim, const struct sim_params *p, struct rng *rng,
+			       long double *step_tau)
 {
-	struct rng r = { p->seed ^ 0xd1b54a32d192ed03ULL };
-	memset(sim, 0, sizeof(*sim));
-	sim->p = *p;
-
 	/* Clock origins anywhere in u64, leaving room for the trace and
 	 * for jumps of up to a few days either way. */
 	long double span = p->period_ns * ((long double)p->n_target /
 					   p->n_vcpus + 2) * 1.6L;
 	uint64_t room = (uint64_t)span + (1ULL << 50);
-	sim->H0 = room + rng_below(&r, UINT64_MAX - 2 * room);
+	sim->H0 = room + rng_below(rng, UINT64_MAX - 2 * room);
 	sim->n_pieces = 1 + p->n_steps;
-	sim->piece[0].G = room + rng_below(&r, UINT64_MAX - 2 * room);
+	sim->piece[0].G = room + rng_below(rng, UINT64_MAX - 2 * room);
 	sim->piece[0].off = 0;
-	sim->piece[0].a = 1 + rng_range(&r, -200e-6, 200e-6);
+	sim->piece[0].a = 1 + rng_range(rng, -200e-6, 200e-6);
 
 	/* Steps evenly spread, each piece gets enough exchanges. */
-	long double step_tau[8];
 	for (int k = 0; k < p->n_steps; k++) {
 		step_tau[k] = span * (k + 1) / (p->n_steps + 1) *
-			      (long double)rng_range(&r, 0.9, 1.1) / 1.6L;
-		long double a2 = 1 + rng_range(&r, -200e-6, 200e-6);
+			      (long double)rng_range(rng, 0.9, 1.1) / 1.6L;
+		long double a2 = 1 + rng_range(rng, -200e-6, 200e-6);
 		/* Unsignalled jumps must stand out of the bound (>= 50 us plus
 		 * what the drift prior allows over one period); signalled ones
 		 * may be tiny. */
 		double lo = p->steps_signalled ? 0.0 : log(5e4 + 2e-3 * (double)p->period_ns);
-		double mag = exp(rng_range(&r, lo, log(2.6e14)));
-		long double jump = (rng_below(&r, 2) ? 1 : -1) * floorl(mag);
+		double mag = exp(rng_range(rng, lo, log(2.6e14)));
+		long double jump = (rng_below(rng, 2) ? 1 : -1) * floorl(mag);
 		if (p->kink)
 			jump = 0;
 		struct sim_piece *o = &sim->piece[k], *nw = &sim->piece[k + 1];
@@ -160,19 +161,27 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 		nw->g_start = guest_read(sim, k + 1, step_tau[k]);
 	}
 
-	int cap = p->n_target * 3 + 64;
-	struct ev *ev = calloc(cap, sizeof(*ev));
-	if (!ev)
-		return -1;
+	return span;
+}
+
+/*
+ * The exchanges in true time, per vCPU one a period or so, each in one
+ * piece, with forged calls in the gaps at the forge rate. Returns how
+ * many of @cap went into @ev.
+ */
+static int make_events(const struct sim_params *p, struct rng *rng, const long double *step_tau,
+		       long double span, struct ev *ev, int cap)
+{
 	int n = 0;
+
 	for (int v = 0; v < p->n_vcpus; v++) {
-		long double t = rng_range(&r, 0, (double)p->period_ns);
+		long double t = rng_range(rng, 0, (double)p->period_ns);
 		for (;;) {
 			long double tau[4];
 			tau[0] = t;
-			tau[1] = tau[0] + one_delay(&r, p, p->fwd_base);
-			tau[2] = tau[1] + exp(rng_range(&r, log(300.0), log(1e5)));
-			tau[3] = tau[2] + one_delay(&r, p, p->bwd_base);
+			tau[1] = tau[0] + one_delay(rng, p, p->fwd_base);
+			tau[2] = tau[1] + exp(rng_range(rng, log(300.0), log(1e5)));
+			tau[3] = tau[2] + one_delay(rng, p, p->bwd_base);
 			/* No exchange straddles a step. */
 			int k0 = piece_at(step_tau, p->n_steps, tau[0] - 1);
 			int k3 = piece_at(step_tau, p->n_steps, tau[3] + 1);
@@ -186,20 +195,20 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 			memcpy(ev[n].tau, tau, sizeof(tau));
 			ev[n].kind = SIM_HONEST;
 			n++;
-			long double gap = p->period_ns * rng_range(&r, 0.5, 1.5);
+			long double gap = p->period_ns * rng_range(rng, 0.5, 1.5);
 			/* A forged call in the gap, from the same vCPU. */
-			if (p->forge_rate > 0 && rng_unif(&r) < p->forge_rate &&
+			if (p->forge_rate > 0 && rng_unif(rng) < p->forge_rate &&
 			    gap > 2e5L && n > 1) {
 				struct ev *f = &ev[n];
 				f->vcpu = v;
-				f->kind = 1 + (enum sim_kind)rng_below(&r, SIM_NKINDS - 1);
+				f->kind = 1 + (enum sim_kind)rng_below(rng, SIM_NKINDS - 1);
 				f->tau[0] = tau[3] + gap / 3;
-				f->tau[1] = f->tau[0] + one_delay(&r, p, p->fwd_base);
-				f->tau[2] = f->tau[1] + exp(rng_range(&r, log(300.0), log(1e5)));
-				f->tau[3] = f->tau[2] + one_delay(&r, p, p->bwd_base);
+				f->tau[1] = f->tau[0] + one_delay(rng, p, p->fwd_base);
+				f->tau[2] = f->tau[1] + exp(rng_range(rng, log(300.0), log(1e5)));
+				f->tau[3] = f->tau[2] + one_delay(rng, p, p->bwd_base);
 				f->src = n - 1;
-				f->shift = (rng_below(&r, 2) ? 1 : -1) *
-					   floorl(exp(rng_range(&r, log(1e7), log(8.64e13))));
+				f->shift = (rng_below(rng, 2) ? 1 : -1) *
+					   floorl(exp(rng_range(rng, log(1e7), log(8.64e13))));
 				int a = piece_at(step_tau, p->n_steps, f->tau[0] - 1);
 				int b = piece_at(step_tau, p->n_steps, f->tau[3] + 1);
 				int c = piece_at(step_tau, p->n_steps, tau[3] + gap + 1);
@@ -209,24 +218,23 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 			t = tau[3] + gap;
 		}
 	}
-	/* Replays copy an honest exchange fed earlier: keep their host times
-	 * (a replay re-feeds a record) but sort them at the forger's time. */
-	qsort(ev, n, sizeof(*ev), cmp_ev);
+	return n;
+}
 
-	sim->s = calloc(n, sizeof(*sim->s));
-	uint64_t *seq = calloc(p->n_vcpus, sizeof(uint64_t));
-	int *last_honest = calloc(p->n_vcpus, sizeof(int));
-	if (!sim->s || !seq || !last_honest) {
-		free(ev);
-		free(seq);
-		free(last_honest);
-		return -1;
-	}
+/*
+ * The samples as each clock read them, honest or forged by kind (a
+ * forgery that cannot be made here becomes honest). @seq, @last_honest:
+ * per vCPU, zeroed.
+ */
+static void make_samples(struct sim *sim, const struct sim_params *p, struct rng *rng,
+			 const long double *step_tau, const struct ev *ev, int n, uint64_t *seq,
+			 int *last_honest)
+{
 	for (int v = 0; v < p->n_vcpus; v++)
 		last_honest[v] = -1;
 	int prev_piece = 0;
 	for (int i = 0; i < n; i++) {
-		struct ev *e = &ev[i];
+		const struct ev *e = &ev[i];
 		struct sim_sample *s = &sim->s[i];
 		int k = piece_at(step_tau, p->n_steps, e->tau[0]);
 		s->kind = e->kind;
@@ -252,7 +260,7 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 		case SIM_F_TOKEN:
 			/* Claims that, if believed, would pin the offset: sent
 			 * "just before" it arrived, received "just after". */
-			x->token = p->token ^ (1 + rng_below(&r, UINT64_MAX - 1));
+			x->token = p->token ^ (1 + rng_below(rng, UINT64_MAX - 1));
 			x->seq = seq[e->vcpu] + 1;
 			x->t1 = guest_read(sim, k, e->tau[1]) - 1;
 			x->t4 = guest_read(sim, k, e->tau[2]) + 1;
@@ -265,7 +273,7 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 			/* Paired with the guest record of the next real call
 			 * (whose t1 it cannot know exactly). */
 			x->seq = seq[e->vcpu] + 1;
-			x->t1 = x->t1 + 1 + rng_below(&r, 1000);
+			x->t1 = x->t1 + 1 + rng_below(rng, 1000);
 			break;
 		case SIM_F_REPLAY:
 			if (lh < 0)
@@ -277,7 +285,7 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 		case SIM_F_ORDER:
 			if (seq[e->vcpu] < 1)
 				goto honest_instead;
-			x->seq = seq[e->vcpu] - rng_below(&r, seq[e->vcpu]);
+			x->seq = seq[e->vcpu] - rng_below(rng, seq[e->vcpu]);
 			break;
 		case SIM_F_RTT:
 			x->seq = ++seq[e->vcpu];
@@ -299,10 +307,41 @@ int sim_generate(struct sim *sim, const struct sim_params *p)
 		x->guest_seq = x->seq;
 		x->t1_claim = x->t1;
 		if (e->kind == SIM_F_MISMATCH && s->kind != SIM_HONEST)
-			x->t1_claim = x->t1 - 1 - rng_below(&r, 1000);
+			x->t1_claim = x->t1 - 1 - rng_below(rng, 1000);
 		if (s->kind != SIM_HONEST)
 			sim->n_forged++;
 	}
+}
+
+int sim_generate(struct sim *sim, const struct sim_params *p)
+{
+	struct rng r = { p->seed ^ 0xd1b54a32d192ed03ULL };
+	long double step_tau[8], span;
+
+	memset(sim, 0, sizeof(*sim));
+	sim->p = *p;
+	span = make_pieces(sim, p, &r, step_tau);
+
+	int cap = p->n_target * 3 + 64;
+	struct ev *ev = calloc(cap, sizeof(*ev));
+	if (!ev)
+		return -1;
+	int n = make_events(p, &r, step_tau, span, ev, cap);
+
+	/* Replays copy an honest exchange fed earlier: keep their host times
+	 * (a replay re-feeds a record) but sort them at the forger's time. */
+	qsort(ev, n, sizeof(*ev), cmp_ev);
+
+	sim->s = calloc(n, sizeof(*sim->s));
+	uint64_t *seq = calloc(p->n_vcpus, sizeof(uint64_t));
+	int *last_honest = calloc(p->n_vcpus, sizeof(int));
+	if (!sim->s || !seq || !last_honest) {
+		free(ev);
+		free(seq);
+		free(last_honest);
+		return -1;
+	}
+	make_samples(sim, p, &r, step_tau, ev, n, seq, last_honest);
 	sim->n = n;
 	free(ev);
 	free(seq);

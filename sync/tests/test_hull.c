@@ -7,14 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "../../tests/lib/check.h"
 #include "exact.h"
 #include "hull.h"
 #include "oracle.h"
 #include "rng.h"
 #include "vmscope_sync.h"
-
-unsigned long long check_seed;
 
 static struct vmscope_sync_point pt(int64_t g, int64_t u)
 {
@@ -29,23 +27,23 @@ static void test_hull_edges(void)
 	/* Collinear: only the two ends stay. */
 	for (int i = 0; i < 10; i++)
 		hull_insert(&h, +1, pt(i * 100, i * 7), &ev);
-	CHECK(h.n == 2, "collinear lower hull has %u vertices", h.n);
-	CHECK(h.v[0].g == 0 && h.v[1].g == 900, "wrong ends");
+	REQUIRE(h.n == 2, "collinear lower hull has %u vertices", h.n);
+	REQUIRE(h.v[0].g == 0 && h.v[1].g == 900, "wrong ends");
 	/* Collinear inserted out of order. */
 	memset(&h, 0, sizeof(h));
 	int order[] = { 5, 0, 9, 3, 7, 1, 8, 2, 6, 4 };
 	for (int i = 0; i < 10; i++)
 		hull_insert(&h, -1, pt(order[i] * 100, order[i] * 7), &ev);
-	CHECK(h.n == 2, "collinear upper hull has %u vertices", h.n);
+	REQUIRE(h.n == 2, "collinear upper hull has %u vertices", h.n);
 
 	/* Duplicates and same-g points keep the tighter one. */
 	memset(&h, 0, sizeof(h));
-	CHECK(hull_insert(&h, +1, pt(5, 10), &ev), "first insert");
-	CHECK(!hull_insert(&h, +1, pt(5, 10), &ev), "duplicate changed hull");
-	CHECK(!hull_insert(&h, +1, pt(5, 11), &ev), "looser same-g changed");
-	CHECK(hull_insert(&h, +1, pt(5, 9), &ev) && h.n == 1 && h.v[0].u == 9,
+	REQUIRE(hull_insert(&h, +1, pt(5, 10), &ev), "first insert");
+	REQUIRE(!hull_insert(&h, +1, pt(5, 10), &ev), "duplicate changed hull");
+	REQUIRE(!hull_insert(&h, +1, pt(5, 11), &ev), "looser same-g changed");
+	REQUIRE(hull_insert(&h, +1, pt(5, 9), &ev) && h.n == 1 && h.v[0].u == 9,
 	      "tighter same-g not taken");
-	CHECK(hull_insert(&h, -1, pt(5, 9), &ev) == false || h.n == 1,
+	REQUIRE(hull_insert(&h, -1, pt(5, 9), &ev) == false || h.n == 1,
 	      "upper on lower");
 
 	/* Convex curve: all vertices kept up to the cap, then evictions. */
@@ -53,9 +51,9 @@ static void test_hull_edges(void)
 	ev = false;
 	for (int64_t i = 0; i < 100; i++)
 		hull_insert(&h, +1, pt(i * 1000, i * i), &ev);
-	CHECK(h.n == VMSCOPE_SYNC_HULL_CAP && ev, "cap not enforced: %u", h.n);
+	REQUIRE(h.n == VMSCOPE_SYNC_HULL_CAP && ev, "cap not enforced: %u", h.n);
 	for (uint32_t i = 0; i + 2 < h.n; i++)
-		CHECK(cross(h.v[i], h.v[i + 1], h.v[i + 2]) > 0,
+		REQUIRE(cross(h.v[i], h.v[i + 1], h.v[i + 2]) > 0,
 		      "not convex at %u", i);
 
 	/* Huge coordinates near the range limit: exact orientation. */
@@ -64,9 +62,9 @@ static void test_hull_edges(void)
 	hull_insert(&h, +1, pt(-M, M), &ev);
 	hull_insert(&h, +1, pt(M, M), &ev);
 	hull_insert(&h, +1, pt(0, M - 1), &ev);  /* 1 below the chord */
-	CHECK(h.n == 3, "lost a vertex 1 ns below a 2^62-long chord");
+	REQUIRE(h.n == 3, "lost a vertex 1 ns below a 2^62-long chord");
 	hull_insert(&h, +1, pt(1, M - 1), &ev);  /* collinear-ish, above */
-	CHECK(h.n == 3 || h.n == 4, "hull size %u", h.n);
+	REQUIRE(h.n == 3 || h.n == 4, "hull size %u", h.n);
 }
 
 /* Two points (one exchange): the bound is the textbook one. */
@@ -76,39 +74,39 @@ static void test_one_exchange(void)
 	uint64_t g0 = UINT64_MAX - 1000000, h0 = 12345;
 	vmscope_sync_segment_init(&s, g0, h0, 100);
 	/* t1 = g0, t2 = h0 + 500, t3 = h0 + 1500, t4 = g0 + 2000. */
-	CHECK(vmscope_sync_segment_add(&s, g0, h0 + 500, h0 + 1500, g0 + 2000) ==
+	REQUIRE(vmscope_sync_segment_add(&s, g0, h0 + 500, h0 + 1500, g0 + 2000) ==
 	      VMSCOPE_SYNC_ADDED, "add");
 	uint64_t lo, hi;
-	CHECK(vmscope_sync_segment_bound(&s, g0, &lo, &hi) == 0, "bound");
+	REQUIRE(vmscope_sync_segment_bound(&s, g0, &lo, &hi) == 0, "bound");
 	/* hi: t2 itself. lo: t3 - a_max*(t4 - t1) = 1500 - 2000.2 -> -501
 	 * rounded down. */
-	CHECK(hi == h0 + 500, "hi %llu", (unsigned long long)(hi - h0));
-	CHECK(lo == h0 - 501, "lo %lld", (long long)(lo - h0));
+	REQUIRE(hi == h0 + 500, "hi %llu", (unsigned long long)(hi - h0));
+	REQUIRE(lo == h0 - 501, "lo %lld", (long long)(lo - h0));
 	struct vmscope_sync_summary sum;
 	vmscope_sync_segment_summary(&s, 2, &sum);
-	CHECK(sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d", sum.verdict);
+	REQUIRE(sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d", sum.verdict);
 	/* One exchange only says a >= (t3-t2)/(t4-t1) = 0.5: the prior
 	 * bounds the drift on both sides. */
-	CHECK(!sum.drift_from_data_lo && !sum.drift_from_data_hi,
+	REQUIRE(!sum.drift_from_data_lo && !sum.drift_from_data_hi,
 	      "one exchange cannot bound drift");
 	/* Saturation at the top of u64 and range errors. */
-	CHECK(vmscope_sync_segment_bound(&s, 0, &lo, &hi) == -1,
+	REQUIRE(vmscope_sync_segment_bound(&s, 0, &lo, &hi) == -1,
 	      "g 2^64 away accepted");
 	vmscope_sync_segment_init(&s, 10, UINT64_MAX - 10, 100);
-	CHECK(vmscope_sync_segment_add(&s, 10, UINT64_MAX - 5, UINT64_MAX - 2,
+	REQUIRE(vmscope_sync_segment_add(&s, 10, UINT64_MAX - 5, UINT64_MAX - 2,
 				       20) == VMSCOPE_SYNC_ADDED, "top add");
-	CHECK(vmscope_sync_segment_bound(&s, 1000000000, &lo, &hi) == 0 &&
+	REQUIRE(vmscope_sync_segment_bound(&s, 1000000000, &lo, &hi) == 0 &&
 	      hi == UINT64_MAX, "no saturation");
-	CHECK(vmscope_sync_segment_add(&s, 10 + (1ULL << 61), 0, 1,
+	REQUIRE(vmscope_sync_segment_add(&s, 10 + (1ULL << 61), 0, 1,
 				       11 + (1ULL << 61)) == VMSCOPE_SYNC_RANGE,
 	      "range");
 	/* A one-way segment is unbounded on one side. */
 	vmscope_sync_segment_init(&s, 0, 0, 100);
 	vmscope_sync_segment_add_g2h(&s, 100, 200);
-	CHECK(vmscope_sync_segment_bound(&s, 100, &lo, &hi) == 1 && lo == 0 &&
+	REQUIRE(vmscope_sync_segment_bound(&s, 100, &lo, &hi) == 1 && lo == 0 &&
 	      hi == 200, "one-way bound");
 	vmscope_sync_segment_summary(&s, 2, &sum);
-	CHECK(sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "one-way verdict");
+	REQUIRE(sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "one-way verdict");
 }
 
 static void test_crossing(void)
@@ -121,14 +119,14 @@ static void test_crossing(void)
 		{ .t1 = 1000, .t2 = 2005000, .t3 = 2006000, .t4 = 3000 },
 	};
 	struct vmscope_sync_segment s;
-	CHECK(vmscope_sync_fit(x, 2, 200, &s) == 2 && !s.failed, "consistent");
-	CHECK(vmscope_sync_fit(x, 3, 200, &s) == 2 && s.failed, "not failed");
+	REQUIRE(vmscope_sync_fit(x, 2, 200, &s) == 2 && !s.failed, "consistent");
+	REQUIRE(vmscope_sync_fit(x, 3, 200, &s) == 2 && s.failed, "not failed");
 	uint64_t lo, hi;
-	CHECK(vmscope_sync_segment_bound(&s, 2000, &lo, &hi) == -1,
+	REQUIRE(vmscope_sync_segment_bound(&s, 2000, &lo, &hi) == -1,
 	      "failed segment answered");
 	struct vmscope_sync_summary sum;
 	vmscope_sync_segment_summary(&s, 2, &sum);
-	CHECK(sum.verdict == VMSCOPE_SYNC_FAILED, "verdict %d", sum.verdict);
+	REQUIRE(sum.verdict == VMSCOPE_SYNC_FAILED, "verdict %d", sum.verdict);
 }
 
 /* Random sets against the oracle: every add decision, the exact slope
@@ -181,7 +179,7 @@ static void test_oracle(int runs)
 			/* |g'| < 2^61 and the u offset can push h' past it. */
 			if (res == VMSCOPE_SYNC_RANGE)
 				continue;
-			CHECK((res == VMSCOPE_SYNC_ADDED) == o.feasible,
+			REQUIRE((res == VMSCOPE_SYNC_ADDED) == o.feasible,
 			      "add %d: hull says %d, oracle %d", i, res, o.feasible);
 			if (res != VMSCOPE_SYNC_ADDED) {
 				rejected++;
@@ -190,7 +188,7 @@ static void test_oracle(int runs)
 			added++;
 			np += isp;
 			nq += !isp;
-			CHECK(ratio_cmp(s.dmin, o.dmin) == 0 &&
+			REQUIRE(ratio_cmp(s.dmin, o.dmin) == 0 &&
 			      ratio_cmp(s.dmax, o.dmax) == 0,
 			      "slope range differs at add %d", i);
 			for (int k = 0; k < 4; k++) {
@@ -199,21 +197,21 @@ static void test_oracle(int runs)
 				uint64_t lo, hi;
 				int br = vmscope_sync_segment_bound(&s, g0 + (uint64_t)qg,
 								    &lo, &hi);
-				CHECK(br >= 0, "bound failed n=%llu failed=%d qg=%lld", (unsigned long long)s.n_samples, s.failed, (long long)qg);
+				REQUIRE(br >= 0, "bound failed n=%llu failed=%d qg=%lld", (unsigned long long)s.n_samples, s.failed, (long long)qg);
 				if (np) {
 					i128 ohi = oracle_bound(P, np, o, qg, +1);
-					CHECK(hi == unbase(h0, (i128)qg + ohi),
+					REQUIRE(hi == unbase(h0, (i128)qg + ohi),
 					      "hi differs at add %d", i);
 				}
 				if (nq) {
 					i128 olo = oracle_bound(Q, nq, o, qg, -1);
-					CHECK(lo == unbase(h0, (i128)qg + olo),
+					REQUIRE(lo == unbase(h0, (i128)qg + olo),
 					      "lo differs at add %d", i);
 				}
 				queries++;
 				if (br == 0) {
 					bounded++;
-					CHECK(lo <= hi, "lo > hi");
+					REQUIRE(lo <= hi, "lo > hi");
 				}
 			}
 		}
@@ -235,7 +233,7 @@ static void test_eviction_superset(void)
 	 * +-1000 ppm, so every point binds somewhere. One Q point far below
 	 * keeps the set feasible. */
 	Q[0] = pt(0, -1000000);
-	CHECK(vmscope_sync_segment_add_h2g(&s, (1ULL << 62) + (uint64_t)Q[0].u,
+	REQUIRE(vmscope_sync_segment_add_h2g(&s, (1ULL << 62) + (uint64_t)Q[0].u,
 					   1ULL << 62) == VMSCOPE_SYNC_ADDED, "q");
 	int n = 0;
 	for (int i = 0; i < 60; i++) {
@@ -243,25 +241,25 @@ static void test_eviction_superset(void)
 		P[n] = pt(g, (int64_t)((i128)g * g / 4000000000LL));
 		uint64_t tg = (1ULL << 62) + (uint64_t)g;
 		uint64_t th = (1ULL << 62) + (uint64_t)g + (uint64_t)P[n].u;
-		CHECK(vmscope_sync_segment_add_g2h(&s, tg, th) == VMSCOPE_SYNC_ADDED,
+		REQUIRE(vmscope_sync_segment_add_g2h(&s, tg, th) == VMSCOPE_SYNC_ADDED,
 		      "p %d", i);
 		n++;
 	}
-	CHECK(s.evictions > 0 && s.p.n == VMSCOPE_SYNC_HULL_CAP,
+	REQUIRE(s.evictions > 0 && s.p.n == VMSCOPE_SYNC_HULL_CAP,
 	      "no evictions (%llu, hull %u)", (unsigned long long)s.evictions,
 	      s.p.n);
 	struct oracle o = oracle_range(P, n, Q, 1, 1000);
-	CHECK(ratio_cmp(s.dmin, o.dmin) <= 0 && ratio_cmp(s.dmax, o.dmax) >= 0,
+	REQUIRE(ratio_cmp(s.dmin, o.dmin) <= 0 && ratio_cmp(s.dmax, o.dmax) >= 0,
 	      "slope range shrank");
 	unsigned looser = 0;
 	/* The oracle is O(n^3) per query: 121 points. */
 	for (int64_t g = -3000000; g <= 3000000; g += 50000) {
 		uint64_t lo, hi;
-		CHECK(vmscope_sync_segment_bound(&s, (1ULL << 62) + (uint64_t)g, &lo,
+		REQUIRE(vmscope_sync_segment_bound(&s, (1ULL << 62) + (uint64_t)g, &lo,
 						 &hi) == 0, "bound");
 		uint64_t ohi = unbase(1ULL << 62, (i128)g + oracle_bound(P, n, o, g, +1));
 		uint64_t olo = unbase(1ULL << 62, (i128)g + oracle_bound(Q, 1, o, g, -1));
-		CHECK(lo <= olo && hi >= ohi, "bound at %lld tighter than the "
+		REQUIRE(lo <= olo && hi >= ohi, "bound at %lld tighter than the "
 		      "oracle's", (long long)g);
 		looser += hi > ohi;
 	}

@@ -36,10 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../../tests/lib/check.h"
 #include "sim.h"
-
-unsigned long long check_seed;
 
 /* Set by a third argument: report the width ratios (b) and (c) of other
  * seed ranges instead of asserting them (they are empirical, see README). */
@@ -63,7 +61,7 @@ struct run {
 static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 {
 	struct run *r = user;
-	CHECK(cookie < (uint64_t)r->sim->n, "bad cookie");
+	REQUIRE(cookie < (uint64_t)r->sim->n, "bad cookie");
 	r->resolved[cookie]++;
 	r->outcome[cookie] = outcome;
 }
@@ -71,7 +69,7 @@ static void on_sample(void *user, uint64_t cookie, int64_t outcome)
 static void on_segment(void *user, const struct vmscope_sync_segment *s)
 {
 	struct run *r = user;
-	CHECK(r->n_seg < MAX_SEGS, "too many segments");
+	REQUIRE(r->n_seg < MAX_SEGS, "too many segments");
 	r->seg[r->n_seg++] = *s;
 }
 
@@ -96,9 +94,9 @@ static void check_contains(const struct run *r,
 {
 	uint64_t lo, hi;
 	int rc = vmscope_sync_segment_bound(s, g, &lo, &hi);
-	CHECK(rc == 0, "segment %llu: no two-sided bound at %s",
+	REQUIRE(rc == 0, "segment %llu: no two-sided bound at %s",
 	      (unsigned long long)s->id, what);
-	CHECK(lo <= hi, "lo > hi");
+	REQUIRE(lo <= hi, "lo > hi");
 	if (kink_mode)
 		piece = sim_piece_of(r->sim, g);
 	long double truth = sim_truth_minus(r->sim, piece, g, lo);
@@ -122,11 +120,11 @@ static void check_contains(const struct run *r,
 		T.queries++;
 		return;
 	}
-	CHECK(truth >= -1e-3L && truth <= width + 1e-3L,
+	REQUIRE(truth >= -1e-3L && truth <= width + 1e-3L,
 	      "segment %llu: truth outside bound at %s: lo+%.3Lf, width %Lf",
 	      (unsigned long long)s->id, what, truth, width);
 	uint64_t est;
-	CHECK(vmscope_sync_segment_estimate(s, g, &est) == 0 && est >= lo &&
+	REQUIRE(vmscope_sync_segment_estimate(s, g, &est) == 0 && est >= lo &&
 	      est <= hi, "estimate outside bound");
 	T.queries++;
 }
@@ -134,7 +132,7 @@ static void check_contains(const struct run *r,
 static double width_at(const struct vmscope_sync_segment *s, uint64_t g)
 {
 	uint64_t lo, hi;
-	CHECK(vmscope_sync_segment_bound(s, g, &lo, &hi) == 0, "no bound");
+	REQUIRE(vmscope_sync_segment_bound(s, g, &lo, &hi) == 0, "no bound");
 	return (double)(hi - lo);
 }
 
@@ -144,7 +142,7 @@ static void check_width(const struct run *r,
 			uint64_t W_samples, uint64_t seed)
 {
 	double R = (double)s->min_rtt;
-	CHECK(s->min_rtt > 0, "min rtt %lld", (long long)s->min_rtt);
+	REQUIRE(s->min_rtt > 0, "min rtt %lld", (long long)s->min_rtt);
 	/* a) at the best exchange */
 	for (int i = 0; i < r->sim->n; i++) {
 		const struct vmscope_sync_exchange *x = &r->sim->s[i].x;
@@ -153,7 +151,7 @@ static void check_width(const struct run *r,
 			continue;
 		double slack = ceil(1e-6 * s->ppm * (double)(x->t4 - x->t1)) + 2;
 		double w = width_at(s, x->t1);
-		CHECK(w <= R + slack, "width %.0f at the best exchange > R %.0f + %.0f",
+		REQUIRE(w <= R + slack, "width %.0f at the best exchange > R %.0f + %.0f",
 		      w, R, slack);
 		if (w / R > T.worst_best)
 			T.worst_best = w / R;
@@ -169,7 +167,7 @@ static void check_width(const struct run *r,
 		if (k >= 25 && k <= 75 && w > mid)
 			mid = w;
 	}
-	CHECK(measure_only || full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
+	REQUIRE(measure_only || full / 2 <= 3 * R / 2, "half-width %.1f > 3 x R/2 = %.1f",
 	      full / 2, 3 * R / 2);
 	if (full / R > T.worst_full) {
 		T.worst_full = full / R;
@@ -181,11 +179,173 @@ static void check_width(const struct run *r,
 	T.width_segs++;
 	/* b) middle half of well-sampled segments */
 	if (s->n_samples >= 32) {
-		CHECK(measure_only || mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
+		REQUIRE(measure_only || mid / 2 <= 2 * R / 2, "mid-span half-width %.1f > 2 x R/2 "
 		      "= %.1f", mid / 2, R);
 		if (mid / R > T.worst_mid)
 			T.worst_mid = mid / R;
 		T.mid_segs++;
+	}
+}
+
+/* P1: every sample resolved once; the counts add up. */
+static void check_p1(const struct sim *sim, const struct run *r,
+		     const struct vmscope_sync_stats *st)
+{
+	uint64_t dropped = 0;
+	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
+		dropped += st->dropped[k];
+	REQUIRE(st->submitted == (uint64_t)sim->n &&
+	      st->accepted + dropped == st->submitted, "stats do not add up");
+	for (int i = 0; i < sim->n; i++)
+		REQUIRE(r->resolved[i] == 1, "sample %d resolved %d times", i,
+		      r->resolved[i]);
+}
+
+/* P2: no forged sample accepted; no honest one dropped without a step. */
+static void check_p2(const struct sim *sim, const struct run *r, const struct sim_params *p,
+		     const struct vmscope_sync_stats *st)
+{
+	int honest_dropped = 0;
+	for (int i = 0; i < sim->n; i++) {
+		enum sim_kind k = sim->s[i].kind;
+		if (k != SIM_HONEST) {
+			REQUIRE(r->outcome[i] < 0, "forged sample %d (%s) accepted into "
+			      "segment %lld", i, sim_kind_name[k],
+			      (long long)r->outcome[i]);
+			T.forged_by[k]++;
+			T.reason_by[k][-1 - r->outcome[i]]++;
+		} else if (r->outcome[i] < 0) {
+			honest_dropped++;
+		}
+	}
+	if (p->n_steps == 0)
+		REQUIRE(honest_dropped == 0, "%d honest samples dropped (first "
+		      "reason ...)", honest_dropped);
+	T.honest_dropped += honest_dropped;
+	T.forged += sim->n_forged;
+	T.samples += sim->n;
+	T.detected += st->breaks_detected;
+}
+
+/*
+ * The samples of segment @s from a piece other than its own @piece: only
+ * if true of its piece too, and flagged as after its certain end; how far
+ * the bound misses their own piece is reported.
+ */
+static void check_foreign(const struct run *r, const struct sim *sim,
+			  const struct vmscope_sync_segment *s, int piece)
+{
+	for (int i = 0; i < sim->n; i++) {
+		const struct vmscope_sync_exchange *x = &sim->s[i].x;
+		if (r->outcome[i] != (int64_t)s->id ||
+		    sim->s[i].piece == piece)
+			continue;
+		bool ok = sim_truth_minus(sim, piece, x->t1, x->t2) <= 1e-3L &&
+			  sim_truth_minus(sim, piece, x->t4, x->t3) >= -1e-3L;
+		if (kink_mode && !ok) {
+			T.kink_foreign++;
+			continue;
+		}
+		REQUIRE(ok,
+		      "segment %llu (piece %d) holds a sample of piece %d "
+		      "that contradicts it", (unsigned long long)s->id,
+		      piece, sim->s[i].piece);
+		T.foreign_ok++;
+		REQUIRE(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
+		      "piece %d not flagged as after its certain end",
+		      (unsigned long long)s->id, sim->s[i].piece);
+		/* Its own piece's relation at its time is what a merge
+		 * would need there; report how far the bound misses it. */
+		uint64_t flo, fhi;
+		vmscope_sync_segment_bound(s, x->t1, &flo, &fhi);
+		long double own = sim_truth_minus(sim, sim->s[i].piece, x->t1, flo);
+		long double miss = own < 0 ? -own
+			: own > (long double)(fhi - flo) ? own - (fhi - flo) : 0;
+		if ((double)miss > T.foreign_miss)
+			T.foreign_miss = (double)miss;
+	}
+}
+
+/* P3, P4, P5 of segment @s: its samples, its bound, its verdict. */
+static void check_segment_props(const struct run *r, const struct sim *sim,
+				const struct vmscope_sync_segment *s, uint64_t seed)
+{
+	/* The segment's clock piece is the one most of its samples
+	 * come from. A sample of another piece may be in it only if
+	 * it is true of this piece too (e.g. an exchange whose round
+	 * trip is longer than the step). */
+	int votes[8] = { 0 }, piece = 0, n_in = 0;
+	uint64_t W = 0;
+	for (int i = 0; i < sim->n; i++)
+		if (r->outcome[i] == (int64_t)s->id) {
+			votes[sim->s[i].piece]++;
+			n_in++;
+		}
+	for (int k = 1; k < sim->n_pieces; k++)
+		if (votes[k] > votes[piece])
+			piece = k;
+	check_foreign(r, sim, s, piece);
+	REQUIRE(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
+	      (unsigned long long)s->n_samples);
+	for (int i = 0; i < sim->n; i++) {
+		if (r->outcome[i] != (int64_t)s->id)
+			continue;
+		const struct vmscope_sync_exchange *x = &sim->s[i].x;
+		check_contains(r, s, piece, x->t1, "t1");
+		check_contains(r, s, piece, x->t4, "t4");
+		uint64_t lo, hi;
+		vmscope_sync_segment_bound(s, x->t1, &lo, &hi);
+		if (hi - lo > W)
+			W = hi - lo;
+		vmscope_sync_segment_bound(s, x->t4, &lo, &hi);
+		if (hi - lo > W)
+			W = hi - lo;
+	}
+	uint64_t span = s->g_last - s->g_first;
+	check_contains(r, s, piece, s->g_first, "g_first");
+	check_contains(r, s, piece, s->g_last, "g_last");
+	check_contains(r, s, piece, s->g_first - span / 4 - 1000000,
+		       "before span");
+	check_contains(r, s, piece, s->g_last + span / 4 + 1000000,
+		       "after span");
+	struct vmscope_sync_summary sum;
+	vmscope_sync_segment_summary(s, 4, &sum);
+	REQUIRE(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
+	      sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d",
+	      sum.verdict);
+	if (sum.verdict == VMSCOPE_SYNC_ACCURATE)
+		T.accurate++;
+	else
+		T.approx++;
+	if (s->p.n > T.max_hull)
+		T.max_hull = s->p.n;
+	if (s->q.n > T.max_hull)
+		T.max_hull = s->q.n;
+	if (s->n_samples >= 8)
+		check_width(r, s, W, seed);
+	T.segments++;
+}
+
+/* P6: a fit across an unsignalled step fails, and answers nothing. */
+static void check_p6(const struct sim *sim, const struct sim_params *p)
+{
+	if (p->n_steps > 0 && !p->steps_signalled && !kink_mode) {
+		struct vmscope_sync_exchange *hx = calloc(sim->n, sizeof(*hx));
+		int nh = 0;
+		for (int i = 0; i < sim->n; i++)
+			if (sim->s[i].kind == SIM_HONEST)
+				hx[nh++] = sim->s[i].x;
+		struct vmscope_sync_segment fit;
+		vmscope_sync_fit(hx, nh, p->ppm_prior, &fit);
+		struct vmscope_sync_summary sum;
+		vmscope_sync_segment_summary(&fit, 4, &sum);
+		REQUIRE(sum.verdict == VMSCOPE_SYNC_FAILED,
+		      "fit across an unsignalled step did not fail");
+		uint64_t lo, hi;
+		REQUIRE(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
+		      "failed fit answered a query");
+		T.fails_checked++;
+		free(hx);
 	}
 }
 
@@ -195,14 +355,14 @@ static void one_run(uint64_t seed)
 	struct sim sim;
 	check_seed = seed;
 	sim_params_random(&p, seed, kink_mode ? 6 : (int)(seed % 6));
-	CHECK(sim_generate(&sim, &p) == 0, "sim");
+	REQUIRE(sim_generate(&sim, &p) == 0, "sim");
 
 	static struct run r;
 	r.sim = &sim;
 	r.n_seg = 0;
 	r.outcome = calloc(sim.n, sizeof(*r.outcome));
 	r.resolved = calloc(sim.n, sizeof(*r.resolved));
-	CHECK(r.outcome && r.resolved, "oom");
+	REQUIRE(r.outcome && r.resolved, "oom");
 
 	struct vmscope_sync_config cfg = {
 		.ppm = p.ppm_prior, .n_vcpus = (uint32_t)p.n_vcpus,
@@ -210,7 +370,7 @@ static void one_run(uint64_t seed)
 		.on_sample = on_sample, .on_segment = on_segment,
 	};
 	struct vmscope_sync *ctx = vmscope_sync_new(&cfg);
-	CHECK(ctx, "new");
+	REQUIRE(ctx, "new");
 	for (int i = 0; i < sim.n; i++) {
 		if (sim.s[i].break_before)
 			vmscope_sync_break(ctx, false);
@@ -221,144 +381,11 @@ static void one_run(uint64_t seed)
 	vmscope_sync_get_stats(ctx, &st);
 	vmscope_sync_free(ctx);
 
-	/* P1 */
-	uint64_t dropped = 0;
-	for (int k = 0; k < VMSCOPE_SYNC_DROP_NREASONS; k++)
-		dropped += st.dropped[k];
-	CHECK(st.submitted == (uint64_t)sim.n &&
-	      st.accepted + dropped == st.submitted, "stats do not add up");
-	for (int i = 0; i < sim.n; i++)
-		CHECK(r.resolved[i] == 1, "sample %d resolved %d times", i,
-		      r.resolved[i]);
-
-	/* P2 */
-	int honest_dropped = 0;
-	for (int i = 0; i < sim.n; i++) {
-		enum sim_kind k = sim.s[i].kind;
-		if (k != SIM_HONEST) {
-			CHECK(r.outcome[i] < 0, "forged sample %d (%s) accepted into "
-			      "segment %lld", i, sim_kind_name[k],
-			      (long long)r.outcome[i]);
-			T.forged_by[k]++;
-			T.reason_by[k][-1 - r.outcome[i]]++;
-		} else if (r.outcome[i] < 0) {
-			honest_dropped++;
-		}
-	}
-	if (p.n_steps == 0)
-		CHECK(honest_dropped == 0, "%d honest samples dropped (first "
-		      "reason ...)", honest_dropped);
-	T.honest_dropped += honest_dropped;
-	T.forged += sim.n_forged;
-	T.samples += sim.n;
-	T.detected += st.breaks_detected;
-
-	/* P3, P4, P5 */
-	for (int j = 0; j < r.n_seg; j++) {
-		const struct vmscope_sync_segment *s = &r.seg[j];
-		/* The segment's clock piece is the one most of its samples
-		 * come from. A sample of another piece may be in it only if
-		 * it is true of this piece too (e.g. an exchange whose round
-		 * trip is longer than the step). */
-		int votes[8] = { 0 }, piece = 0, n_in = 0;
-		uint64_t W = 0;
-		for (int i = 0; i < sim.n; i++)
-			if (r.outcome[i] == (int64_t)s->id) {
-				votes[sim.s[i].piece]++;
-				n_in++;
-			}
-		for (int k = 1; k < sim.n_pieces; k++)
-			if (votes[k] > votes[piece])
-				piece = k;
-		for (int i = 0; i < sim.n; i++) {
-			const struct vmscope_sync_exchange *x = &sim.s[i].x;
-			if (r.outcome[i] != (int64_t)s->id ||
-			    sim.s[i].piece == piece)
-				continue;
-			bool ok = sim_truth_minus(&sim, piece, x->t1, x->t2) <= 1e-3L &&
-				  sim_truth_minus(&sim, piece, x->t4, x->t3) >= -1e-3L;
-			if (kink_mode && !ok) {
-				T.kink_foreign++;
-				continue;
-			}
-			CHECK(ok,
-			      "segment %llu (piece %d) holds a sample of piece %d "
-			      "that contradicts it", (unsigned long long)s->id,
-			      piece, sim.s[i].piece);
-			T.foreign_ok++;
-			CHECK(kink_mode || x->t2 > s->h_certain_end, "segment %llu: sample of "
-			      "piece %d not flagged as after its certain end",
-			      (unsigned long long)s->id, sim.s[i].piece);
-			/* Its own piece's relation at its time is what a merge
-			 * would need there; report how far the bound misses it. */
-			uint64_t flo, fhi;
-			vmscope_sync_segment_bound(s, x->t1, &flo, &fhi);
-			long double own = sim_truth_minus(&sim, sim.s[i].piece, x->t1, flo);
-			long double miss = own < 0 ? -own
-				: own > (long double)(fhi - flo) ? own - (fhi - flo) : 0;
-			if ((double)miss > T.foreign_miss)
-				T.foreign_miss = (double)miss;
-		}
-		CHECK(n_in == (int)s->n_samples, "segment count %d vs %llu", n_in,
-		      (unsigned long long)s->n_samples);
-		for (int i = 0; i < sim.n; i++) {
-			if (r.outcome[i] != (int64_t)s->id)
-				continue;
-			const struct vmscope_sync_exchange *x = &sim.s[i].x;
-			check_contains(&r, s, piece, x->t1, "t1");
-			check_contains(&r, s, piece, x->t4, "t4");
-			uint64_t lo, hi;
-			vmscope_sync_segment_bound(s, x->t1, &lo, &hi);
-			if (hi - lo > W)
-				W = hi - lo;
-			vmscope_sync_segment_bound(s, x->t4, &lo, &hi);
-			if (hi - lo > W)
-				W = hi - lo;
-		}
-		uint64_t span = s->g_last - s->g_first;
-		check_contains(&r, s, piece, s->g_first, "g_first");
-		check_contains(&r, s, piece, s->g_last, "g_last");
-		check_contains(&r, s, piece, s->g_first - span / 4 - 1000000,
-			       "before span");
-		check_contains(&r, s, piece, s->g_last + span / 4 + 1000000,
-			       "after span");
-		struct vmscope_sync_summary sum;
-		vmscope_sync_segment_summary(s, 4, &sum);
-		CHECK(sum.verdict == VMSCOPE_SYNC_ACCURATE ||
-		      sum.verdict == VMSCOPE_SYNC_APPROXIMATE, "verdict %d",
-		      sum.verdict);
-		if (sum.verdict == VMSCOPE_SYNC_ACCURATE)
-			T.accurate++;
-		else
-			T.approx++;
-		if (s->p.n > T.max_hull)
-			T.max_hull = s->p.n;
-		if (s->q.n > T.max_hull)
-			T.max_hull = s->q.n;
-		if (s->n_samples >= 8)
-			check_width(&r, s, W, seed);
-		T.segments++;
-	}
-
-	/* P6 */
-	if (p.n_steps > 0 && !p.steps_signalled && !kink_mode) {
-		struct vmscope_sync_exchange *hx = calloc(sim.n, sizeof(*hx));
-		int nh = 0;
-		for (int i = 0; i < sim.n; i++)
-			if (sim.s[i].kind == SIM_HONEST)
-				hx[nh++] = sim.s[i].x;
-		struct vmscope_sync_segment fit;
-		vmscope_sync_fit(hx, nh, p.ppm_prior, &fit);
-		struct vmscope_sync_summary sum;
-		vmscope_sync_segment_summary(&fit, 4, &sum);
-		CHECK(sum.verdict == VMSCOPE_SYNC_FAILED,
-		      "fit across an unsignalled step did not fail");
-		uint64_t lo, hi;
-		CHECK(vmscope_sync_segment_bound(&fit, hx[0].t1, &lo, &hi) == -1,
-		      "failed fit answered a query");
-		T.fails_checked++;
-		free(hx);
-	}
+	check_p1(&sim, &r, &st);
+	check_p2(&sim, &r, &p, &st);
+	for (int j = 0; j < r.n_seg; j++)
+		check_segment_props(&r, &sim, &r.seg[j], seed);
+	check_p6(&sim, &p);
 	T.runs++;
 	free(r.outcome);
 	free(r.resolved);

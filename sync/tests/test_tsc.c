@@ -11,11 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "../../tests/lib/check.h"
 #include "rng.h"
 #include "vmscope_sync.h"
-
-unsigned long long check_seed;
 
 struct hw {
 	long double fh;        /* host TSC ticks per ns */
@@ -89,19 +87,19 @@ int main(void)
 			tau = t4 + period * rng_range(&r, 0.5, 1.5);
 		}
 		struct vmscope_sync_segment s;
-		CHECK(vmscope_sync_fit(x, n, 1000, &s) == (size_t)n && !s.failed,
+		REQUIRE(vmscope_sync_fit(x, n, 1000, &s) == (size_t)n && !s.failed,
 		      "fit failed");
 		for (int k = 0; k <= 20; k++) {
 			long double tq = 1000 + (tau - 1000) * k / 20;
 			uint64_t g = guest_ns(&w, tq);
 			struct vmscope_sync_tsc_check c;
-			CHECK(vmscope_sync_tsc_check(&s, &w.rel, g, &c) == 0, "check");
-			CHECK(c.within, "TSC-derived %llu outside [%llu, %llu]",
+			REQUIRE(vmscope_sync_tsc_check(&s, &w.rel, g, &c) == 0, "check");
+			REQUIRE(c.within, "TSC-derived %llu outside [%llu, %llu]",
 			      (unsigned long long)c.h_tsc, (unsigned long long)c.lo,
 			      (unsigned long long)c.hi);
 			/* The TSC path is the truth up to clock granularity. */
 			int64_t err = (int64_t)(c.h_tsc - host_ns(&w, tq));
-			CHECK(err >= -3 && err <= 3, "TSC transform off by %lld ns",
+			REQUIRE(err >= -3 && err <= 3, "TSC transform off by %lld ns",
 			      (long long)err);
 			if (fabs((double)c.diff_ns) > worst_diff)
 				worst_diff = fabs((double)c.diff_ns);
@@ -113,7 +111,7 @@ int main(void)
 	/* A degenerate relation is refused, not divided by. */
 	struct vmscope_sync_tsc bad = { 0 };
 	uint64_t h;
-	CHECK(vmscope_sync_tsc_g2h(&bad, 1, &h) == -1, "ratio 0 accepted");
+	REQUIRE(vmscope_sync_tsc_g2h(&bad, 1, &h) == -1, "ratio 0 accepted");
 	printf("tsc: %d runs, %d checks: TSC-derived time inside the hull bound "
 	       "in all; worst |TSC - estimate| %.0f ns, widest bound %.0f ns\n",
 	       runs, checks, worst_diff, worst_width);

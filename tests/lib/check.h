@@ -25,13 +25,29 @@ __attribute__((weak)) int check_failures;
 	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); check_failures++; } } while (0)
 
-/* "@name: N failures" or nothing; the exit status for main. */
+/* The seed of the run a test is on, named by REQUIRE (0: none). */
+__attribute__((weak)) unsigned long long check_seed;
+
+/*
+ * EXPECT that ends the test at once, naming check_seed so that the run
+ * can be replayed: for properties whose later checks depend on it.
+ */
+#define REQUIRE(cond, ...) do { if (!(cond)) { \
+	fprintf(stderr, "%s:%d: REQUIRE(%s) failed, seed %llu: ", __FILE__, __LINE__, #cond, \
+		check_seed); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } } while (0)
+
+/*
+ * The end of every test's main: "@name: N failures" to stderr, or
+ * "@name: ok" to stdout; the exit status for main.
+ */
 static inline int check_result(const char *name)
 {
 	if (check_failures) {
 		fprintf(stderr, "%s: %d failures\n", name, check_failures);
 		return EXIT_FAILURE;
 	}
+	printf("%s: ok\n", name);
 	return EXIT_SUCCESS;
 }
 

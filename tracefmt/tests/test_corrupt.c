@@ -103,5 +103,5 @@ int main(void)
 
 	free(m);
 	tf_test_file_free(&t);
-	return tf_test_result("tracefmt-corrupt");
+	return check_result("tracefmt-corrupt");
 }

@@ -22,5 +22,5 @@ int main(void)
 	for (size_t k = 0; k <= 9; k++)
 		CHECK_EQ(tf_crc32c(tf_crc32c(0, "123456789", k), &"123456789"[k], 9 - k),
 			 0xE3069283u);
-	return tf_test_result("tracefmt-crc");
+	return check_result("tracefmt-crc");
 }

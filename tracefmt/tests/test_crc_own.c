@@ -84,5 +84,5 @@ int main(int argc, char **argv)
 			check_one(buf + off, len, (uint32_t)next(), sse42);
 	printf("%u comparisons with ISA-L\n", runs);
 	free(buf);
-	return tf_test_result("tracefmt-crc-own");
+	return check_result("tracefmt-crc-own");
 }

@@ -85,5 +85,5 @@ int main(void)
 	tf_reader_close(r);
 
 	tf_test_file_free(&t);	/* and b.vtf's image, now in t.img */
-	return tf_test_result("tracefmt-frames");
+	return check_result("tracefmt-frames");
 }

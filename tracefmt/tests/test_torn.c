@@ -96,5 +96,5 @@ int main(void)
 	printf("%zu cuts of a %zu-byte file of %d frames\n", cuts, t.len, N);
 	free(z);
 	tf_test_file_free(&t);
-	return tf_test_result("tracefmt-torn");
+	return check_result("tracefmt-torn");
 }

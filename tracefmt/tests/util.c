@@ -114,13 +114,3 @@ size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end)
 	tf_reader_close(r);
 	return n;
 }
-
-int tf_test_result(const char *name)
-{
-	if (check_failures) {
-		fprintf(stderr, "%s: %d failures\n", name, check_failures);
-		return 1;
-	}
-	printf("%s: ok\n", name);
-	return 0;
-}

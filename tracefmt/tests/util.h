@@ -48,6 +48,5 @@ void tf_test_file_free(struct tf_test_file *t);
  * against the reference pattern. Returns frames read. */
 size_t tf_test_read_all(const uint8_t *img, size_t len, struct tf_end_info *end);
 
-int tf_test_result(const char *name);
 
 #endif
