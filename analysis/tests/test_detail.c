@@ -255,12 +255,12 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {	/* for cli/tests/report-test.sh */
 		write_trace(argv[2]);
-		return tf_test_result("analysis-detail --write");
+		return check_result("analysis-detail --write");
 	}
 	fd = tf_test_mkdir(dir, sizeof(dir));
 	CHECK(fd >= 0);
 	if (fd < 0)
-		return tf_test_result("analysis-detail");
+		return check_result("analysis-detail");
 	write_trace(dir);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	check_by(merged, AN_BY_PORT);
@@ -270,5 +270,5 @@ int main(int argc, char **argv)
 		" mmio\n", n_exits, n_detail[0], n_detail[1], n_detail[2]);
 	close(fd);
 	tf_test_rmdir(dir);
-	return tf_test_result("analysis-detail");
+	return check_result("analysis-detail");
 }
