@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,7 +42,6 @@
 #include "vmscope_events.h"
 #include "util_args.h"
 #include "util_clock.h"
-#include "util_number.h"
 
 static int sig_pipe[2] = { -1, -1 };
 
@@ -87,16 +85,6 @@ static void usage(FILE *out)
 static uint64_t now_ms(void)
 {
 	return util_mono_ns() / 1000000;
-}
-
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-	unsigned long long v;
-
-	if (util_parse_ull(s, min, max, &v))
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
 }
 
 static int map_buffers(struct agent *a)
@@ -263,75 +251,52 @@ static void finish(struct agent *a)
 		shutdown(a->sock, SHUT_WR);
 }
 
-static const struct option longopts[] = {
-	{ "cid", required_argument, NULL, 'c' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "syscalls", no_argument, NULL, 'S' },
-	{ "subbuf-shift", required_argument, NULL, 's' },
-	{ "subbufs-shift", required_argument, NULL, 'n' },
-	{ "flush-ms", required_argument, NULL, 'f' },
-	{ "sync-period", required_argument, NULL, 'y' },
-	{ "retry-ms", required_argument, NULL, 'r' },
-	{ "duration", required_argument, NULL, 'd' },
-	ARGS_HELP_AND_END,
-};
-
 /* The command line: where to connect, and the session's options. */
 struct agent_args {
-	struct agent *a;
-	struct agent_opts *o;
+	uint32_t cid, port;
+	int verbose;
+	struct agent_opts o;
 };
 
-/* args_parse ends a usage error with its own status: the agent's must be it */
+/* args_run ends a usage error with its own status: the agent's must be it */
 _Static_assert(AGENT_EXIT_USAGE == ARGS_EXIT_USAGE && AGENT_EXIT_OK == 0,
 	       "usage statuses differ");
 
-/* One option into @ctx (struct agent_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct agent *a = ((struct agent_args *)ctx)->a;
-	struct agent_opts *o = ((struct agent_args *)ctx)->o;
-	int bad;
+static const struct args_opt opts[] = {
+	ARGS_NUM("cid", 0, struct agent_args, cid, 2, UINT32_MAX - 1),
+	ARGS_NUM("port", 0, struct agent_args, port, 1, UINT32_MAX - 1),
+	ARGS_FLAG("syscalls", 0, struct agent_args, o.syscalls),
+	ARGS_NUM("subbuf-shift", 0, struct agent_args, o.cfg.chan[0].subbuf_shift,
+		 VMSCOPE_SESSION_SUBBUF_SHIFT_MIN, VMSCOPE_SESSION_SUBBUF_SHIFT_MAX),
+	ARGS_NUM("subbufs-shift", 0, struct agent_args, o.cfg.chan[0].nr_subbuf_shift,
+		 VMSCOPE_SESSION_NR_SHIFT_MIN, VMSCOPE_SESSION_NR_SHIFT_MAX),
+	ARGS_NUM("flush-ms", 0, struct agent_args, o.cfg.flush_ms,
+		 VMSCOPE_SESSION_FLUSH_MS_MIN, VMSCOPE_SESSION_FLUSH_MS_MAX),
+	ARGS_NUM("sync-period", 0, struct agent_args, o.sync_ms, 1, 1000),
+	ARGS_NUM("retry-ms", 0, struct agent_args, o.retry_ms, 10, 60000),
+	ARGS_NUM("duration", 0, struct agent_args, o.duration_s, 1, 86400 * 365),
+	ARGS_FLAG(NULL, 'v', struct agent_args, verbose),
+	ARGS_END,
+};
 
-	switch (c) {
-	case 'c': bad = parse_u32(arg, 2, UINT32_MAX - 1, &a->cid); break;
-	case 'p': bad = parse_u32(arg, 1, UINT32_MAX - 1, &a->port); break;
-	case 'S': o->syscalls = 1; return 0;
-	case 's': bad = parse_u32(arg, VMSCOPE_SESSION_SUBBUF_SHIFT_MIN,
-				  VMSCOPE_SESSION_SUBBUF_SHIFT_MAX,
-				  &o->cfg.chan[0].subbuf_shift); break;
-	case 'n': bad = parse_u32(arg, VMSCOPE_SESSION_NR_SHIFT_MIN,
-				  VMSCOPE_SESSION_NR_SHIFT_MAX,
-				  &o->cfg.chan[0].nr_subbuf_shift); break;
-	case 'f': bad = parse_u32(arg, VMSCOPE_SESSION_FLUSH_MS_MIN,
-				  VMSCOPE_SESSION_FLUSH_MS_MAX,
-				  &o->cfg.flush_ms); break;
-	case 'y': bad = parse_u32(arg, 1, 1000, &o->sync_ms); break;
-	case 'r': bad = parse_u32(arg, 10, 60000, &o->retry_ms); break;
-	case 'd': bad = parse_u32(arg, 1, 86400 * 365, &o->duration_s); break;
-	case 'v': a->verbose = 1; return 0;
-	default: return -1;	/* 'h' and what getopt refused */
-	}
-	if (!bad)
-		return 0;
-	fprintf(stderr, "vmscope agent: bad value '%s'\n", arg);
-	return args_usage_error(usage);
-}
+static const struct args_spec spec = { "vmscope agent", usage, opts, 0 };
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_opts o = { .sync_ms = 10, .retry_ms = 200 };
-	struct agent a = { .dev = -1, .sock = -1, .cid = VMADDR_CID_HOST,
-			   .port = VMSCOPE_AGENT_PORT };
-	struct agent_args args = { &a, &o };
+	struct agent_args args = { .cid = VMADDR_CID_HOST, .port = VMSCOPE_AGENT_PORT,
+				   .o = { .sync_ms = 10, .retry_ms = 200 } };
+	struct agent a = { .dev = -1, .sock = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct agent_opts o;
 	int ret;
 
-	ret = args_parse(argc, argv, "vh", longopts, parse_option, &args, usage);
+	ret = args_run(&spec, &args, argc, argv);
 	if (ret >= 0)
 		return ret;
-	if (optind != argc)
-		return args_usage_error(usage);
+	a.cid = args.cid;
+	a.port = args.port;
+	a.verbose = args.verbose;
+	o = args.o;
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		perror("vmscope agent: pipe");
 		return AGENT_EXIT_RUNTIME;

@@ -4,7 +4,6 @@
  * of vmscoped's socket (daemon/proto.h). The options of `session start`
  * are `vmscope record`'s, checked by the same code as the hook's.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,80 +98,83 @@ static void session_usage(FILE *out)
 		DM_SOCKET_DEFAULT);
 }
 
-static int session_start(int argc, char **argv, struct dm_req *q)
+/* `session start`'s values into struct dm_req, checked as the hook checks
+ * them: args_value_fn. */
+static int take_events(void *args, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cid", required_argument, NULL, 'c' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct vd_opts *o = &q->dom.opts;
-	struct vmscope_session_cfg cfg;
+	struct vd_opts *o = &((struct dm_req *)args)->dom.opts;
 	char why[200] = "";
-	unsigned long long v;
-	int opt;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-		case 'c':
-			/* CIDs 0-2 are the hypervisor's, the local and the host */
-			if (args_number("vmscope session start", args_opt_name(opts, opt), optarg,
-					opt == 'c' ? 3 : 1, ARGS_PID_MAX, &v))
-				return -1;
-			if (opt == 'p')
-				q->pid = (pid_t)v;
-			else
-				q->dom.cid = (uint32_t)v;
-			break;
-		case 'e':
-			if (strlen(optarg) >= sizeof(o->events) ||
-			    vd_check_events(optarg, why, sizeof(why))) {
-				fprintf(stderr, "vmscope session: --events: %s\n",
-					why[0] ? why : "too long");
-				return -1;
-			}
-			strcpy(o->events, optarg);
-			break;
-		case 'm':
-			if (strcmp(optarg, "discard") && strcmp(optarg, "flight")) {
-				fprintf(stderr, "vmscope session: --mode takes discard or flight\n");
-				return -1;
-			}
-			o->mode = strcmp(optarg, "flight") ? VD_MODE_DISCARD : VD_MODE_FLIGHT;
-			break;
-		case 'b':
-			if (rec_parse_size(optarg, &o->buffer_size) ||
-			    rec_geometry(o->buffer_size, &cfg)) {
-				fprintf(stderr, "vmscope session: --buffer-size '%s': between 8K "
-					"and 64M per CPU\n", optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			if (rec_parse_duration(optarg, &o->duration_s) || o->duration_s <= 0) {
-				fprintf(stderr, "vmscope session: '%s' is not a duration\n", optarg);
-				return -1;
-			}
-			break;
-		case 'o':
-			if (vd_check_output(optarg, why, sizeof(why))) {
-				fprintf(stderr, "vmscope session: --output: %s\n", why);
-				return -1;
-			}
-			strcpy(o->output, optarg);
-			break;
-		default:
-			return -1;
-		}
+	if (strlen(arg) >= sizeof(o->events) || vd_check_events(arg, why, sizeof(why))) {
+		fprintf(stderr, "vmscope session: --events: %s\n", why[0] ? why : "too long");
+		return EXIT_USAGE;
+	}
+	strcpy(o->events, arg);
+	return 0;
+}
+
+static int take_mode(void *args, const char *arg)
+{
+	static const char *const modes[] = { "discard", "flight" };
+	int k;
+
+	if (args_choice("vmscope session start", "--mode", arg, modes, 2, &k))
+		return EXIT_USAGE;
+	((struct dm_req *)args)->dom.opts.mode = k ? VD_MODE_FLIGHT : VD_MODE_DISCARD;
+	return 0;
+}
+
+static int take_buffer_size(void *args, const char *arg)
+{
+	struct vd_opts *o = &((struct dm_req *)args)->dom.opts;
+	struct vmscope_session_cfg cfg;
+
+	if (rec_parse_size(arg, &o->buffer_size) || rec_geometry(o->buffer_size, &cfg)) {
+		fprintf(stderr, "vmscope session: --buffer-size '%s': between 8K "
+			"and 64M per CPU\n", arg);
+		return EXIT_USAGE;
 	}
 	return 0;
 }
+
+static int take_duration(void *args, const char *arg)
+{
+	struct vd_opts *o = &((struct dm_req *)args)->dom.opts;
+
+	if (rec_parse_duration(arg, &o->duration_s) || o->duration_s <= 0) {
+		fprintf(stderr, "vmscope session: '%s' is not a duration\n", arg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int take_output(void *args, const char *arg)
+{
+	struct vd_opts *o = &((struct dm_req *)args)->dom.opts;
+	char why[200] = "";
+
+	if (vd_check_output(arg, why, sizeof(why))) {
+		fprintf(stderr, "vmscope session: --output: %s\n", why);
+		return EXIT_USAGE;
+	}
+	strcpy(o->output, arg);
+	return 0;
+}
+
+/* CIDs 0-2 are the hypervisor's, the local and the host */
+static const struct args_opt start_opts[] = {
+	ARGS_NUM("pid", 0, struct dm_req, pid, 1, ARGS_PID_MAX),
+	ARGS_NUM("cid", 0, struct dm_req, dom.cid, 3, ARGS_PID_MAX),
+	ARGS_FN("events", 0, take_events),
+	ARGS_FN("mode", 0, take_mode),
+	ARGS_FN("buffer-size", 0, take_buffer_size),
+	ARGS_FN("duration", 0, take_duration),
+	ARGS_FN("output", 0, take_output),
+	ARGS_END,
+};
+
+static const struct args_spec start_spec = { "vmscope session start", session_usage,
+					     start_opts, 0 };
 
 int cmd_session(int argc, char **argv)
 {
@@ -199,16 +201,14 @@ int cmd_session(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	strcpy(q.dom.name, argv[2]);
-	if (q.op == DM_START && session_start(argc - 2, argv + 2, &q))
-		return EXIT_USAGE;
 	if (q.op == DM_STOP && argc != 3) {
 		fprintf(stderr, "vmscope session stop: takes only DOMAIN\n");
 		return EXIT_USAGE;
 	}
-	if (q.op == DM_START && optind != argc - 2) {
-		fprintf(stderr, "vmscope session start: unexpected argument '%s'\n",
-			argv[2 + optind]);
-		return EXIT_USAGE;
-	}
+	/* DOMAIN stands where getopt_long expects the program's name */
+	int rc = q.op == DM_START ? args_run(&start_spec, &q, argc - 2, argv + 2) : -1;
+
+	if (rc >= 0)
+		return rc;
 	return call(&q, verb[2] == 'a' ? "session start" : "session stop", 1);
 }

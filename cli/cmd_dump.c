@@ -5,8 +5,8 @@
  * corrupt). The first consumer of the reader library.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,36 +347,19 @@ static int dump_stream(struct vr_trace *t, size_t i, int summary, struct totals 
 	return 0;
 }
 
-static const struct option opts[] = {
-	{ "summary", no_argument, NULL, 's' },
-	{ "stream", required_argument, NULL, 'S' },
-	{ "accept-damage", no_argument, NULL, 'A' },
-	ARGS_HELP_AND_END,
-};
-
 struct dump_args {
 	const char *only;	/* --stream */
-	int summary, accept;
+	bool summary, accept;
 };
 
-/* One option into @ctx (struct dump_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct dump_args *a = ctx;
+static const struct args_opt opts[] = {
+	ARGS_FLAG("summary", 0, struct dump_args, summary),
+	ARGS_STR("stream", 0, struct dump_args, only),
+	ARGS_FLAG("accept-damage", 0, struct dump_args, accept),
+	ARGS_END,
+};
 
-	switch (c) {
-	case 's':
-		a->summary = 1;
-		return 0;
-	case 'S':
-		a->only = arg;
-		return 0;
-	case 'A':
-		a->accept = 1;
-		return 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
-}
+static const struct args_spec spec = { "vmscope dump", usage, opts, 1 };
 
 int cmd_dump(int argc, char **argv)
 {
@@ -387,11 +370,9 @@ int cmd_dump(int argc, char **argv)
 	char err[512], dmg[1024];
 	int found = 0, damaged, rc;
 
-	rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
+	rc = args_run(&spec, &a, argc, argv);
 	if (rc >= 0)
 		return rc;
-	if (optind + 1 != argc)
-		return args_usage_error(usage);
 	if (vr_trace_open(&t, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "vmscope dump: %s\n", err);
 		return EXIT_FAILURE_RUNTIME;

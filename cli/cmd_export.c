@@ -2,8 +2,8 @@
  * `vmscope export --perfetto|--ctf TRACE -o OUT`: a merged or raw trace in
  * a format other tools read (export/).
  */
-#include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,43 +57,20 @@ static void warn_bad(uint64_t bad)
 			" in the input were left out (vmscope dump lists them)\n", bad);
 }
 
-static const struct option opts[] = {
-	{ "perfetto", no_argument, NULL, 'p' },
-	{ "ctf", no_argument, NULL, 'c' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "force", no_argument, NULL, 'f' },
-	ARGS_HELP_AND_END,
-};
-
 struct export_args {
 	const char *out;
-	int fmt;	/* 'p' or 'c', 0 until given */
-	bool force;
+	bool perfetto, ctf, force;
 };
 
-/* One option into @ctx (struct export_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct export_args *a = ctx;
+static const struct args_opt opts[] = {
+	ARGS_FLAG("perfetto", 0, struct export_args, perfetto),
+	ARGS_FLAG("ctf", 0, struct export_args, ctf),
+	ARGS_STR("output", 'o', struct export_args, out),
+	ARGS_FLAG("force", 'f', struct export_args, force),
+	ARGS_END,
+};
 
-	switch (c) {
-	case 'p':
-	case 'c':
-		if (a->fmt && a->fmt != c) {
-			fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
-			return EXIT_USAGE;
-		}
-		a->fmt = c;
-		return 0;
-	case 'o':
-		a->out = arg;
-		return 0;
-	case 'f':
-		a->force = true;
-		return 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
-}
+static const struct args_spec spec = { "vmscope export", usage, opts, ARGS_OPERANDS_ANY };
 
 int cmd_export(int argc, char **argv)
 {
@@ -101,11 +78,15 @@ int cmd_export(int argc, char **argv)
 	char err[1024] = "";
 	int e;
 
-	e = args_parse(argc, argv, "o:fh", opts, parse_option, &a, usage);
+	e = args_run(&spec, &a, argc, argv);
 	if (e >= 0)
 		return e;
-	if (!a.fmt || !a.out || optind != argc - 1) {
-		if (!a.fmt)
+	if (a.perfetto && a.ctf) {
+		fprintf(stderr, "vmscope export: one of --perfetto or --ctf\n");
+		return EXIT_USAGE;
+	}
+	if (!(a.perfetto || a.ctf) || !a.out || optind != argc - 1) {
+		if (!(a.perfetto || a.ctf))
 			fprintf(stderr, "vmscope export: --perfetto or --ctf\n");
 		else if (!a.out)
 			fprintf(stderr, "vmscope export: -o OUTPUT is needed\n");
@@ -119,7 +100,7 @@ int cmd_export(int argc, char **argv)
 	struct ex_opts eo = { .force = a.force, .spill_dir = tmp && *tmp ? tmp : NULL,
 			      .merge_report = stderr };
 
-	if (a.fmt == 'p') {
+	if (a.perfetto) {
 		struct ex_pf_stats st;
 
 		e = ex_perfetto(argv[optind], a.out, &eo, &st, err, sizeof(err));

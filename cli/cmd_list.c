@@ -7,7 +7,7 @@
  * space), so either one's descriptors list every event.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,35 +90,26 @@ static int list_from_module(int fd, int fields)
 	}
 }
 
-static const struct option opts[] = {
-	{ "fields", no_argument, NULL, 'f' },
-	{ "builtin", no_argument, NULL, 'b' },
-	ARGS_HELP_AND_END,
+struct list_args {
+	bool fields, builtin;
 };
 
-/* --fields and --builtin into @ctx (int[2]): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	int *set = ctx;
+static const struct args_opt opts[] = {
+	ARGS_FLAG("fields", 0, struct list_args, fields),
+	ARGS_FLAG("builtin", 0, struct list_args, builtin),
+	ARGS_END,
+};
 
-	(void)arg;
-	if (c != 'f' && c != 'b')
-		return -1;	/* 'h' and what getopt refused */
-	set[c == 'b'] = 1;
-	return 0;
-}
+static const struct args_spec spec = { "vmscope list", usage, opts, 0 };
 
 int cmd_list(int argc, char **argv)
 {
-	int set[2] = { 0 }, c;
+	struct list_args a = { 0 };
+	int rc = args_run(&spec, &a, argc, argv);
 
-	c = args_parse(argc, argv, "h", opts, parse_option, set, usage);
-	if (c >= 0)
-		return c;
-	int fields = set[0], builtin = set[1];
-
-	if (args_none_left("vmscope list", argc, argv))
-		return EXIT_USAGE;
+	if (rc >= 0)
+		return rc;
+	bool fields = a.fields, builtin = a.builtin;
 
 	/* inside a guest only vmscope_guest is there; it has the same table */
 	const char *dev = VMSCOPE_HOST_DEVICE, *module = "vmscope_host";

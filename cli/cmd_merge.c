@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,17 +180,6 @@ static int input_account(struct vr_trace *t, const char *path, const char *merge
 	return !accept;
 }
 
-static const struct option opts[] = {
-	{ "sync-report", no_argument, NULL, 's' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "ppm", required_argument, NULL, 'p' },
-	{ "max-segment", required_argument, NULL, 'm' },
-	{ "tsc-breaks", required_argument, NULL, 't' },
-	{ "show", required_argument, NULL, 'S' },
-	{ "accept-damage", no_argument, NULL, 'A' },
-	ARGS_HELP_AND_END,
-};
-
 struct merge_args {
 	struct mg_opts o;
 	bool sync_only, accept;
@@ -199,59 +187,37 @@ struct merge_args {
 	const char *out;
 };
 
-static int parse_tsc_breaks(const char *arg, struct mg_opts *o)
+/* --max-segment T: a duration above 0 into @args (struct merge_args). */
+static int take_max_segment(void *args, const char *arg)
 {
-	if (!strcmp(arg, "auto"))
-		o->tsc_breaks = MG_TSC_AUTO;
-	else if (!strcmp(arg, "all"))
-		o->tsc_breaks = MG_TSC_ALL;
-	else if (!strcmp(arg, "none"))
-		o->tsc_breaks = MG_TSC_NONE;
-	else {
-		fprintf(stderr, "vmscope merge: --tsc-breaks: auto, all or none\n");
+	struct merge_args *a = args;
+	double sec;
+
+	if (rec_parse_duration(arg, &sec) || !(sec > 0)) {
+		fprintf(stderr, "vmscope merge: --max-segment: '%s' is not a duration "
+			"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
 		return EXIT_USAGE;
 	}
+	a->o.sync.max_segment_ns = (uint64_t)(sec * 1e9);
 	return 0;
 }
 
-/* One option: 0, an exit status, or -1 (not one of merge's). */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct merge_args *a = ctx;
-	unsigned long long n;
-	double sec;
+/* --tsc-breaks' names, in enum mg_tsc_breaks' order */
+static const char *const tsc_breaks[] = { "auto", "all", "none" };
+_Static_assert(MG_TSC_AUTO == 0 && MG_TSC_ALL == 1 && MG_TSC_NONE == 2, "tsc_breaks' order");
 
-	switch (c) {
-	case 's':
-		a->sync_only = true;
-		return 0;
-	case 'o':
-		a->out = arg;
-		return 0;
-	case 'p':
-		if (args_number("vmscope merge", "--ppm", arg, 1, VMSCOPE_SYNC_MAX_PPM, &n))
-			return EXIT_USAGE;
-		a->o.sync.ppm = (uint32_t)n;
-		return 0;
-	case 'm':
-		if (rec_parse_duration(arg, &sec) || !(sec > 0)) {
-			fprintf(stderr, "vmscope merge: --max-segment: '%s' is not a duration "
-				"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
-			return EXIT_USAGE;
-		}
-		a->o.sync.max_segment_ns = (uint64_t)(sec * 1e9);
-		return 0;
-	case 't':
-		return parse_tsc_breaks(arg, &a->o);
-	case 'S':
-		a->show_path = arg;
-		return 0;
-	case 'A':
-		a->accept = true;
-		return 0;
-	}
-	return -1;
-}
+static const struct args_opt opts[] = {
+	ARGS_FLAG("sync-report", 0, struct merge_args, sync_only),
+	ARGS_STR("output", 'o', struct merge_args, out),
+	ARGS_NUM("ppm", 0, struct merge_args, o.sync.ppm, 1, VMSCOPE_SYNC_MAX_PPM),
+	ARGS_FN("max-segment", 0, take_max_segment),
+	ARGS_CHOICE("tsc-breaks", 0, struct merge_args, o.tsc_breaks, tsc_breaks, 3),
+	ARGS_STR("show", 0, struct merge_args, show_path),
+	ARGS_FLAG("accept-damage", 0, struct merge_args, accept),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope merge", usage, opts, ARGS_OPERANDS_ANY };
 
 /* "TRACE.merged" (trailing slashes dropped) in a malloc'd string, or NULL. */
 static char *default_output(const char *in)
@@ -360,7 +326,7 @@ int cmd_merge(int argc, char **argv)
 	char *def = NULL;
 	int rc;
 
-	rc = args_parse(argc, argv, "o:h", opts, parse_option, &a, usage);
+	rc = args_run(&spec, &a, argc, argv);
 	if (rc >= 0)
 		return rc;
 	if (a.show_path && optind == argc)

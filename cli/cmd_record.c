@@ -4,7 +4,6 @@
  * line: options, the VMs' facts from /proc, signals.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -139,24 +138,6 @@ static int domain_pid(const char *name, int *pid, uint32_t *cid)
 	return 0;
 }
 
-enum { OPT_PID = 256, OPT_ALL, OPT_DURATION, OPT_MODE, OPT_BUF, OPT_EVENTS, OPT_DOMAIN,
-       OPT_CID, OPT_GPORT, OPT_HANDOFF, OPT_KEEP };
-
-static const struct option opts[] = {
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "buffer-size", required_argument, NULL, OPT_BUF },
-	{ "events", required_argument, NULL, OPT_EVENTS },
-	{ "keep", required_argument, NULL, OPT_KEEP },
-	{ "domain", required_argument, NULL, OPT_DOMAIN },
-	{ "cid", required_argument, NULL, OPT_CID },
-	{ "guest-port", required_argument, NULL, OPT_GPORT },
-	{ "guest-handoff", required_argument, NULL, OPT_HANDOFF },
-	ARGS_HELP_AND_END,
-};
-
 /* The command line, before the module is asked anything. */
 struct record_args {
 	struct rec_opts o;
@@ -168,26 +149,39 @@ struct record_args {
 	int all;
 };
 
-static int parse_pid(const char *arg, struct rec_opts *o)
+/* The option parsers of record's values into struct record_args: args_value_fn. */
+static int take_pid(void *args, const char *arg)
 {
-	return rec_host_pid("vmscope record", arg, o);
+	return rec_host_pid("vmscope record", arg, &((struct record_args *)args)->o);
 }
 
-static int parse_mode(const char *arg, struct vmscope_session_cfg *cfg)
+static int take_duration(void *args, const char *arg)
 {
-	if (!strcmp(arg, "discard")) {
-		cfg->chan[0].mode = VMSCOPE_RB_MODE_DISCARD;
-	} else if (!strcmp(arg, "flight")) {
-		cfg->chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
-	} else {
-		fprintf(stderr, "vmscope record: --mode takes discard or flight\n");
+	struct rec_opts *o = &((struct record_args *)args)->o;
+
+	if (rec_parse_duration(arg, &o->duration_s) || o->duration_s == 0) {
+		fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
+			"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
 		return EXIT_USAGE;
 	}
 	return 0;
 }
 
-static int parse_domain(const char *arg, struct record_args *a)
+static int take_buffer_size(void *args, const char *arg)
 {
+	unsigned long long ull;
+
+	if (rec_parse_size(arg, &ull) || rec_geometry(ull, &((struct record_args *)args)->cfg)) {
+		fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
+			"64M per CPU\n", arg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int take_domain(void *args, const char *arg)
+{
+	struct record_args *a = args;
 	struct rec_opts *o = &a->o;
 
 	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
@@ -200,7 +194,7 @@ static int parse_domain(const char *arg, struct record_args *a)
 	return 0;
 }
 
-static int parse_handoff(const char *arg, struct rec_opts *o)
+static int take_handoff(void *args, const char *arg)
 {
 	unsigned long long ull;
 	socklen_t tl;
@@ -213,77 +207,47 @@ static int parse_handoff(const char *arg, struct rec_opts *o)
 		fprintf(stderr, "vmscope record: --guest-handoff '%s': not an open socket\n", arg);
 		return EXIT_USAGE;
 	}
-	o->guest_handoff_fd = (int)ull;
+	((struct record_args *)args)->o.guest_handoff_fd = (int)ull;
 	return 0;
 }
 
-static int parse_vsock(int opt, const char *arg, struct record_args *a)
+static int take_cid(void *args, const char *arg)
 {
+	struct record_args *a = args;
 	unsigned long long ull;
 
 	/* CIDs 0-2 are the hypervisor's, the local and the host */
-	if (args_number("vmscope record", args_opt_name(opts, opt), arg, opt == OPT_CID ? 3 : 0,
-			0xfffffffeull, &ull))
+	if (args_number("vmscope record", "--cid", arg, 3, 0xfffffffeull, &ull))
 		return EXIT_USAGE;
-	if (opt == OPT_GPORT) {
-		a->o.guest_port = (uint32_t)ull;
-	} else if (a->ncids == VMSCOPE_MAX_PIDS) {
+	if (a->ncids == VMSCOPE_MAX_PIDS) {
 		fprintf(stderr, "vmscope record: at most %d --cid\n", VMSCOPE_MAX_PIDS);
 		return EXIT_USAGE;
-	} else {
-		a->cids[a->ncids++] = (uint32_t)ull;
 	}
+	a->cids[a->ncids++] = (uint32_t)ull;
 	return 0;
 }
 
-/* One option: 0, an exit status, or -1 (not one of record's). */
-static int parse_option(int opt, const char *arg, void *ctx)
-{
-	struct record_args *a = ctx;
-	struct rec_opts *o = &a->o;
-	unsigned long long ull;
+/* --mode's names, as the ring buffer's modes number them */
+static const char *const modes[] = { "discard", "flight" };
+_Static_assert(VMSCOPE_RB_MODE_DISCARD == 0 && VMSCOPE_RB_MODE_FLIGHT == 1, "modes' order");
 
-	switch (opt) {
-	case OPT_PID:
-		return parse_pid(arg, o);
-	case OPT_ALL:
-		a->all = 1;
-		return 0;
-	case OPT_DURATION:
-		if (rec_parse_duration(arg, &o->duration_s) || o->duration_s == 0) {
-			fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
-				"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_MODE:
-		return parse_mode(arg, &a->cfg);
-	case OPT_BUF:
-		if (rec_parse_size(arg, &ull) || rec_geometry(ull, &a->cfg)) {
-			fprintf(stderr, "vmscope record: --buffer-size '%s': between 8K and "
-				"64M per CPU\n", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_EVENTS:
-		o->events = arg;
-		return 0;
-	case OPT_KEEP:
-		a->keep = arg;
-		return 0;
-	case OPT_DOMAIN:
-		return parse_domain(arg, a);
-	case OPT_HANDOFF:
-		return parse_handoff(arg, o);
-	case OPT_CID:
-	case OPT_GPORT:
-		return parse_vsock(opt, arg, a);
-	case 'o':
-		o->path = arg;
-		return 0;
-	}
-	return -1;
-}
+static const struct args_opt opts[] = {
+	ARGS_FN("pid", 0, take_pid),
+	ARGS_FLAG("all", 0, struct record_args, all),
+	ARGS_FN("duration", 0, take_duration),
+	ARGS_CHOICE("mode", 0, struct record_args, cfg.chan[0].mode, modes, 2),
+	ARGS_FN("buffer-size", 0, take_buffer_size),
+	ARGS_STR("events", 0, struct record_args, o.events),
+	ARGS_STR("keep", 0, struct record_args, keep),
+	ARGS_FN("domain", 0, take_domain),
+	ARGS_FN("cid", 0, take_cid),
+	ARGS_NUM("guest-port", 0, struct record_args, o.guest_port, 0, 0xfffffffeull),
+	ARGS_FN("guest-handoff", 0, take_handoff),
+	ARGS_STR(NULL, 'o', struct record_args, o.path),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope record", usage, opts, 0 };
 
 /* The whole command line into @a: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct record_args *a)
@@ -294,11 +258,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->o.guest_handoff_fd = -1;
 	if (rec_geometry(2ull << 20, &a->cfg))
 		return EXIT_FAILURE_RUNTIME;
-	rc = args_parse(argc, argv, "o:h", opts, parse_option, a, usage);
+	rc = args_run(&spec, a, argc, argv);
 	if (rc >= 0)
 		return rc;
-	if (args_none_left("vmscope record", argc, argv))
-		return EXIT_USAGE;
 	if (!a->o.path || (!a->all) == (a->o.ctl.nr_pids == 0)) {
 		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
 		usage(stderr);

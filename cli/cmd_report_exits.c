@@ -2,7 +2,6 @@
  * `vmscope report exits`: its options, the walk and where the output goes
  * (analysis/report_exits.c prints it).
  */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,54 +77,20 @@ struct opts {
 	size_t top;
 	bool json;
 	const char *svg;
-	unsigned int flags;
+	bool accept;
 };
 
-static const struct option lopts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "sort", required_argument, NULL, 's' },
-	{ "top", required_argument, NULL, 't' },
-	{ "svg", required_argument, NULL, 'g' },
-	{ "accept-damage", no_argument, NULL, 'A' },
-	ARGS_HELP_AND_END,
+static const struct args_opt lopts[] = {
+	ARGS_FLAG("json", 0, struct opts, json),
+	ARGS_CHOICE("by", 0, struct opts, by, report_by_names, AN_BY_N),
+	ARGS_CHOICE("sort", 0, struct opts, sort, report_sort_names, 4),
+	ARGS_NUM("top", 0, struct opts, top, 0, REPORT_COUNT_MAX),
+	ARGS_STR("svg", 0, struct opts, svg),
+	ARGS_FLAG("accept-damage", 0, struct opts, accept),
+	ARGS_END,
 };
 
-/* One option into @ctx (struct opts): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct opts *o = ctx;
-	unsigned long long n;
-	int k;
-
-	switch (c) {
-	case 'j':
-		o->json = true;
-		return 0;
-	case 'b':
-		if (args_choice("vmscope report exits", "--by", arg, report_by_names, AN_BY_N, &k))
-			return EXIT_USAGE;
-		o->by = (enum an_by)k;
-		return 0;
-	case 's':
-		if (args_choice("vmscope report exits", "--sort", arg, report_sort_names, 4, &k))
-			return EXIT_USAGE;
-		o->sort = (enum an_sort)k;
-		return 0;
-	case 't':
-		if (args_number("vmscope report exits", "--top", arg, 0, REPORT_COUNT_MAX, &n))
-			return EXIT_USAGE;
-		o->top = (size_t)n;
-		return 0;
-	case 'g':
-		o->svg = arg;
-		return 0;
-	case 'A':
-		o->flags = MR_ACCEPT_DAMAGE;
-		return 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
-}
+static const struct args_spec spec = { "vmscope report exits", usage, lopts, 1 };
 
 int report_exits(int argc, char **argv)
 {
@@ -138,11 +103,9 @@ int report_exits(int argc, char **argv)
 	int status;
 	size_t ntop;
 
-	status = args_parse(argc, argv, "h", lopts, parse_option, &o, usage);
+	status = args_run(&spec, &o, argc, argv);
 	if (status >= 0)
 		return status;
-	if (optind != argc - 1)
-		return args_usage_error(usage);
 	/* refused before the pass, not after it */
 	if (o.svg && ex_out_file(&svg, o.svg, false, err, sizeof(err))) {
 		fprintf(stderr, "vmscope report exits: --svg: %s\n", err);
@@ -155,7 +118,8 @@ int report_exits(int argc, char **argv)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	h.ctx = &x;
-	status = report_walk_setup("exits", argv[optind], o.flags, &w, &h, NULL, NULL);
+	status = report_walk_setup("exits", argv[optind], o.accept ? MR_ACCEPT_DAMAGE : 0,
+				   &w, &h, NULL, NULL);
 	if (status < 0) {
 		an_exits_free(&x);
 		if (o.svg)

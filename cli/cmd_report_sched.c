@@ -2,7 +2,6 @@
  * `vmscope report sched`: its options and the walk (analysis/report_sched.c
  * prints the output).
  */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,46 +71,20 @@ static int setup(struct an_walk *w, struct an_hooks *h, void *arg)
 	return 0;
 }
 
-static const struct option lopts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "top", required_argument, NULL, 't' },
-	{ "tasks", required_argument, NULL, 'n' },
-	{ "accept-damage", no_argument, NULL, 'A' },
-	ARGS_HELP_AND_END,
-};
-
 struct sched_args {
 	size_t top, max_tasks;
-	bool json;
-	unsigned int flags;
+	bool json, accept;
 };
 
-/* One option into @ctx (struct sched_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct sched_args *a = ctx;
-	unsigned long long n;
+static const struct args_opt opts[] = {
+	ARGS_FLAG("json", 0, struct sched_args, json),
+	ARGS_NUM("top", 0, struct sched_args, top, 0, REPORT_COUNT_MAX),
+	ARGS_NUM("tasks", 0, struct sched_args, max_tasks, 0, REPORT_COUNT_MAX),
+	ARGS_FLAG("accept-damage", 0, struct sched_args, accept),
+	ARGS_END,
+};
 
-	switch (c) {
-	case 'j':
-		a->json = true;
-		return 0;
-	case 't':
-		if (args_number("vmscope report sched", "--top", arg, 0, REPORT_COUNT_MAX, &n))
-			return EXIT_USAGE;
-		a->top = (size_t)n;
-		return 0;
-	case 'n':
-		if (args_number("vmscope report sched", "--tasks", arg, 0, REPORT_COUNT_MAX, &n))
-			return EXIT_USAGE;
-		a->max_tasks = (size_t)n;
-		return 0;
-	case 'A':
-		a->flags = MR_ACCEPT_DAMAGE;
-		return 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
-}
+static const struct args_spec spec = { "vmscope report sched", usage, opts, 1 };
 
 int report_sched(int argc, char **argv)
 {
@@ -123,13 +96,12 @@ int report_sched(int argc, char **argv)
 	int32_t *idx;
 	int status;
 
-	status = args_parse(argc, argv, "h", lopts, parse_option, &a, usage);
+	status = args_run(&spec, &a, argc, argv);
 	if (status >= 0)
 		return status;
-	if (optind != argc - 1)
-		return args_usage_error(usage);
 	c.top = a.top;
-	status = report_walk_setup("sched", argv[optind], a.flags, &w, &h, setup, &c);
+	status = report_walk_setup("sched", argv[optind], a.accept ? MR_ACCEPT_DAMAGE : 0,
+				   &w, &h, setup, &c);
 	if (status < 0)
 		return EXIT_FAILURE_RUNTIME;
 	ntop = an_topn_sort(&c.s.worst);

@@ -4,7 +4,6 @@
  * event, decoded with the module's own descriptors.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "device.h"
 #include "event_select.h"
 #include "exit_layout.h"
+#include "rec_host.h"
 #include "stats_ctl.h"
 #include "stats_view.h"
 
@@ -125,87 +125,50 @@ out:
 	return rc;
 }
 
-static const struct option opts[] = {
-	{ "start", no_argument, NULL, 's' },
-	{ "stop", no_argument, NULL, 'S' },
-	{ "reset", no_argument, NULL, 'r' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "per-cpu", no_argument, NULL, 'c' },
-	{ "no-exit-reasons", no_argument, NULL, 'n' },
-	{ "measure", no_argument, NULL, 'm' },
-	{ "exit-reasons", required_argument, NULL, 'x' },
-	{ "last", no_argument, NULL, 'l' },
-	{ "events", required_argument, NULL, 'e' },
-	{ "json", no_argument, NULL, 'j' },
-	ARGS_HELP_AND_END,
-};
-
 /* The command line: the probe control to send and what to show. */
 struct stats_args {
 	struct vmscope_probe_ctl ctl;
 	struct stats_ctl_opts o;
 	const char *events;
 	int per_cpu, last, json;
+	int exit_reasons;	/* an index of exit_reasons[] */
 };
 
-static int parse_exit_reasons(const char *arg, struct stats_ctl_opts *o)
+static const char *const exit_reasons[] = { "auto", "perf", "verify" };
+
+/* --pid PID, repeatable, into @args (struct stats_args): args_value_fn. */
+static int take_pid(void *args, const char *arg)
 {
-	if (!strcmp(arg, "perf")) {
-		o->exit_perf = true;
-	} else if (!strcmp(arg, "verify")) {
-		o->exit_verify = true;
-	} else if (strcmp(arg, "auto")) {
-		fprintf(stderr, "vmscope stats: --exit-reasons: auto, perf or verify\n");
-		return EXIT_USAGE;
-	}
-	return 0;
+	return rec_host_ctl_pid("vmscope stats", arg, &((struct stats_args *)args)->ctl);
 }
 
-static int parse_pid(const char *arg, struct vmscope_probe_ctl *ctl)
-{
-	unsigned long long pid;
+static const struct args_opt opts[] = {
+	ARGS_FLAG("start", 0, struct stats_args, o.start),
+	ARGS_FLAG("stop", 0, struct stats_args, o.stop),
+	ARGS_FLAG("reset", 0, struct stats_args, o.reset),
+	ARGS_FN("pid", 0, take_pid),
+	ARGS_FLAG("per-cpu", 0, struct stats_args, per_cpu),
+	ARGS_FLAG("no-exit-reasons", 0, struct stats_args, o.no_reasons),
+	ARGS_FLAG("measure", 0, struct stats_args, o.measure),
+	ARGS_CHOICE("exit-reasons", 0, struct stats_args, exit_reasons, exit_reasons, 3),
+	ARGS_FLAG("last", 0, struct stats_args, last),
+	ARGS_STR("events", 0, struct stats_args, events),
+	ARGS_FLAG("json", 0, struct stats_args, json),
+	ARGS_END,
+};
 
-	if (args_number("vmscope stats", "--pid", arg, 1, ARGS_PID_MAX, &pid))
-		return EXIT_USAGE;
-	if (ctl->nr_pids == VMSCOPE_MAX_PIDS) {
-		fprintf(stderr, "vmscope stats: at most %d --pid\n", VMSCOPE_MAX_PIDS);
-		return EXIT_USAGE;
-	}
-	ctl->pids[ctl->nr_pids++] = (__s32)pid;
-	return 0;
-}
-
-/* One option: 0, an exit status, or -1 (not one of stats'). */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct stats_args *a = ctx;
-
-	switch (c) {
-	case 's': a->o.start = true; return 0;
-	case 'S': a->o.stop = true; return 0;
-	case 'r': a->o.reset = true; return 0;
-	case 'c': a->per_cpu = 1; return 0;
-	case 'l': a->last = 1; return 0;
-	case 'n': a->o.no_reasons = true; return 0;
-	case 'm': a->o.measure = true; return 0;
-	case 'j': a->json = 1; return 0;
-	case 'e': a->events = arg; return 0;
-	case 'x': return parse_exit_reasons(arg, &a->o);
-	case 'p': return parse_pid(arg, &a->ctl);
-	}
-	return -1;
-}
+static const struct args_spec spec = { "vmscope stats", usage, opts, 0 };
 
 /* The whole command line into @a: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct stats_args *a)
 {
 	int rc;
 
-	rc = args_parse(argc, argv, "h", opts, parse_option, a, usage);
+	rc = args_run(&spec, a, argc, argv);
 	if (rc >= 0)
 		return rc;
-	if (args_none_left("vmscope stats", argc, argv))
-		return EXIT_USAGE;
+	a->o.exit_perf = a->exit_reasons == 1;
+	a->o.exit_verify = a->exit_reasons == 2;
 	if (a->o.start && a->o.stop) {
 		fprintf(stderr, "vmscope stats: --start or --stop, not both\n");
 		return EXIT_USAGE;

@@ -5,7 +5,7 @@
  * guest's t1/t4 of the last exchanges.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,62 +145,48 @@ static int do_status(int fd, long cpu, int samples)
 	return EXIT_OK;
 }
 
-static const struct option opts[] = {
-	{ "period", required_argument, NULL, 'p' },
-	{ "cpu", required_argument, NULL, 'c' },
-	{ "samples", no_argument, NULL, 's' },
-	ARGS_HELP_AND_END,
-};
-
 struct emitter_args {
 	uint64_t period_ns;
-	int have_period, samples;
+	bool have_period, samples;
 	long cpu;	/* -1: every CPU */
 };
 
-/* One option into @ctx (struct emitter_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
+/* --period: a duration from 1 ms to 1 s into @args (struct emitter_args). */
+static int take_period(void *args, const char *arg)
 {
-	struct emitter_args *a = ctx;
-	unsigned long long n;
+	struct emitter_args *a = args;
 
-	switch (c) {
-	case 'p':
-		if (parse_period(arg, &a->period_ns)) {
-			fprintf(stderr, "vmscope sync-emitter: --period: '%s' is not a "
-				"duration (N, Nns, Nus, Nms or Ns)\n", arg);
-			return EXIT_USAGE;
-		}
-		if (a->period_ns < VMSCOPE_SYNC_PERIOD_MIN_NS ||
-		    a->period_ns > VMSCOPE_SYNC_PERIOD_MAX_NS) {
-			fprintf(stderr, "vmscope sync-emitter: --period %s is out of "
-				"range: it must be between 1ms and 1s\n", arg);
-			return EXIT_USAGE;
-		}
-		a->have_period = 1;
-		return 0;
-	case 'c':
-		if (args_number("vmscope sync-emitter", "--cpu", arg, 0, UINT32_MAX, &n))
-			return EXIT_USAGE;
-		a->cpu = (long)n;
-		return 0;
-	case 's':
-		a->samples = 1;
-		return 0;
+	if (parse_period(arg, &a->period_ns)) {
+		fprintf(stderr, "vmscope sync-emitter: --period: '%s' is not a "
+			"duration (N, Nns, Nus, Nms or Ns)\n", arg);
+		return EXIT_USAGE;
 	}
-	return -1;	/* 'h' and what getopt refused */
+	if (a->period_ns < VMSCOPE_SYNC_PERIOD_MIN_NS ||
+	    a->period_ns > VMSCOPE_SYNC_PERIOD_MAX_NS) {
+		fprintf(stderr, "vmscope sync-emitter: --period %s is out of "
+			"range: it must be between 1ms and 1s\n", arg);
+		return EXIT_USAGE;
+	}
+	a->have_period = true;
+	return 0;
 }
+
+static const struct args_opt opts[] = {
+	ARGS_FN("period", 0, take_period),
+	ARGS_NUM("cpu", 0, struct emitter_args, cpu, 0, UINT32_MAX),
+	ARGS_FLAG("samples", 0, struct emitter_args, samples),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope sync-emitter", usage, opts, 1 };
 
 int cmd_sync_emitter(int argc, char **argv)
 {
 	struct emitter_args a = { .period_ns = VMSCOPE_SYNC_PERIOD_DEFAULT_NS, .cpu = -1 };
-	int c;
+	int c = args_run(&spec, &a, argc, argv);
 
-	c = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
 	if (c >= 0)
 		return c;
-	if (optind + 1 != argc)
-		return args_usage_error(usage);
 	const char *verb = argv[optind];
 	int is_start = !strcmp(verb, "start"), is_stop = !strcmp(verb, "stop");
 	int is_status = !strcmp(verb, "status");

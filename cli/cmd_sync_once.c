@@ -4,7 +4,6 @@
  * kernel to the host's kvm_hypercall tracepoint works.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@
 #include "args.h"
 #include "commands.h"
 #include "device.h"
-#include "util_number.h"
 
 static void usage(FILE *out)
 {
@@ -33,37 +31,14 @@ static void usage(FILE *out)
 		VMSCOPE_SYNC_HC_NR);
 }
 
-static int parse_u64(const char *s, const char *what, uint64_t *out)
-{
-	unsigned long long v;
-
-	if (util_parse_ull_c(s, 0, UINT64_MAX, &v)) {
-		fprintf(stderr, "vmscope sync-once: %s: '%s' is not an unsigned number\n", what, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static const struct option opts[] = {
-	{ "token", required_argument, NULL, 't' },
-	{ "seq", required_argument, NULL, 's' },
-	ARGS_HELP_AND_END,
+/* The hypercall's token and sequence number, the ioctl's own fields. */
+static const struct args_opt opts[] = {
+	ARGS_CNUM("token", 0, struct vmscope_sync_once, token, 0, UINT64_MAX),
+	ARGS_CNUM("seq", 0, struct vmscope_sync_once, seq, 0, UINT64_MAX),
+	ARGS_END,
 };
 
-/* One option into @ctx (struct vmscope_sync_once): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	struct vmscope_sync_once *s = ctx;
-
-	switch (c) {
-	case 't':
-		return parse_u64(arg, "--token", (uint64_t *)&s->token) ? EXIT_USAGE : 0;
-	case 's':
-		return parse_u64(arg, "--seq", (uint64_t *)&s->seq) ? EXIT_USAGE : 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
-}
+static const struct args_spec spec = { "vmscope sync-once", usage, opts, 0 };
 
 int cmd_sync_once(int argc, char **argv)
 {
@@ -71,11 +46,9 @@ int cmd_sync_once(int argc, char **argv)
 	int c;
 
 	memset(&s, 0, sizeof(s));
-	c = args_parse(argc, argv, "h", opts, parse_option, &s, usage);
+	c = args_run(&spec, &s, argc, argv);
 	if (c >= 0)
 		return c;
-	if (args_none_left("vmscope sync-once", argc, argv))
-		return EXIT_USAGE;
 
 	int fd = vmscope_device_open(VMSCOPE_GUEST_DEVICE, 0);
 	if (fd < 0)

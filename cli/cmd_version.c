@@ -1,6 +1,5 @@
 /* `vmscope version`: which tool and which modules are we talking to. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,39 +40,29 @@ static int show_device(const char *label, const char *path, int required)
 	return ok;
 }
 
-static const struct option opts[] = {
-	{ "require", required_argument, NULL, 'r' },
-	ARGS_HELP_AND_END,
+static const char *const sides[] = { "host", "guest" };
+
+struct version_args {
+	int require;	/* an index of sides, -1: none */
 };
 
-/* --require into @ctx (const char *): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
-{
-	if (c != 'r')
-		return -1;	/* 'h' and what getopt refused */
-	if (strcmp(arg, "host") && strcmp(arg, "guest")) {
-		fprintf(stderr, "vmscope version: --require takes host or guest\n");
-		return EXIT_USAGE;
-	}
-	*(const char **)ctx = arg;
-	return 0;
-}
+static const struct args_opt opts[] = {
+	ARGS_CHOICE("require", 0, struct version_args, require, sides, 2),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope version", usage, opts, 0 };
 
 int cmd_version(int argc, char **argv)
 {
-	const char *require = NULL;
-	int c;
+	struct version_args a = { .require = -1 };
+	int c = args_run(&spec, &a, argc, argv);
 
-	c = args_parse(argc, argv, "h", opts, parse_option, &require, usage);
 	if (c >= 0)
 		return c;
-	if (args_none_left("vmscope version", argc, argv))
-		return EXIT_USAGE;
-
 	printf("vmscope %s (ABI %d.%d)\n", VMSCOPE_VERSION_STRING,
 	       VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR);
-	int need_host = require && !strcmp(require, "host");
-	int need_guest = require && !strcmp(require, "guest");
+	int need_host = a.require == 0, need_guest = a.require == 1;
 	int host_ok = show_device("host", VMSCOPE_HOST_DEVICE, need_host);
 	int guest_ok = show_device("guest", VMSCOPE_GUEST_DEVICE, need_guest);
 	if ((need_host && !host_ok) || (need_guest && !guest_ok))

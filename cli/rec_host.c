@@ -10,18 +10,23 @@
 #include "device.h"
 #include "rec_host.h"
 
-int rec_host_pid(const char *who, const char *arg, struct rec_opts *o)
+int rec_host_ctl_pid(const char *who, const char *arg, struct vmscope_probe_ctl *ctl)
 {
 	unsigned long long ull;
 
 	if (args_number(who, "--pid", arg, 1, ARGS_PID_MAX, &ull))
 		return EXIT_USAGE;
-	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
+	if (ctl->nr_pids == VMSCOPE_MAX_PIDS) {
 		fprintf(stderr, "%s: at most %d --pid\n", who, VMSCOPE_MAX_PIDS);
 		return EXIT_USAGE;
 	}
-	o->ctl.pids[o->ctl.nr_pids++] = (int)ull;
+	ctl->pids[ctl->nr_pids++] = (int)ull;
 	return 0;
+}
+
+int rec_host_pid(const char *who, const char *arg, struct rec_opts *o)
+{
+	return rec_host_ctl_pid(who, arg, &o->ctl);
 }
 
 int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms)

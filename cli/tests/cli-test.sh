@@ -19,9 +19,14 @@ expect 2 "unknown command 'frobnicate'" -- frobnicate
 expect 0 '^vmscope [0-9]+\.[0-9]+\.[0-9]+$' -- --version
 expect 0 'usage: vmscope version' -- version --help
 expect 2 'unexpected argument' -- version extra
-expect 2 '--require takes host or guest' -- version --require moon
-expect 2 "'-1' is not an unsigned number" -- sync-once --seq -1
-expect 2 "'12x' is not an unsigned number" -- sync-once --token 12x
+expect 2 "version: --require: host or guest, not 'moon'" -- version --require moon
+expect 2 "sync-once: --seq: a number from 0 to 18446744073709551615 .*, not '-1'" -- sync-once --seq -1
+expect 2 "sync-once: --token: a number from 0 to 18446744073709551615 .*, not '12x'" -- sync-once --token 12x
+expect 2 "sync-once: --token: a number from 0 to 18446744073709551615 .*, not '0x1ffffffffffffffff'" -- sync-once --token 0x1ffffffffffffffff
+expect 0 'usage: vmscope list' -- list -h
+expect 2 "list: unexpected argument 'x'" -- list x
+expect 2 "unrecognized option '--nope'" -- list --nope
+expect 2 'usage: vmscope list' -- list --nope
 expect 0 '^  sync-emitter ' -- --help
 expect 0 'usage: vmscope sync-emitter start' -- sync-emitter --help
 expect 2 '--period 0 is out of range: it must be between 1ms and 1s' -- sync-emitter start --period 0
@@ -51,6 +56,20 @@ expect 2 "record: --pid: a number from 1 to 1073741823, not '4294967296'" -- rec
 expect 2 "record: --pid: a number from 1 to 1073741823, not ' 5'" -- record --pid ' 5' -o /nonexistent/t
 expect 2 "record: --cid: a number from 3 to 4294967294, not '-1'" -- record --all --cid -1 -o /nonexistent/t
 expect 2 "record: --guest-port: a number from 0 to 4294967294, not '4294967295'" -- record --all --guest-port 4294967295 -o /nonexistent/t
+# named choices are refused naming the ones there are
+expect 2 "record: --mode: discard or flight, not 'ring'" -- record --all --mode ring -o /nonexistent/t
+expect 2 "session start: --mode: discard or flight, not 'ring'" -- session start d --mode ring
+expect 0 'usage: vmscope session list' -- session start d --help
+expect 2 "session start: unexpected argument 'x'" -- session start d x
+expect 2 "merge: --tsc-breaks: auto, all or none, not 'some'" -- merge --tsc-breaks some /nonexistent/t
+expect 2 "stats: --exit-reasons: auto, perf or verify, not 'x'" -- stats --exit-reasons x
+expect 2 "report exits: --by: " -- report exits --by nothing /nonexistent/t
+expect 2 "report sched: --tasks: a number from 0 to 100000, not '100001'" -- report sched --tasks 100001 /nonexistent/t
+expect 2 "sync-emitter: --cpu: a number from 0 to 4294967295, not '-1'" -- sync-emitter status --cpu -1
+expect 2 "agent: --sync-period: a number from 1 to 1000, not '0'" -- agent --sync-period 0
+expect 2 "agent: unexpected argument 'x'" -- agent x
+expect 2 'usage: vmscope dump' -- dump
+expect 2 'usage: vmscope dump' -- dump a b
 # stdout on a full disk: exit 1 with a message, never 0
 expect_full 1 'vmscope: writing the standard output' -- --help
 expect_full 1 'vmscope list: writing the standard output' -- list

@@ -1,5 +1,8 @@
-/* util/: number parsing's edges, the byte order, reading files. */
+/* util/: number parsing's edges, the command line's tables, the byte order, reading files. */
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -8,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../tests/lib/check.h"
+#include "util_args.h"
 #include "util_clock.h"
 #include "util_endian.h"
 #include "util_fs.h"
@@ -110,6 +114,94 @@ static void test_clock(void)
 	CHECK(util_realtime_ns() > 1600000000ull * 1000000000ull);
 }
 
+/* An option table of every kind, for args_run. */
+struct t_args {
+	bool flag;
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t c64;
+	int choice, verbose, fn_calls;
+	const char *str;
+};
+
+static int t_fn(void *args, const char *arg)
+{
+	struct t_args *a = args;
+
+	a->fn_calls++;
+	return strcmp(arg, "bad") ? 0 : 7;	/* the program's own status */
+}
+
+static void t_usage(FILE *out)
+{
+	fprintf(out, "usage: t\n");
+}
+
+static const char *const t_names[] = { "one", "two", "three" };
+static const struct args_opt t_opts[] = {
+	ARGS_FLAG("flag", 'f', struct t_args, flag),
+	ARGS_NUM("u8", 0, struct t_args, u8, 1, 255),
+	ARGS_NUM("u16", 0, struct t_args, u16, 0, 65535),
+	ARGS_NUM("u32", 0, struct t_args, u32, 0, UINT32_MAX),
+	ARGS_CNUM("c64", 0, struct t_args, c64, 0, UINT64_MAX),
+	ARGS_CHOICE("choice", 0, struct t_args, choice, t_names, 3),
+	ARGS_STR("str", 's', struct t_args, str),
+	ARGS_FN("fn", 0, t_fn),
+	ARGS_FLAG(NULL, 'v', struct t_args, verbose),
+	ARGS_END,
+};
+
+/* args_run over the words of @line (at most 15) with @operands; its status. */
+static int t_run(const char *line, int operands, struct t_args *a)
+{
+	const struct args_spec spec = { "t", t_usage, t_opts, operands };
+	char buf[256], *argv[16] = { "t" };
+	int argc = 1, rc;
+	FILE *saved = stderr;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *w = strtok(buf, " "); w && argc < 15; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	memset(a, 0, sizeof(*a));
+	a->choice = -1;
+	optind = 0;	/* getopt_long starts over */
+	stderr = fopen("/dev/null", "w");	/* the refusals are expected */
+	rc = args_run(&spec, a, argc, argv);
+	fclose(stderr);
+	stderr = saved;
+	return rc;
+}
+
+static void test_args(void)
+{
+	struct t_args a;
+
+	CHECK(t_run("--flag --u8 255 --u16 65535 --u32 4294967295 --c64 0xffffffffffffffff", 0,
+		    &a) == -1);
+	CHECK(a.flag && a.u8 == 255 && a.u16 == 65535 && a.u32 == UINT32_MAX &&
+	      a.c64 == UINT64_MAX && a.choice == -1 && !a.str);
+	CHECK(t_run("-f -s x -v --choice three --str=y", 0, &a) == -1);
+	CHECK(a.flag && a.verbose == 1 && a.choice == 2 && !strcmp(a.str, "y"));
+	CHECK(t_run("--u8 0", 0, &a) == ARGS_EXIT_USAGE && a.u8 == 0);	/* below its min */
+	CHECK(t_run("--u8 256", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("--u32 -1", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("--c64 0x10000000000000000", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("--choice four", 0, &a) == ARGS_EXIT_USAGE && a.choice == -1);
+	CHECK(t_run("--fn ok --fn bad --flag", 0, &a) == 7 && a.fn_calls == 2 && !a.flag);
+	CHECK(t_run("--nope", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("--flag=1", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("--str", 0, &a) == ARGS_EXIT_USAGE);	/* its value missing */
+	CHECK(t_run("--help --nope", 0, &a) == 0);		/* help ends it at once */
+	CHECK(t_run("-h", 0, &a) == 0);
+	/* operands: none, exactly N, or the program's */
+	CHECK(t_run("x", 0, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("x --flag", 1, &a) == -1 && a.flag);	/* options after operands */
+	CHECK(t_run("--flag", 1, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("x y", 1, &a) == ARGS_EXIT_USAGE);
+	CHECK(t_run("x y z", ARGS_OPERANDS_ANY, &a) == -1);
+}
+
 int main(void)
 {
 	test_number();
@@ -118,5 +210,6 @@ int main(void)
 	test_write();
 	test_clock();
 	test_stop_signals();
+	test_args();
 	return check_result("test_util");
 }
