@@ -9,7 +9,6 @@
  * the end: per-event record counts and losses.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 #include "host_bufs.h"
 #include "rb_decode.h"
 #include "rec_args.h"
+#include "rec_host.h"
 #include "util_clock.h"
 #include "util_signal.h"
 
@@ -249,163 +249,158 @@ static int finish_out(struct capture *c, struct ex_out *o, bool ended, int rc)
 	return err[0] ? EXIT_FAILURE_RUNTIME : rc;
 }
 
-enum { OPT_PID = 256, OPT_DURATION, OPT_SB, OPT_NSB, OPT_FLIGHT, OPT_FLUSH, OPT_KEEP,
-       OPT_READ_EVERY };
-
-int main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "subbuf-shift", required_argument, NULL, OPT_SB },
-		{ "subbufs-shift", required_argument, NULL, OPT_NSB },
-		{ "flight", no_argument, NULL, OPT_FLIGHT },
-		{ "flush-ms", required_argument, NULL, OPT_FLUSH },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "read-every", required_argument, NULL, OPT_READ_EVERY },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static struct capture c;	/* large: keep it off the stack */
-	struct vmscope_session_cfg cfg = { 0 };
+/* The command line. */
+struct capture_args {
 	/* UNTIL_CLOSE: probing ends with our fd, also when we are killed */
-	struct vmscope_probe_ctl ctl = {
-		.flags = VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_UNTIL_CLOSE,
-	};
-	struct vmscope_version v;
-	int fd;
-	const char *outpath = NULL, *keep = NULL;
-	struct ex_out dst = { .fd = -1 };
+	struct vmscope_probe_ctl ctl;
+	struct vmscope_session_cfg cfg;
+	const char *outpath, *keep;
+	bool force;
+	unsigned int duration, read_every_ms;
+};
+
+static int take_pid(void *args, const char *arg)
+{
+	return rec_host_ctl_pid("vmscope-capture", arg, &((struct capture_args *)args)->ctl);
+}
+
+/* --flight sets the first channel's mode to 1 */
+_Static_assert(VMSCOPE_RB_MODE_FLIGHT == 1, "--flight's mode");
+
+static const struct args_opt opts[] = {
+	ARGS_FN("pid", 0, take_pid),
+	ARGS_NUM("duration", 0, struct capture_args, duration, 0, UINT32_MAX),
+	ARGS_NUM("subbuf-shift", 0, struct capture_args, cfg.chan[0].subbuf_shift, 0, UINT32_MAX),
+	ARGS_NUM("subbufs-shift", 0, struct capture_args, cfg.chan[0].nr_subbuf_shift, 0,
+		 UINT32_MAX),
+	ARGS_FLAG("flight", 0, struct capture_args, cfg.chan[0].mode),
+	ARGS_NUM("flush-ms", 0, struct capture_args, cfg.flush_ms, 0, UINT32_MAX),
+	ARGS_STR("keep", 0, struct capture_args, keep),
+	ARGS_NUM("read-every", 0, struct capture_args, read_every_ms, 0, UINT32_MAX),
+	ARGS_STR(NULL, 'o', struct capture_args, outpath),
+	ARGS_FLAG("force", 'f', struct capture_args, force),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope-capture", usage, opts, 0 };
+
+/*
+ * -o FILE reserved (refused before the session, not after it) and open as
+ * @c->out; 0, or -1 (said).
+ */
+static int open_out(struct capture *c, const struct capture_args *a, struct ex_out *dst)
+{
 	char err[4200];
-	bool force = false, ended = false;
-	unsigned int duration = 0, read_every_ms = 0;
-	unsigned long long val;
-	int opt, rc = EXIT_FAILURE_RUNTIME;
 
-	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_PID:
-			if (args_number("vmscope-capture", "--pid", optarg, 1, ARGS_PID_MAX, &val))
-				return EXIT_USAGE;
-			if (ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-				fprintf(stderr, "vmscope-capture: at most %d --pid\n",
-					VMSCOPE_MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			ctl.pids[ctl.nr_pids++] = (int)val;
-			break;
-		case OPT_DURATION:
-		case OPT_SB:
-		case OPT_NSB:
-		case OPT_FLUSH:
-		case OPT_READ_EVERY:
-			if (args_number("vmscope-capture", args_opt_name(opts, opt), optarg, 0, UINT32_MAX, &val))
-				return EXIT_USAGE;
-			if (opt == OPT_DURATION)
-				duration = (unsigned int)val;
-			else if (opt == OPT_SB)
-				cfg.chan[0].subbuf_shift = (uint32_t)val;
-			else if (opt == OPT_NSB)
-				cfg.chan[0].nr_subbuf_shift = (uint32_t)val;
-			else if (opt == OPT_READ_EVERY)
-				read_every_ms = (unsigned int)val;
-			else
-				cfg.flush_ms = (uint32_t)val;
-			break;
-		case OPT_FLIGHT:
-			cfg.chan[0].mode = VMSCOPE_RB_MODE_FLIGHT;
-			break;
-		case OPT_KEEP:
-			keep = optarg;
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "vmscope-capture: unexpected argument '%s'\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-
-	/* refused before the session, not after it */
-	if (outpath && (ex_out_file(&dst, outpath, force, err, sizeof(err)) ||
-			!(c.out = fdopen(dst.fd, "w")))) {
-		fprintf(stderr, "vmscope-capture: -o: %s\n", c.out || !dst.tmp ? err :
+	if (!a->outpath)
+		return 0;
+	if (ex_out_file(dst, a->outpath, a->force, err, sizeof(err)) ||
+	    !(c->out = fdopen(dst->fd, "w"))) {
+		fprintf(stderr, "vmscope-capture: -o: %s\n", c->out || !dst->tmp ? err :
 			strerror(errno));
-		if (dst.tmp)
-			ex_out_abort(&dst);
-		return EXIT_FAILURE_RUNTIME;
+		if (dst->tmp)
+			ex_out_abort(dst);
+		return -1;
 	}
-	c.out_name = dst.tmp;
-	fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+	c->out_name = dst->tmp;
+	return 0;
+}
+
+/*
+ * The module opened, --keep's channel added, the session started and
+ * probing on: 0, or the exit status (said; c->h closed unless 1 after
+ * hb_init).
+ */
+static int start(struct capture *c, struct capture_args *a)
+{
+	struct vmscope_version v;
+	int fd = vmscope_device_open(VMSCOPE_HOST_DEVICE, 0);
+
 	if (fd < 0 || vmscope_device_version(fd, VMSCOPE_HOST_DEVICE, &v) ||
-	    hb_init(&c.h, fd, "vmscope-capture")) {
+	    hb_init(&c->h, fd, "vmscope-capture")) {
 		if (fd >= 0) {
 			fprintf(stderr, "vmscope-capture: cannot read the module's descriptors\n");
 			close(fd);
 		}
-		return finish_out(&c, &dst, false, EXIT_FAILURE_RUNTIME);
+		return EXIT_FAILURE_RUNTIME;
 	}
-	c.h.cfg = cfg;
-	if (keep) {
+	c->h.cfg = a->cfg;
+	if (a->keep) {
 		uint64_t mask;
 		char why[160];
 
-		if (vmscope_events_select(keep, c.h.descs, c.h.nev, &mask, why, sizeof(why))) {
+		if (vmscope_events_select(a->keep, c->h.descs, c->h.nev, &mask, why,
+					  sizeof(why))) {
 			fprintf(stderr, "vmscope-capture: --keep: %s\n", why);
-			hb_close(&c.h);
-			return finish_out(&c, &dst, false, EXIT_USAGE);
+			hb_close(&c->h);
+			return EXIT_USAGE;
 		}
-		rec_keep_channel(&c.h.cfg, mask);
+		rec_keep_channel(&c->h.cfg, mask);
 	}
-	if (hb_start(&c.h))
-		goto out;
+	if (hb_start(&c->h))
+		return -1;
 	util_stop_on_signals();
-	if (hb_probes(&c.h, &ctl))
-		goto out;
-	fprintf(stderr, "capture: recording: %u CPUs", c.h.cfg.nr_cpu_ids);
-	for (unsigned int k = 0; k < c.h.cfg.nr_chans; k++)
+	if (hb_probes(&c->h, &a->ctl))
+		return -1;
+	fprintf(stderr, "capture: recording: %u CPUs", c->h.cfg.nr_cpu_ids);
+	for (unsigned int k = 0; k < c->h.cfg.nr_chans; k++)
 		fprintf(stderr, ", channel %u: %u x %u-byte sub-buffers, %s", k,
-			1u << c.h.cfg.chan[k].nr_subbuf_shift, 1u << c.h.cfg.chan[k].subbuf_shift,
-			hb_mode_name(c.h.cfg.chan[k].mode));
+			1u << c->h.cfg.chan[k].nr_subbuf_shift,
+			1u << c->h.cfg.chan[k].subbuf_shift, hb_mode_name(c->h.cfg.chan[k].mode));
 	fprintf(stderr, "\n");
+	return 0;
+}
 
-	double end = util_mono_s() + duration;
-	struct pollfd pfd = { .fd = c.h.fd, .events = POLLIN };
+/* Sub-buffers taken until --duration or a signal, then the stop's last
+ * ones; 0 or -1 (said). */
+static int run(struct capture *c, const struct capture_args *a)
+{
+	double end = util_mono_s() + a->duration;
+	struct pollfd pfd = { .fd = c->h.fd, .events = POLLIN };
 
-	while (!util_stop_requested && (!duration || util_mono_s() < end)) {
-		if (read_every_ms) {
-			struct timespec ts = { read_every_ms / 1000,
-					       (long)(read_every_ms % 1000) * 1000000 };
+	while (!util_stop_requested && (!a->duration || util_mono_s() < end)) {
+		if (a->read_every_ms) {
+			struct timespec ts = { a->read_every_ms / 1000,
+					       (long)(a->read_every_ms % 1000) * 1000000 };
 
 			nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
 		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
 			perror("vmscope-capture: poll");
-			goto out;
+			return -1;
 		}
-		if (drain_all(&c))
-			goto out;
+		if (drain_all(c))
+			return -1;
 	}
 	/* probes off first, then stop: the stop flushes every CPU */
-	if (hb_stop(&c.h))
-		goto out;
-	if (drain_all(&c))
-		goto out;
-	report(&c);
-	ended = true;
-	rc = c.undecodable || c.bad_subbufs ? EXIT_FAILURE_RUNTIME : EXIT_OK;
-out:
+	if (hb_stop(&c->h) || drain_all(c))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct capture c;	/* large: keep it off the stack */
+	struct capture_args a = {
+		.ctl = { .flags = VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_UNTIL_CLOSE },
+	};
+	struct ex_out dst = { .fd = -1 };
+	bool ended = false;
+	int rc = args_run(&spec, &a, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (open_out(&c, &a, &dst))
+		return EXIT_FAILURE_RUNTIME;
+	rc = start(&c, &a);
+	if (rc > 0)	/* c.h is not open (or already closed) */
+		return finish_out(&c, &dst, false, rc);
+	if (!rc && !run(&c, &a)) {
+		report(&c);
+		ended = true;
+		rc = c.undecodable || c.bad_subbufs ? EXIT_FAILURE_RUNTIME : EXIT_OK;
+	} else {
+		rc = EXIT_FAILURE_RUNTIME;
+	}
 	hb_close(&c.h);
 	return finish_out(&c, &dst, ended, rc);
 }
