@@ -8,25 +8,24 @@
 
 #include "domrun.h"
 #include "domxml.h"
+#include "util_fs.h"
+#include "util_number.h"
 
 int vd_read_pid(const char *run_dir, const char *name, pid_t *pid)
 {
-	char path[PATH_MAX], buf[32], *end;
-	FILE *f;
-	long v;
+	char path[PATH_MAX], buf[32];
+	unsigned long long v;
+	ssize_t n;
 
 	if (snprintf(path, sizeof(path), "%s/%s.pid", run_dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	v = strtol(buf, &end, 10);
-	if (end == buf || (*end && *end != '\n') || v <= 0 || v > 0x3fffffff)
+	n = util_read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n && buf[n - 1] == '\n')	/* libvirt's ends without one; a line may */
+		buf[n - 1] = '\0';
+	/* a thread id: at most FUTEX_TID_MASK */
+	if (util_parse_ull(buf, 1, 0x3fffffff, &v))
 		return -EINVAL;
 	*pid = (pid_t)v;
 	return 0;

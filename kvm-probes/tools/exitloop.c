@@ -16,13 +16,14 @@
  *   vmscope-exitloop [--pio N] [--cpuid N] [--syscall N]
  */
 #include <fcntl.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "util_args.h"
 #include "util_clock.h"
 
 static void cpuid0(void)
@@ -32,30 +33,36 @@ static void cpuid0(void)
 	__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vmscope-exitloop [--pio N] [--cpuid N] [--syscall N]\n\n"
+		"In a KVM guest: N one-byte writes to port 0x80, N cpuid, N getppid()\n"
+		"system calls (0x: hexadecimal), then what was done and the rates.\n\n"
+		"Exit status: 0; 1 when /dev/port cannot be written; 2 on a usage error.\n");
+}
+
+struct loop_args {
+	unsigned long pio, cpuid, sys;
+};
+
+static const struct args_opt opts[] = {
+	ARGS_CNUM("pio", 0, struct loop_args, pio, 0, ULONG_MAX),
+	ARGS_CNUM("cpuid", 0, struct loop_args, cpuid, 0, ULONG_MAX),
+	ARGS_CNUM("syscall", 0, struct loop_args, sys, 0, ULONG_MAX),
+	ARGS_END,
+};
+
+static const struct args_spec spec = { "vmscope-exitloop", usage, opts, 0 };
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pio", required_argument, NULL, 'p' },
-		{ "cpuid", required_argument, NULL, 'c' },
-		{ "syscall", required_argument, NULL, 's' },
-		{ 0 },
-	};
-	unsigned long pio = 0, cpuid = 0, sys = 0;
-	int c;
+	struct loop_args a = { 0 };
+	int rc = args_run(&spec, &a, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'p')
-			pio = strtoul(optarg, NULL, 0);
-		else if (c == 'c')
-			cpuid = strtoul(optarg, NULL, 0);
-		else if (c == 's')
-			sys = strtoul(optarg, NULL, 0);
-		else {
-			fprintf(stderr, "usage: vmscope-exitloop [--pio N] [--cpuid N] "
-				"[--syscall N]\n");
-			return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
+	unsigned long pio = a.pio, cpuid = a.cpuid, sys = a.sys;
+
 	/* Port 0x80 is the POST diagnostic port: writes have no effect. */
 	int fd = -1;
 

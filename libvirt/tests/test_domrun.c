@@ -42,6 +42,8 @@ int main(void)
 	put("plain.pid", "17\n");
 	put("plain.xml", "<domstatus><domain><name>plain</name></domain></domstatus>");
 	put("junk.pid", "12x");
+	put("neg.pid", "-5\n");
+	put("two.pid", "5\n\n");
 	put("junk.xml", "<domstatus><domain>");
 
 	rc = vd_read_pid(dir, "web1", &pid);
@@ -56,10 +58,12 @@ int main(void)
 	rc = vd_read_cid(dir, "nosuch", &cid, why, sizeof(why));
 	EXPECT(rc == -ENOENT && strstr(why, "nosuch.xml"), "missing xml: %d %s", rc, why);
 	EXPECT(vd_read_pid(dir, "junk", &pid) == -EINVAL, "junk pid accepted");
+	EXPECT(vd_read_pid(dir, "neg", &pid) == -EINVAL, "negative pid accepted");
+	EXPECT(vd_read_pid(dir, "two", &pid) == -EINVAL, "two lines accepted");
 	EXPECT(vd_read_cid(dir, "junk", &cid, why, sizeof(why)) == -EINVAL, "junk xml accepted");
 
 	static const char *const files[] = { "web1.pid", "web1.xml", "plain.pid", "plain.xml",
-					     "junk.pid", "junk.xml" };
+					     "junk.pid", "junk.xml", "neg.pid", "two.pid" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[256];
