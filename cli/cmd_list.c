@@ -109,14 +109,12 @@ int cmd_list(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	bool fields = a.fields, builtin = a.builtin;
-
 	/* inside a guest only vmscope_guest is there; it has the same table */
 	const char *dev = VMSCOPE_HOST_DEVICE, *module = "vmscope_host";
-	int fd = builtin ? -1 : vmscope_device_open(dev, 1);
+	int fd = a.builtin ? -1 : vmscope_device_open(dev, 1);
 	int host_err = errno;
 
-	if (fd < 0 && !builtin) {
+	if (fd < 0 && !a.builtin) {
 		dev = VMSCOPE_GUEST_DEVICE;
 		module = "vmscope_guest";
 		fd = vmscope_device_open(dev, 1);
@@ -129,20 +127,20 @@ int cmd_list(int argc, char **argv)
 			return EXIT_FAILURE_RUNTIME;
 		}
 		printf("# events of the loaded %s module %s\n", module, v.release);
-		int n = list_from_module(fd, fields);
+		int n = list_from_module(fd, a.fields);
 		close(fd);
 		if (n < 0)
 			return EXIT_FAILURE_RUNTIME;
 		printf("# %d events\n", n);
 		return EXIT_OK;
 	}
-	if (builtin)
+	if (a.builtin)
 		printf("# events compiled into this tool\n");
 	else
 		printf("# neither vmscope_host nor vmscope_guest is loaded (%s): "
 		       "events compiled into this tool\n", strerror(host_err));
 	for (unsigned int i = 0; i < VMSCOPE_NR_EVENTS; i++)
-		show(&vmscope_event_descs[i], fields);
+		show(&vmscope_event_descs[i], a.fields);
 	printf("# %d events\n", VMSCOPE_NR_EVENTS);
 	return EXIT_OK;
 }

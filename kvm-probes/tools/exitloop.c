@@ -54,14 +54,10 @@ static const struct args_opt opts[] = {
 
 static const struct args_spec spec = { "vmscope-exitloop", usage, opts, 0 };
 
-int main(int argc, char **argv)
+/* The loops @a asks for, timed; the exit status. */
+static int run(const struct loop_args *a)
 {
-	struct loop_args a = { 0 };
-	int rc = args_run(&spec, &a, argc, argv);
-
-	if (rc >= 0)
-		return rc;
-	unsigned long pio = a.pio, cpuid = a.cpuid, sys = a.sys;
+	unsigned long pio = a->pio, cpuid = a->cpuid, sys = a->sys;
 
 	/* Port 0x80 is the POST diagnostic port: writes have no effect. */
 	int fd = -1;
@@ -100,4 +96,12 @@ int main(int argc, char **argv)
 		       sys, t3 - t2, sys / (t3 - t2));
 	printf("\n");
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct loop_args a = { 0 };
+	int rc = args_run(&spec, &a, argc, argv);
+
+	return rc >= 0 ? rc : run(&a);
 }
