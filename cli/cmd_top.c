@@ -28,7 +28,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] (--json | --batch)\n"
+	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] [-o TRACE] (--json | --batch)\n"
 		"       vmscope top --replay TRACE [--speed X] [--json | --batch] [--accept-damage]\n"
 		"         both: [--interval S] [--sort count|total|p99|max] [--tasks N] [--top N]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -48,6 +48,11 @@ static void usage(FILE *out)
 		"                        1 s behind the others) are counted as losses. Until\n"
 		"                        SIGINT or SIGTERM (the last interval is shown, exit 0)\n"
 		"  --duration T          with --pid: stop after T (seconds; suffix s, m or h)\n"
+		"  -o TRACE              with --pid: also write the recording `vmscope record\n"
+		"                        -o TRACE` would write of that session (TRACE must not\n"
+		"                        exist; complete at the stop, its damage and losses\n"
+		"                        accounted as record's); the view is fed as it is\n"
+		"                        written\n"
 		"  --replay TRACE        read a merged trace (`vmscope merge`'s output), or a\n"
 		"                        recording (`vmscope record`'s): a raw recording is merged\n"
 		"                        as it is read, in one pass. Its guest times come from\n"
@@ -83,8 +88,7 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: the screen with --pid; guest agents live; --domain, --all,\n"
-		"-o.\n\n"
+		"Not built yet: the screen with --pid; guest agents live; --domain, --all.\n\n"
 		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
 		"TRACE is not a readable trace, is damaged (every interval read is still\n"
 		"shown) or has no records, the host module cannot be used or saw no record\n"
@@ -190,6 +194,9 @@ static int parse_option(int c, const char *arg, void *ctx)
 		return 0;
 	case 'P':
 		return rec_host_pid("vmscope top", arg, &a->rec);
+	case 'o':
+		a->rec.path = arg;
+		return 0;
 	case 'D':
 		if (rec_parse_duration(arg, &a->rec.duration_s) || a->rec.duration_s == 0) {
 			fprintf(stderr, "vmscope top: --duration: '%s' is not a duration "
@@ -250,7 +257,7 @@ int cmd_top(int argc, char **argv)
 
 	/* the default view (--json, --batch) writes through a.view */
 	o->view_ctx = &a.view;
-	e = args_parse(argc, argv, "h", lopts, parse_option, &a, usage);
+	e = args_parse(argc, argv, "o:h", lopts, parse_option, &a, usage);
 	if (e >= 0)
 		return e;
 	replay = a.replay;
@@ -264,8 +271,8 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "vmscope top: --speed and --accept-damage are for --replay\n");
 		return EXIT_USAGE;
 	}
-	if (replay && a.rec.duration_s > 0) {
-		fprintf(stderr, "vmscope top: --duration is for --pid\n");
+	if (replay && (a.rec.duration_s > 0 || a.rec.path)) {
+		fprintf(stderr, "vmscope top: --duration and -o are for --pid\n");
 		return EXIT_USAGE;
 	}
 	if (!replay && !o->view) {

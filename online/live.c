@@ -251,27 +251,35 @@ int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 	    volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	struct rec_opts r = *ro;
-	char dir[256], path[300];
+	char dir[256] = "", path[300];
 	struct live *l;
 	int e;
 
-	if (make_dir(dir, sizeof(dir), err, errlen))
+	/* -o TRACE: record's own trace, written whole as record writes it;
+	 * else only its metadata, in a private folder removed at the end */
+	if (ro->path)
+		snprintf(path, sizeof(path), "%s", ro->path);
+	else if (make_dir(dir, sizeof(dir), err, errlen))
 		return -EIO;
-	snprintf(path, sizeof(path), "%s/session", dir);
+	else
+		snprintf(path, sizeof(path), "%s/session", dir);
 	l = ol_live_open(h, path, o);
 	if (!l) {
 		snprintf(err, errlen, "out of memory");
-		rmdir(dir);
+		if (dir[0])
+			rmdir(dir);
 		return -ENOMEM;
 	}
 	r.path = path;
 	r.tap = tap;
 	r.tap_ctx = l;
 	r.tap_started = started;
-	r.no_streams = true;
+	r.no_streams = !ro->path;
 	r.status = 0;
 	e = ol_live_close(l, rec_run(h, &r, stop), err, errlen);
-	remove_dir(path);
-	rmdir(dir);
+	if (dir[0]) {
+		remove_dir(path);
+		rmdir(dir);
+	}
 	return e;
 }
