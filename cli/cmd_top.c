@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "vmscope/agent_port.h"
 #include "commands.h"
 #include "out.h"
 #include "live.h"
@@ -42,10 +43,14 @@ static void usage(FILE *out)
 		"                        vmscope_host loaded): the exits of these processes'\n"
 		"                        vCPUs (repeat for several VMs), read as `vmscope\n"
 		"                        record` reads them and ordered across the host's CPUs\n"
-		"                        as they come. Host only: no guest agent is taken, so\n"
-		"                        every VM's guest columns say \"no agent\". Records a\n"
-		"                        host CPU delivers too late to be put in order (over\n"
-		"                        1 s behind the others) are counted as losses. Until\n"
+		"                        as they come; and, as record takes them (vsock port\n"
+		"                        %u, only these VMs' CIDs), their guest agents'\n"
+		"                        streams, each guest clock aligned as its sync\n"
+		"                        exchanges arrive: the exits' guest tasks. A VM\n"
+		"                        without an agent: its guest columns say \"no agent\".\n"
+		"                        Records a CPU delivers too late to be put in order\n"
+		"                        (over 1 s behind the others) are counted as losses;\n"
+		"                        a guest disconnect as a loss of its CPUs. Until\n"
 		"                        SIGINT or SIGTERM (the last interval is shown, exit 0)\n"
 		"  --duration T          with --pid: stop after T (seconds; suffix s, m or h)\n"
 		"  -o TRACE              with --pid: also write the recording `vmscope record\n"
@@ -88,12 +93,12 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: the screen with --pid; guest agents live; --domain, --all.\n\n"
+		"Not built yet: the screen with --pid; --domain, --all.\n\n"
 		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
 		"TRACE is not a readable trace, is damaged (every interval read is still\n"
 		"shown) or has no records, the host module cannot be used or saw no record\n"
 		"of the processes, the output could not be written, or the screen has no\n"
-		"terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
+		"terminal; 2 on a usage error.\n", VMSCOPE_AGENT_PORT, TOP_INTERVAL_MIN_S);
 }
 
 static int parse_speed(const char *s, double *v)
@@ -217,12 +222,12 @@ static int run_live(struct top_args *a, int argc, char **argv)
 	char err[1024] = "";
 	int e;
 
+	/* each VM's CID from its QEMU: only those VMs' agents are taken */
 	if (rec_host_vms("vmscope top", ro, vms))
 		return EXIT_FAILURE_RUNTIME;
-	for (unsigned int i = 0; i < ro->ctl.nr_pids; i++)
-		vms[i].cid = 0;		/* host only: no agent's connection is taken */
 	ro->vms = vms;
 	ro->nvms = ro->ctl.nr_pids;
+	ro->guest_port = VMSCOPE_AGENT_PORT;
 	ro->guest_handoff_fd = -1;
 	ro->argc = argc;
 	ro->argv = argv;

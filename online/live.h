@@ -35,6 +35,11 @@
  * ahead of it: the module's flush timer (VMSCOPE_SESSION_FLUSH_MS_DEF,
  * 200 ms) hands a partly filled sub-buffer to the reader well within it. */
 #define OL_LIVE_LAG_NS		1000000000ull
+/* The online merge's queues (records of 184 bytes): the host's, before
+ * and after the sync handling, and each guest CPU's, held and ordered;
+ * guest CPUs at or above OL_LIVE_GUEST_CPUS are left out (counted). */
+#define OL_LIVE_MERGE_CAP	32768u
+#define OL_LIVE_GUEST_CPUS	16u
 
 /*
  * Run the host's session through the pipeline until *@stop, the
