@@ -232,9 +232,17 @@ void an_walk_merge_report(FILE *f, const struct an_walk *w);
  * (an_walk_feed), instead of read: `vmscope top`'s live source. @path is
  * a recording being written (its metadata is read; its stream files, if
  * any, are not). Records are host records (origin 0) whose descriptors
- * are those of an_walk_fed_trace()'s host table.
+ * are those of an_walk_fed_trace()'s host table, and guest records
+ * (origin 1 + vm) with that trace's guest tables or the one given by
+ * an_walk_fed_guest_table.
  */
 int an_walk_open_fed(struct an_walk **out, const char *path, char *err, size_t errlen);
+/* A fed walk's VM @vm takes its guest records with the descriptors of
+ * @ev (its agent's hello, which came after the metadata was read; @ev
+ * lives until an_walk_close): its guest roles found again. 0, -EINVAL,
+ * -ENOMEM. */
+struct vr_events;
+int an_walk_fed_guest_table(struct an_walk *w, uint32_t vm, const struct vr_events *ev);
 /* The trace whose metadata a fed walk read (its tables, its session). */
 struct vr_trace *an_walk_fed_trace(const struct an_walk *w);
 /* One record, as an_walk_run() reads one: the hooks, counts and state

@@ -377,6 +377,22 @@ void an_walk_merge_report(FILE *f, const struct an_walk *w)
 		mg_report(f, w->raw, w->mg, MG_REPORT_SPANS);
 }
 
+int an_walk_fed_guest_table(struct an_walk *w, uint32_t vm, const struct vr_events *ev)
+{
+	struct role_of *roles;
+
+	if (!w->sides || vm >= w->n_vms || !ev)
+		return -EINVAL;
+	roles = calloc(ev->n ? ev->n : 1, sizeof(*roles));
+	if (!roles)
+		return -ENOMEM;
+	free(w->tab[1 + vm].roles);
+	w->tab[1 + vm].roles = roles;
+	w->tab[1 + vm].ev = ev;
+	find_guest_roles(w, vm);
+	return 0;
+}
+
 int an_walk_open_fed(struct an_walk **out, const char *path, char *err, size_t errlen)
 {
 	return walk_open(out, path, 0, SRC_FED, NULL, err, errlen);

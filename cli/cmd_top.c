@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "vmscope/agent_port.h"
 #include "commands.h"
 #include "out.h"
 #include "live.h"
@@ -28,7 +29,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] (--json | --batch)\n"
+	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] [-o TRACE] (--json | --batch)\n"
 		"       vmscope top --replay TRACE [--speed X] [--json | --batch] [--accept-damage]\n"
 		"         both: [--interval S] [--sort count|total|p99|max] [--tasks N] [--top N]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -42,12 +43,21 @@ static void usage(FILE *out)
 		"                        vmscope_host loaded): the exits of these processes'\n"
 		"                        vCPUs (repeat for several VMs), read as `vmscope\n"
 		"                        record` reads them and ordered across the host's CPUs\n"
-		"                        as they come. Host only: no guest agent is taken, so\n"
-		"                        every VM's guest columns say \"no agent\". Records a\n"
-		"                        host CPU delivers too late to be put in order (over\n"
-		"                        1 s behind the others) are counted as losses. Until\n"
+		"                        as they come; and, as record takes them (vsock port\n"
+		"                        %u, only these VMs' CIDs), their guest agents'\n"
+		"                        streams, each guest clock aligned as its sync\n"
+		"                        exchanges arrive: the exits' guest tasks. A VM\n"
+		"                        without an agent: its guest columns say \"no agent\".\n"
+		"                        Records a CPU delivers too late to be put in order\n"
+		"                        (over 1 s behind the others) are counted as losses;\n"
+		"                        a guest disconnect as a loss of its CPUs. Until\n"
 		"                        SIGINT or SIGTERM (the last interval is shown, exit 0)\n"
 		"  --duration T          with --pid: stop after T (seconds; suffix s, m or h)\n"
+		"  -o TRACE              with --pid: also write the recording `vmscope record\n"
+		"                        -o TRACE` would write of that session (TRACE must not\n"
+		"                        exist; complete at the stop, its damage and losses\n"
+		"                        accounted as record's); the view is fed as it is\n"
+		"                        written\n"
 		"  --replay TRACE        read a merged trace (`vmscope merge`'s output), or a\n"
 		"                        recording (`vmscope record`'s): a raw recording is merged\n"
 		"                        as it is read, in one pass. Its guest times come from\n"
@@ -83,13 +93,12 @@ static void usage(FILE *out)
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: the screen with --pid; guest agents live; --domain, --all,\n"
-		"-o.\n\n"
+		"Not built yet: the screen with --pid; --domain, --all.\n\n"
 		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
 		"TRACE is not a readable trace, is damaged (every interval read is still\n"
 		"shown) or has no records, the host module cannot be used or saw no record\n"
 		"of the processes, the output could not be written, or the screen has no\n"
-		"terminal; 2 on a usage error.\n", TOP_INTERVAL_MIN_S);
+		"terminal; 2 on a usage error.\n", VMSCOPE_AGENT_PORT, TOP_INTERVAL_MIN_S);
 }
 
 static int parse_speed(const char *s, double *v)
@@ -190,6 +199,9 @@ static int parse_option(int c, const char *arg, void *ctx)
 		return 0;
 	case 'P':
 		return rec_host_pid("vmscope top", arg, &a->rec);
+	case 'o':
+		a->rec.path = arg;
+		return 0;
 	case 'D':
 		if (rec_parse_duration(arg, &a->rec.duration_s) || a->rec.duration_s == 0) {
 			fprintf(stderr, "vmscope top: --duration: '%s' is not a duration "
@@ -210,12 +222,12 @@ static int run_live(struct top_args *a, int argc, char **argv)
 	char err[1024] = "";
 	int e;
 
+	/* each VM's CID from its QEMU: only those VMs' agents are taken */
 	if (rec_host_vms("vmscope top", ro, vms))
 		return EXIT_FAILURE_RUNTIME;
-	for (unsigned int i = 0; i < ro->ctl.nr_pids; i++)
-		vms[i].cid = 0;		/* host only: no agent's connection is taken */
 	ro->vms = vms;
 	ro->nvms = ro->ctl.nr_pids;
+	ro->guest_port = VMSCOPE_AGENT_PORT;
 	ro->guest_handoff_fd = -1;
 	ro->argc = argc;
 	ro->argv = argv;
@@ -250,7 +262,7 @@ int cmd_top(int argc, char **argv)
 
 	/* the default view (--json, --batch) writes through a.view */
 	o->view_ctx = &a.view;
-	e = args_parse(argc, argv, "h", lopts, parse_option, &a, usage);
+	e = args_parse(argc, argv, "o:h", lopts, parse_option, &a, usage);
 	if (e >= 0)
 		return e;
 	replay = a.replay;
@@ -264,8 +276,8 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "vmscope top: --speed and --accept-damage are for --replay\n");
 		return EXIT_USAGE;
 	}
-	if (replay && a.rec.duration_s > 0) {
-		fprintf(stderr, "vmscope top: --duration is for --pid\n");
+	if (replay && (a.rec.duration_s > 0 || a.rec.path)) {
+		fprintf(stderr, "vmscope top: --duration and -o are for --pid\n");
 		return EXIT_USAGE;
 	}
 	if (!replay && !o->view) {

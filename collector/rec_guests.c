@@ -89,6 +89,32 @@ static int queue_loss(struct rg_vm *v, uint32_t cpu, uint32_t kind, uint64_t eve
 	return 0;
 }
 
+/*
+ * A connection's hello (packed) or its end (the reason) for the live
+ * consumer (rec_opts.tap), queued in the connection's order with its
+ * chunks. Counted in the bound, never refused: one each per connection,
+ * a few KiB at most.
+ */
+static int queue_news(struct rg_vm *v, uint8_t kind, const void *data, size_t len)
+{
+	struct node *n;
+
+	if (!v->r->o->tap)
+		return 0;
+	n = calloc(1, sizeof(*n) + len + 1);
+	if (!n)
+		return -ENOMEM;
+	cds_wfcq_node_init(&n->qn);
+	n->kind = kind;
+	n->guest = true;
+	n->vm = v->idx;
+	n->len = (uint32_t)len;
+	memcpy(n->data, data, len);
+	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
+	rec_enqueue(v->r, n);
+	return 0;
+}
+
 static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 {
 	struct rg_vm *v = arg;
@@ -99,6 +125,10 @@ static int on_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 	if (!p)
 		return -ENOMEM;
 	vmscope__trace__guest_hello__pack(h, p);
+	if (queue_news(v, NODE_HELLO, p, len)) {
+		free(p);
+		return -ENOMEM;
+	}
 	pthread_mutex_lock(&g->mu);
 	free(v->hello);
 	v->hello = p;
@@ -229,6 +259,10 @@ static void *conn_main(void *arg)
 		v->idx, v->cid, why, st.chunks, st.records, st.losses);
 	guest_link_free(gl);
 	close(v->fd);
+	/* before the producer count drops: the writer still takes it */
+	if (queue_news(v, NODE_GONE, why, strlen(why)))
+		fprintf(stderr, "vmscope record: guest of VM %u: out of memory telling "
+			"the live view the connection ended\n", v->idx);
 	__atomic_store_n(&v->live, 0, __ATOMIC_RELEASE);
 	__atomic_sub_fetch(&r->readers_left, 1, __ATOMIC_RELEASE);
 	rec_wake_writer(r);

@@ -26,7 +26,9 @@
  * stream costs a file and a writer buffer: a guest must not make many). */
 #define REC_GUEST_CPUS	256
 
-enum node_kind { NODE_CHUNK, NODE_LOSS };
+/* NODE_HELLO, NODE_GONE: only with a tap (a guest's hello, packed, and
+ * its connection's end, the reason in data), for the live consumer */
+enum node_kind { NODE_CHUNK, NODE_LOSS, NODE_HELLO, NODE_GONE };
 
 /* One sub-buffer's records (copied out of the ring, or out of a guest
  * frame), or a loss to record, on its way to the writer thread. */

@@ -264,14 +264,20 @@ static void flush_idle(struct rec *r)
 		}
 }
 
-/* A host sub-buffer to the live consumer, if there is one. */
+/* A node to the live consumer, if there is one. */
 static void tap_chunk(struct rec *r, const struct node *n)
 {
+	static const uint8_t kinds[] = { [NODE_CHUNK] = REC_TAP_CHUNK, [NODE_LOSS] = REC_TAP_LOSS,
+					 [NODE_HELLO] = REC_TAP_HELLO, [NODE_GONE] = REC_TAP_GONE };
 	const struct rec_chunk c = { .buf = n->buf, .cpu = n->cpu, .seq = n->seq,
 				     .begin_ts = n->begin_ts, .end_ts = n->end_ts,
 				     .lost_before = n->lost_before,
 				     .nr_records = n->nr_records, .len = n->len,
-				     .data = n->data };
+				     .data = n->data, .kind = kinds[n->kind],
+				     .guest = n->guest, .vm = n->vm,
+				     .loss_kind = n->loss_kind,
+				     .loss_events = n->loss_events,
+				     .loss_subbufs = n->loss_subbufs };
 
 	if (__atomic_load_n(&r->tap_stop, __ATOMIC_RELAXED))
 		return;
@@ -305,9 +311,9 @@ static void *writer_main(void *arg)
 		struct node *n = caa_container_of(qn, struct node, qn);
 
 		TSAN_ACQUIRE(n);
-		if (r->o->tap && n->kind == NODE_CHUNK && !n->guest)
+		if (r->o->tap)
 			tap_chunk(r, n);
-		if (r->o->no_streams)
+		if (r->o->no_streams || n->kind == NODE_HELLO || n->kind == NODE_GONE)
 			;	/* the tap was the consumer */
 		else if (n->kind == NODE_LOSS)
 			write_loss(r, n);

@@ -24,18 +24,34 @@
 #include "host_bufs.h"
 #include "vms.h"
 
-/* A host sub-buffer as the writer thread dequeues it (its ring header's
- * facts and its records), for a live consumer (rec_opts.tap). */
+/* What the writer thread dequeued, for a live consumer (rec_opts.tap). */
+enum rec_tap_kind {
+	REC_TAP_CHUNK,		/* a sub-buffer: host, or a guest CPU's */
+	REC_TAP_LOSS,		/* a guest CPU's loss (its agent's, or a broken connection's) */
+	REC_TAP_HELLO,		/* a guest agent connected: data, len its packed GuestHello */
+	REC_TAP_GONE,		/* a guest agent's connection ended: data its reason (a string) */
+};
+
+/* A sub-buffer as the writer thread dequeues it (its ring header's facts
+ * and its records), or a guest connection's other news (kind). */
 struct rec_chunk {
-	uint32_t buf, cpu;		/* hb's buffer number, its CPU */
+	uint32_t buf, cpu;		/* host: hb's buffer number, its CPU; guest: -, its CPU */
 	uint64_t seq, begin_ts, end_ts, lost_before;
 	uint32_t nr_records, len;
 	const void *data;		/* valid during the call */
+	uint8_t kind;			/* enum rec_tap_kind */
+	bool guest;			/* of VM vm's guest */
+	uint32_t vm;
+	/* REC_TAP_LOSS: as the LossRecord record writes; begin_ts 0 (the
+	 * writer's: where the stream is) */
+	uint32_t loss_kind;
+	uint64_t loss_events, loss_subbufs;
 };
 
-/* Called on the writer thread for every host sub-buffer, in each buffer's
- * order; non-zero stops the recording as *stop would (the consumer's
- * reason is its own). */
+/* Called on the writer thread for every host sub-buffer (in each buffer's
+ * order) and, in each guest connection's order, for its hello, chunks,
+ * losses and end; non-zero stops the recording as *stop would (the
+ * consumer's reason is its own). */
 typedef int rec_tap_fn(void *ctx, const struct rec_chunk *c);
 
 struct rec_opts {

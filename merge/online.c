@@ -5,40 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
-#include "online.h"
-#include "scan.h"
-#include "wmerge.h"
-
-/* Sync records released before the pairing asked for them (their segment
- * reached them through another CPU's exchanges): kept for its pull. */
-#define OM_EARLY 64
-
-struct ostream {
-	struct vr_stream *s;
-	bool guest, ended;	/* ended: its reader has nothing more */
-	uint32_t vm, cpu;
-	struct vr_item it;	/* host: the record read ahead */
-	/* guest: records read, not yet converted (ring of cap) */
-	struct om_rec *held;
-	size_t head, n, pulled;	/* pulled: of them, looked at by the pairing */
-	struct mp_guest early[OM_EARLY];
-	size_t e_head, e_n;
-	int32_t tid;		/* guest: its thread (sched_switch) */
-};
-
-struct om {
-	struct mg_scan b;	/* first: the pairing's user pointer */
-	struct mg_result r;
-	size_t cap;
-	struct ostream *s;
-	size_t n;
-	uint32_t **gsrc;	/* [vm][cpu]: 1 + index of that guest stream */
-	struct mh host;		/* host streams by the record read ahead */
-	struct wm wm;
-	struct om_stats st;
-	bool finished;		/* the host side ended: segments final */
-};
+#include "online_int.h"
 
 void om_rec_item(const struct om_rec *r, struct vr_item *it)
 {
@@ -55,13 +22,13 @@ void om_rec_item(const struct om_rec *r, struct vr_item *it)
 }
 
 /* The record @r as the item the sync handling reads: in its own time. */
-static void as_item(const struct om_rec *r, struct vr_item *it)
+void om_as_item(const struct om_rec *r, struct vr_item *it)
 {
 	om_rec_item(r, it);
 	it->ts = r->o.orig_ts;
 }
 
-static void to_rec(const struct vr_item *it, struct om_rec *r)
+void om_to_rec(const struct vr_item *it, struct om_rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->kind = it->kind;
@@ -83,7 +50,7 @@ static bool guest_read(struct om *m, struct ostream *s)
 {
 	struct vr_item it;
 
-	while (!s->ended && s->n < m->cap) {
+	while (s->s && !s->ended && s->n < m->cap) {
 		if (vr_stream_next(s->s, &it) != 1) {
 			s->ended = true;
 			break;
@@ -94,7 +61,7 @@ static bool guest_read(struct om *m, struct ostream *s)
 		}
 		if (it.kind != VR_EVENT && it.kind != VR_LOSS && it.kind != VR_GAP)
 			continue;
-		to_rec(&it, &s->held[(s->head + s->n) % m->cap]);
+		om_to_rec(&it, &s->held[(s->head + s->n) % m->cap]);
 		s->n++;
 		if (s->n > m->st.peak_held)
 			m->st.peak_held = s->n;
@@ -105,7 +72,7 @@ static bool guest_read(struct om *m, struct ostream *s)
 
 /* The pairing's pull: the next sync_guest record of (vm, cpu), from the
  * records released early, then the held ones, then the stream. */
-static int pull(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
+int om_pull(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
 {
 	struct om *m = user;
 	struct ostream *s;
@@ -123,7 +90,7 @@ static int pull(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
 	}
 	for (;;) {
 		while (s->pulled < s->n) {
-			as_item(&s->held[(s->head + s->pulled++) % m->cap], &it);
+			om_as_item(&s->held[(s->head + s->pulled++) % m->cap], &it);
 			if (mg_scan_guest_sync(&m->b, vm, &it, out))
 				return 1;
 		}
@@ -190,7 +157,7 @@ static int to_host(const struct om *m, uint32_t vm, uint64_t g, uint64_t *h, uin
  * (or left out), 1 when it waits for a later sample (only without
  * @force).
  */
-static int convert(struct om *m, size_t i, bool force)
+int om_convert(struct om *m, size_t i, bool force)
 {
 	struct ostream *s = &m->s[i];
 	struct om_rec *r = &s->held[s->head];
@@ -224,7 +191,7 @@ static int convert(struct om *m, size_t i, bool force)
 		struct vr_item it;
 
 		/* a sync record the pairing has not asked for yet */
-		as_item(r, &it);
+		om_as_item(r, &it);
 		if (mg_scan_guest_sync(&m->b, s->vm, &it, &x)) {
 			if (s->e_n == OM_EARLY) {
 				s->e_head = (s->e_head + 1) % OM_EARLY;
@@ -249,7 +216,7 @@ static int step_host(struct om *m)
 	int e = 0;
 
 	if (it->kind == VR_EVENT || it->kind == VR_LOSS || it->kind == VR_GAP) {
-		to_rec(it, &r);
+		om_to_rec(it, &r);
 		r.o.cpu = s->cpu;
 		r.o.tid = s->cpu < MP_MAX_CPUS ? m->b.host_tid[s->cpu] : -1;
 		r.o.vcpu = MO_NONE;
@@ -277,7 +244,7 @@ static int step_host(struct om *m)
 }
 
 /* The host side ended: every sample resolved, the segments final. */
-static void finish(struct om *m)
+void om_finish(struct om *m)
 {
 	if (m->finished)
 		return;
@@ -297,16 +264,16 @@ static int feed(struct om *m, size_t b)
 		wm_end(&m->wm, b);
 		return 0;
 	}
-	if (!convert(m, b, m->finished))
+	if (!om_convert(m, b, m->finished))
 		return 0;
 	/* its record waits for a later sample: more host records, unless
 	 * their queue is full (memory bound: extrapolate) or they ended */
 	if (!m->host.n) {
-		finish(m);
+		om_finish(m);
 		return 0;
 	}
 	if (wm_full(&m->wm, m->host.e[0].idx))
-		return convert(m, b, true);
+		return om_convert(m, b, true);
 	return step_host(m);
 }
 
@@ -326,7 +293,7 @@ int om_next(struct om *m, struct om_rec *r)
 				m->st.host++;
 			return 1;
 		case WM_DONE:
-			finish(m);
+			om_finish(m);
 			m->st.late = m->wm.st.late;
 			m->st.peak_queued = m->wm.st.peak;
 			return 0;
@@ -384,7 +351,7 @@ static int open_streams(struct om *m, char *err, size_t errlen)
 				return -ENOMEM;
 			/* its first record, held like the rest */
 			if (s->it.kind == VR_EVENT || s->it.kind == VR_LOSS || s->it.kind == VR_GAP) {
-				to_rec(&s->it, &s->held[0]);
+				om_to_rec(&s->it, &s->held[0]);
 				s->n = 1;
 			} else if (s->it.kind == VR_BAD) {
 				m->st.bad++;
@@ -413,7 +380,7 @@ int om_open(struct om **out, struct vr_trace *t, const struct om_opts *o, char *
 	m->cap = o->cap ? o->cap : OM_CAP;
 	/* accepted exchanges need nothing here: a guest record's segment is
 	 * read from the transforms when it is converted */
-	e = mg_scan_init(&m->b, t, &o->m, &m->r, pull, NULL, NULL);
+	e = mg_scan_init(&m->b, t, &o->m, &m->r, om_pull, NULL, NULL);
 	if (!e)
 		e = open_streams(m, err, errlen);
 	if (e) {
@@ -448,6 +415,7 @@ void om_close(struct om *m)
 		free(m->gsrc[v]);
 	free(m->gsrc);
 	free(m->s);
+	free(m->pre);
 	free(m->host.e);
 	wm_free(&m->wm);
 	mg_scan_free(&m->b);

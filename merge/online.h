@@ -61,6 +61,9 @@ struct om_stats {
 	uint64_t late;			/* refused by the ordering stage */
 	size_t peak_held;		/* most guest records held in one stream */
 	size_t peak_queued;		/* most records queued in one stream */
+	/* fed (om_live_*) */
+	uint64_t gate_timeouts;		/* sync_t2 taken before its guest record came */
+	uint64_t left_out;		/* guest records of a CPU beyond the streams */
 };
 
 struct om;
@@ -77,5 +80,42 @@ void om_rec_item(const struct om_rec *r, struct vr_item *it);
 const struct mg_result *om_result(const struct om *m);
 const struct om_stats *om_stats(const struct om *m);
 void om_close(struct om *m);
+
+/*
+ * Fed by a live source instead of reading @t's streams (@t gives the
+ * session: its VMs, vCPU threads, event tables): host records pushed in
+ * host-time order (a live source orders its host buffers first), each
+ * guest CPU's records in its own order, as they arrive; every record
+ * comes out through @emit in the order om_next would give it, as soon as
+ * nothing pushed later can precede it. A guest whose table @t has is
+ * taken as connected from the start, its vCPUs as its CPUs; others
+ * connect by om_live_guest_table. A host sync_t2 waits (up to
+ * @lag_ns of host time) for its guest CPU's sync record, so the pairing
+ * finds it; a connected guest CPU that delivers nothing is not waited for
+ * once @lag_ns behind the newest host record, nor one whose guest is
+ * gone; a record it then delivers below what was released is refused
+ * (late). Guest CPUs at or above @guest_cpus are left out, counted.
+ * Memory: om_open's, per stream; fixed here (a guest CPU's pages are
+ * used once it delivers).
+ */
+typedef int om_emit_fn(void *ctx, const struct om_rec *r);
+int om_live_open(struct om **out, struct vr_trace *t, const struct om_opts *o,
+		 uint32_t guest_cpus, uint64_t lag_ns, om_emit_fn *emit, void *ctx,
+		 char *err, size_t errlen);
+/* A record of host CPU @cpu / of VM @vm's guest CPU @cpu (copied); what
+ * can be released then is emitted. 0, @emit's non-zero, a negative errno;
+ * om_live_guest: 1 when the CPU is left out. */
+int om_live_host(struct om *m, uint32_t cpu, const struct vr_item *it);
+int om_live_guest(struct om *m, uint32_t vm, uint32_t cpu, const struct vr_item *it);
+/* VM @vm's guest connected: its event table as its agent's hello gave it
+ * (@ev lives until om_close), its sync records found from now on; its
+ * CPUs below @ncpus waited for (each until @lag_ns behind). */
+void om_live_guest_table(struct om *m, uint32_t vm, const struct vr_events *ev,
+			 uint32_t ncpus);
+/* VM @vm's guest connection ended: what it delivered is converted as it
+ * can be, nothing more is waited for. 0 or as om_live_host. */
+int om_live_gone(struct om *m, uint32_t vm);
+/* The sources ended: everything left is emitted. 0 or as om_live_host. */
+int om_live_end(struct om *m);
 
 #endif

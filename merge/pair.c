@@ -176,7 +176,7 @@ static void fill(struct mp *p, struct mp_win *w, uint32_t vm, uint32_t cpu, uint
 		struct mp_guest g;
 
 		if (p->pull(p->user, vm, cpu, &g) != 1) {
-			w->ended = true;
+			w->ended = !p->live;
 			break;
 		}
 		p->st.guest++;

@@ -152,6 +152,9 @@ struct mp {
 	struct mp_vm *vm;		/* [n_vms] */
 	struct mp_stats st;
 	int err;			/* -ENOMEM seen */
+	/* the pull's 0 means "not there yet" (a live source), not the
+	 * stream's end: the window is not closed for later exchanges */
+	bool live;
 };
 
 /* 0 or -ENOMEM. @p is large (the slots): allocate it. */

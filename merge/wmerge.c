@@ -89,10 +89,13 @@ int wm_push(struct wm *m, size_t i, uint64_t key, const void *rec)
 	m->any_in = true;
 	m->st.pushed++;
 	if (s->late) {
-		/* it caught up: waited for again */
+		/* it caught up: waited for again (wm_late leaves it in the
+		 * heap until it reaches the top) */
 		s->late = false;
-		s->in_heap = true;
-		mh_push(&m->heap, key, i);
+		if (!s->in_heap) {
+			s->in_heap = true;
+			mh_push(&m->heap, key, i);
+		}
 	}
 	return 0;
 }
@@ -101,6 +104,32 @@ void wm_advance(struct wm *m, size_t i, uint64_t key)
 {
 	if (i < m->n && key > m->s[i].mark)
 		m->s[i].mark = key;
+}
+
+void wm_late(struct wm *m, size_t i)
+{
+	/* dropped from the heap when it reaches the top empty (wm_pop) */
+	if (i < m->n && !m->s[i].ended && !m->s[i].late) {
+		m->s[i].late = true;
+		m->st.stalls++;
+	}
+}
+
+void wm_wait(struct wm *m, size_t i)
+{
+	struct wm_stream *s;
+
+	if (i >= m->n || m->s[i].ended || !m->s[i].late)
+		return;
+	s = &m->s[i];
+	s->late = false;
+	/* it can still deliver anything not below what was released */
+	if (m->any_out && s->mark < m->last_out)
+		s->mark = m->last_out;
+	if (!s->in_heap) {
+		s->in_heap = true;
+		mh_push(&m->heap, s->n ? s->key[s->head] : s->mark, i);
+	}
 }
 
 void wm_end(struct wm *m, size_t i)

@@ -79,6 +79,12 @@ int wm_push(struct wm *m, size_t i, uint64_t key, const void *rec);
 
 /* Stream @i will deliver nothing below @key. */
 void wm_advance(struct wm *m, size_t i, uint64_t key);
+/* Stream @i is not waited for (its source knows it is quiet, or has no
+ * source yet) until it pushes again: as a stream declared late. */
+void wm_late(struct wm *m, size_t i);
+/* Stream @i (late) is waited for again before it pushes (its source has
+ * records to convert): its watermark no lower than what was released. */
+void wm_wait(struct wm *m, size_t i);
 /* Stream @i delivers nothing more. */
 void wm_end(struct wm *m, size_t i);
 

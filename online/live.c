@@ -12,7 +12,15 @@
 #include "live_order.h"
 #include "out.h"
 #include "pipe_int.h"
-#include "scan.h"
+#include "online.h"
+#include "guest.pb-c.h"
+
+/* A guest CPU's chunk state (lo_decode) and its last record's guest time. */
+struct gcpu {
+	struct lo_buf b;
+	uint64_t last_ts;
+	bool any;
+};
 
 struct live {
 	const struct ol_opts *o;
@@ -28,10 +36,14 @@ struct live {
 	struct pipe p;
 	bool piped;
 	const struct vr_events *ev;	/* the host's table, as stored */
-	/* the thread each host CPU runs, as the online merge keeps it */
-	struct mg_scan scan;
-	struct mg_result res;
-	bool scanned;
+	/* the host records and the guests' through the online merge: the
+	 * pairing, the clock segments, the order (merge/online.h, fed) */
+	struct om *om;
+	uint32_t n_vms;
+	struct gcpu *g;			/* [n_vms][OL_LIVE_GUEST_CPUS] */
+	struct vr_events **gev;		/* [n_vms]: the table of the last hello */
+	struct lo_stats gst;		/* the guests' chunks decoded */
+	uint64_t hellos, gone;		/* guest connections begun, ended */
 	int error;
 	char why[700];
 };
@@ -42,18 +54,6 @@ static void fail(struct live *l, int e, const char *why)
 		return;
 	l->error = e;
 	snprintf(l->why, sizeof(l->why), "%s", why);
-}
-
-/* Host-only: no guest sync record to pull, no exchange to keep. */
-static int no_guest(void *user, uint32_t vm, uint32_t cpu, struct mp_guest *out)
-{
-	(void)user, (void)vm, (void)cpu, (void)out;
-	return 0;
-}
-
-static void no_accept(void *user, uint32_t vm, const struct mp_exchange *x, int64_t seg)
-{
-	(void)user, (void)vm, (void)x, (void)seg;
 }
 
 static int emit(void *ctx, const struct lo_rec *r);
@@ -67,12 +67,15 @@ static size_t queue_cap(uint32_t nbuf)
 	return cap > OL_LIVE_CAP_MAX ? OL_LIVE_CAP_MAX : cap;
 }
 
+static int om_emit(void *ctx, const struct om_rec *r);
+
 /* The ordering stage over the session's buffers, the walk over the
- * recording's metadata, the pipeline, the host thread tracking: once
- * they exist (the first sub-buffer). */
+ * recording's metadata, the pipeline, the online merge: once they exist
+ * (the first sub-buffer, or a guest's first news). */
 static int start(struct live *l)
 {
-	struct mg_opts mo = { 0 };
+	struct om_opts mo = { .cap = OL_LIVE_MERGE_CAP };
+	const Vmscope__Trace__SessionMetadata *s;
 	char err[600];
 	int e;
 
@@ -94,26 +97,41 @@ static int start(struct live *l)
 		return e;
 	}
 	l->ev = vr_trace_events(an_walk_fed_trace(l->w), VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
+	s = vr_trace_session(an_walk_fed_trace(l->w));
+	l->n_vms = s ? (uint32_t)s->n_vms : 0;
+	l->g = calloc((size_t)(l->n_vms ? l->n_vms : 1) * OL_LIVE_GUEST_CPUS, sizeof(*l->g));
+	l->gev = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->gev));
 	l->piped = true;
-	e = ol_pipe_open(&l->p, l->w, l->o, &l->h);
-	if (!e) {
-		l->scanned = true;
-		e = mg_scan_init(&l->scan, an_walk_fed_trace(l->w), &mo, &l->res, no_guest,
-				 no_accept, NULL);
-	}
-	if (e)
+	e = l->g && l->gev ? ol_pipe_open(&l->p, l->w, l->o, &l->h) : -ENOMEM;
+	if (e) {
 		fail(l, e, "out of memory");
+		return e;
+	}
+	e = om_live_open(&l->om, an_walk_fed_trace(l->w), &mo, OL_LIVE_GUEST_CPUS,
+			 OL_LIVE_LAG_NS, om_emit, l, err, sizeof(err));
+	if (e)
+		fail(l, e, err);
 	return e;
 }
 
-/* A released record into the walk, with its host CPU's thread. */
+/* A merged record into the walk. */
+static int om_emit(void *ctx, const struct om_rec *r)
+{
+	struct live *l = ctx;
+	struct vr_item it;
+
+	om_rec_item(r, &it);
+	an_walk_feed(l->w, &l->h, &it, &r->o);
+	return l->p.quit || l->p.error ? 1 : 0;
+}
+
+/* A host record released in order into the online merge. */
 static int emit(void *ctx, const struct lo_rec *r)
 {
 	struct live *l = ctx;
 	struct vr_item it = { .kind = (enum vr_item_kind)r->kind, .ts = r->ts,
 			      .events = r->events, .loss_kind = r->loss_kind };
-	struct mo_origin o = { .orig_ts = r->ts, .cpu = l->cpu[r->buf], .tid = -1,
-			       .vcpu = MO_NONE };
+	int e;
 
 	if (r->kind == VR_EVENT) {
 		int i = l->ev ? vr_events_index(l->ev, r->id) : -1;
@@ -125,14 +143,133 @@ static int emit(void *ctx, const struct lo_rec *r)
 	} else if (r->kind == VR_GAP) {
 		it.last = r->events - 1;
 	}
-	if (o.cpu < MP_MAX_CPUS)
-		o.tid = l->scan.host_tid[o.cpu];
-	if (o.tid >= 0)
-		mp_thread_vm(l->res.pair, o.tid, &o.vcpu);
-	if (it.desc)
-		mg_scan_host(&l->scan, o.cpu, &it);
-	an_walk_feed(l->w, &l->h, &it, &o);
-	return l->p.quit || l->p.error ? 1 : 0;
+	e = om_live_host(l->om, l->cpu[r->buf], &it);
+	if (e < 0)
+		fail(l, e, "merging the host's records with the guests' failed");
+	return e;
+}
+
+/* The guest CPU whose records lo_decode gives (its VM, CPU, table). */
+struct gsrc {
+	struct live *l;
+	uint32_t vm, cpu;
+	const struct vr_events *ev;
+};
+
+/* A guest CPU's record, in its order, into the online merge. */
+static int guest_rec(void *ctx, const struct lo_rec *r)
+{
+	struct gsrc *g = ctx;
+	struct live *l = g->l;
+	struct gcpu *c = &l->g[(size_t)g->vm * OL_LIVE_GUEST_CPUS + g->cpu];
+	struct vr_item it = { .kind = (enum vr_item_kind)r->kind, .ts = r->ts,
+			      .events = r->events, .loss_kind = r->loss_kind };
+	int e;
+
+	if (r->kind == VR_EVENT) {
+		int i = g->ev ? vr_events_index(g->ev, r->id) : -1;
+
+		it.desc = i >= 0 ? &g->ev->desc[i] : NULL;
+		it.payload = r->payload;
+		it.size = r->size;
+	} else if (r->kind == VR_GAP) {
+		it.last = r->events - 1;
+	}
+	c->last_ts = r->ts;
+	c->any = true;
+	e = om_live_guest(l->om, g->vm, g->cpu, &it);
+	if (e < 0)
+		fail(l, e, "merging a guest's records failed");
+	return e < 0 ? e : e == 1 ? 0 : e;
+}
+
+/* The table VM @vm's guest records are decoded with: its hello's, else
+ * the one the metadata had when the walk read it. */
+static const struct vr_events *guest_table(struct live *l, uint32_t vm)
+{
+	if (l->gev[vm])
+		return l->gev[vm];
+	return vr_trace_events(an_walk_fed_trace(l->w), VMSCOPE__TRACE__SIDE__SIDE_GUEST, vm);
+}
+
+/* A guest agent's hello: its event table for the merge's sync records
+ * and the walk's guest roles (the metadata the walk read may predate it). */
+static int guest_hello(struct live *l, const struct rec_chunk *c)
+{
+	Vmscope__Trace__GuestHello *h = vmscope__trace__guest_hello__unpack(NULL, c->len,
+									     c->data);
+	struct vr_events *ev = NULL;
+	int e = h && h->events ? vr_events_from_pb(&ev, h->events) : -EINVAL;
+	uint32_t ncpus = h && h->state ? h->state->nr_cpu_ids : 0;
+
+	if (h)
+		vmscope__trace__guest_hello__free_unpacked(h, NULL);
+	l->hellos++;
+	if (e)
+		return 0;	/* its records stay undecoded: counted, not interpreted */
+	e = an_walk_fed_guest_table(l->w, c->vm, ev);
+	if (e) {
+		vr_events_free(ev);
+		return 0;
+	}
+	om_live_guest_table(l->om, c->vm, ev, ncpus);
+	vr_events_free(l->gev[c->vm]);
+	l->gev[c->vm] = ev;
+	return 0;
+}
+
+/* A guest connection ended: a loss record in each of its CPUs that
+ * delivered (where it is), so the windows show the guest side broke;
+ * nothing more of it is waited for. */
+static int guest_gone(struct live *l, uint32_t vm)
+{
+	int e = 0;
+
+	l->gone++;
+	for (uint32_t cpu = 0; cpu < OL_LIVE_GUEST_CPUS && !e; cpu++) {
+		struct gcpu *c = &l->g[(size_t)vm * OL_LIVE_GUEST_CPUS + cpu];
+		struct vr_item it = { .kind = VR_LOSS, .ts = c->last_ts,
+				      .loss_kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM };
+
+		if (c->any)
+			e = om_live_guest(l->om, vm, cpu, &it);
+	}
+	if (e >= 0)
+		e = om_live_gone(l->om, vm);
+	if (e < 0)
+		fail(l, e, "merging a guest's records failed");
+	return e;
+}
+
+/* A guest connection's chunk, loss, hello or end. */
+static int guest_news(struct live *l, const struct rec_chunk *c)
+{
+	struct gsrc g = { .l = l, .vm = c->vm, .cpu = c->cpu };
+	struct lo_chunk lc = { .seq = c->seq, .begin_ts = c->begin_ts, .end_ts = c->end_ts,
+			       .lost_before = c->lost_before, .nr_records = c->nr_records,
+			       .len = c->len, .data = c->data };
+	struct lo_rec r = { .kind = VR_LOSS, .loss_kind = (uint8_t)c->loss_kind,
+			    .events = c->loss_events };
+
+	if (c->vm >= l->n_vms)
+		return 0;	/* not the session's: cannot happen */
+	switch (c->kind) {
+	case REC_TAP_HELLO:
+		return guest_hello(l, c);
+	case REC_TAP_GONE:
+		return guest_gone(l, c->vm);
+	}
+	if (c->cpu >= OL_LIVE_GUEST_CPUS) {
+		l->gst.bad++;	/* left out: counted by the merge */
+		return 0;
+	}
+	g.ev = guest_table(l, c->vm);
+	if (c->kind == REC_TAP_CHUNK)
+		return lo_decode(&l->g[(size_t)c->vm * OL_LIVE_GUEST_CPUS + c->cpu].b, c->cpu,
+				 &lc, &l->gst, guest_rec, &g);
+	/* a loss: where the stream is, as the recorder writes it */
+	r.ts = c->begin_ts ? c->begin_ts : l->g[(size_t)c->vm * OL_LIVE_GUEST_CPUS + c->cpu].last_ts;
+	return guest_rec(&g, &r);
 }
 
 /* The recorder's writer thread: one host sub-buffer. */
@@ -148,6 +285,10 @@ static int tap(void *ctx, const struct rec_chunk *c)
 		return 1;
 	if (!l->w && start(l))
 		return 1;
+	if (c->guest) {
+		e = guest_news(l, c);
+		return e < 0 ? 1 : e;
+	}
 	if (c->buf >= l->nbuf)
 		return 0;	/* not the session's: cannot happen */
 	l->cpu[c->buf] = c->cpu;
@@ -216,6 +357,8 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 	/* every sub-buffer was tapped: the rest, in order */
 	if (l->w && !l->error && !l->p.quit && !l->p.error && lo_finish(&l->lo) < 0)
 		fail(l, -EIO, "ordering the host buffers' records failed");
+	if (l->om && !l->error && !l->p.quit && !l->p.error && om_live_end(l->om) < 0)
+		fail(l, -EIO, "merging the host's records with the guests' failed");
 	if (l->w && l->piped && !l->error)
 		an_walk_feed_end(l->w, &l->h);
 	if (l->error) {
@@ -234,13 +377,19 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 				 "(counted as losses in their intervals)",
 				 (unsigned long long)l->lo.st.late);
 	}
-	if (l->scanned) {
-		mg_scan_free(&l->scan);
-		mg_result_free(&l->res);
-	}
+	if (!e && l->om && om_stats(l->om)->late)
+		snprintf(err, errlen, "%llu host and guest records came too late to be ordered "
+			 "(%llu of the host's counted as losses in their intervals)",
+			 (unsigned long long)(l->lo.st.late + om_stats(l->om)->late),
+			 (unsigned long long)l->lo.st.late);
+	om_close(l->om);
 	if (l->piped)
 		ol_pipe_close(&l->p);
 	an_walk_close(l->w);
+	for (uint32_t v = 0; l->gev && v < l->n_vms; v++)
+		vr_events_free(l->gev[v]);
+	free(l->gev);
+	free(l->g);
 	lo_free(&l->lo);
 	free(l->cpu);
 	free(l);
@@ -251,27 +400,35 @@ int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 	    volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
 	struct rec_opts r = *ro;
-	char dir[256], path[300];
+	char dir[256] = "", path[300];
 	struct live *l;
 	int e;
 
-	if (make_dir(dir, sizeof(dir), err, errlen))
+	/* -o TRACE: record's own trace, written whole as record writes it;
+	 * else only its metadata, in a private folder removed at the end */
+	if (ro->path)
+		snprintf(path, sizeof(path), "%s", ro->path);
+	else if (make_dir(dir, sizeof(dir), err, errlen))
 		return -EIO;
-	snprintf(path, sizeof(path), "%s/session", dir);
+	else
+		snprintf(path, sizeof(path), "%s/session", dir);
 	l = ol_live_open(h, path, o);
 	if (!l) {
 		snprintf(err, errlen, "out of memory");
-		rmdir(dir);
+		if (dir[0])
+			rmdir(dir);
 		return -ENOMEM;
 	}
 	r.path = path;
 	r.tap = tap;
 	r.tap_ctx = l;
 	r.tap_started = started;
-	r.no_streams = true;
+	r.no_streams = !ro->path;
 	r.status = 0;
 	e = ol_live_close(l, rec_run(h, &r, stop), err, errlen);
-	remove_dir(path);
-	rmdir(dir);
+	if (dir[0]) {
+		remove_dir(path);
+		rmdir(dir);
+	}
 	return e;
 }

@@ -10,9 +10,12 @@
  * windows (pipe.h). README.md, "Live sources".
  *
  * Host only: no guest agent is accepted, so every VM's guest columns say
- * "no agent". The recording's metadata (and nothing else) is written to
- * a private folder under $TMPDIR (or /tmp), removed at the end: the walk
- * reads the session and the event tables from it as it reads a trace's.
+ * "no agent". Without a trace folder (rec_opts.path NULL) the recording's
+ * metadata (and nothing else) is written to a private folder under
+ * $TMPDIR (or /tmp), removed at the end; with one (`top -o TRACE`), the
+ * whole recording `vmscope record` makes is written there and kept. The
+ * walk reads the session and the event tables from its metadata as it
+ * reads a trace's.
  */
 #ifndef VMSCOPE_ONLINE_LIVE_H
 #define VMSCOPE_ONLINE_LIVE_H
@@ -32,14 +35,20 @@
  * ahead of it: the module's flush timer (VMSCOPE_SESSION_FLUSH_MS_DEF,
  * 200 ms) hands a partly filled sub-buffer to the reader well within it. */
 #define OL_LIVE_LAG_NS		1000000000ull
+/* The online merge's queues (records of 184 bytes): the host's, before
+ * and after the sync handling, and each guest CPU's, held and ordered;
+ * guest CPUs at or above OL_LIVE_GUEST_CPUS are left out (counted). */
+#define OL_LIVE_MERGE_CAP	32768u
+#define OL_LIVE_GUEST_CPUS	16u
 
 /*
  * Run the host's session through the pipeline until *@stop, the
  * duration in @ro or the view's quit; the last interval is shown then.
  * @h: hb_init'ed with the wished geometry (h->cfg), as for rec_run; @ro:
- * the processes, events and duration (its path, tap and guest port are
- * this function's). 0; 1 when the recording failed (said on stderr) or
- * saw no record (@err says so); a negative errno (@err says why).
+ * the processes, events and duration, and the trace folder to write
+ * (path; NULL: none kept); its tap is this function's. 0; 1 when the
+ * recording failed (said on stderr) or saw no record (@err says so); a
+ * negative errno (@err says why).
  */
 int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 	    volatile sig_atomic_t *stop, char *err, size_t errlen);

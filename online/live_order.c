@@ -126,17 +126,17 @@ static int push(struct lo *l, uint32_t buf, const struct lo_rec *r)
 }
 
 /* The sub-buffer's losses before its records: as the reader has them. */
-static int chunk_losses(struct lo *l, uint32_t buf, const struct lo_chunk *c)
+static int chunk_losses(struct lo_buf *b, uint32_t buf, const struct lo_chunk *c,
+			struct lo_stats *st, lo_emit_fn *fn, void *ctx)
 {
-	struct lo_buf *b = &l->b[buf];
 	struct lo_rec r = { .buf = buf, .ts = c->begin_ts };
 	int e = 0;
 
 	if (b->any && c->seq > b->next_seq) {
 		r.kind = VR_GAP;
 		r.events = c->seq - b->next_seq;
-		l->st.gap_subbufs += r.events;
-		e = push(l, buf, &r);
+		st->gap_subbufs += r.events;
+		e = fn(ctx, &r);
 	}
 	b->next_seq = c->seq + 1;
 	b->any = true;
@@ -145,24 +145,23 @@ static int chunk_losses(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 	if (!e && c->lost_before > b->lost_before) {
 		r.kind = VR_LOSS;
 		r.events = c->lost_before - b->lost_before;
-		l->st.lost_events += r.events;
-		e = push(l, buf, &r);
+		st->lost_events += r.events;
+		e = fn(ctx, &r);
 	}
 	b->lost_before = c->lost_before;
 	return e;
 }
 
-int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
+int lo_decode(struct lo_buf *b, uint32_t buf, const struct lo_chunk *c, struct lo_stats *st,
+	      lo_emit_fn *fn, void *ctx)
 {
 	struct vmscope_rb_iter it;
 	struct vmscope_rb_rec rr;
 	struct lo_rec r;
 	int e, got;
 
-	if (buf >= l->n)
-		return -EINVAL;
-	l->st.chunks++;
-	e = chunk_losses(l, buf, c);
+	st->chunks++;
+	e = chunk_losses(b, buf, c, st, fn, ctx);
 	if (e)
 		return e;
 	got = vmscope_rb_iter_init_records(&it, c->data, c->len, c->begin_ts, c->end_ts,
@@ -179,8 +178,8 @@ int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 		r.id = rr.id;
 		r.size = rr.size;
 		memcpy(r.payload, rr.payload, rr.size);
-		l->st.records++;
-		e = push(l, buf, &r);
+		st->records++;
+		e = fn(ctx, &r);
 		if (e)
 			return e;
 		got = 0;
@@ -191,11 +190,28 @@ int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 		r.kind = VR_BAD;
 		r.buf = buf;
 		r.ts = it.prev_ts > c->begin_ts ? it.prev_ts : c->begin_ts;
-		l->st.bad++;
-		e = push(l, buf, &r);
-		if (e)
-			return e;
+		st->bad++;
+		return fn(ctx, &r);
 	}
+	return 0;
+}
+
+static int push_rec(void *ctx, const struct lo_rec *r)
+{
+	struct lo *l = ctx;
+
+	return push(l, r->buf, r);
+}
+
+int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
+{
+	int e;
+
+	if (buf >= l->n)
+		return -EINVAL;
+	e = lo_decode(&l->b[buf], buf, c, &l->st, push_rec, l);
+	if (e)
+		return e;
 	if (l->b[buf].late && l->wm.any_out) {
 		e = say_late(l, buf);
 		if (e)

@@ -99,6 +99,14 @@ void lo_free(struct lo *l);
  * emitted. 0, the emit's non-zero return, or a negative errno. */
 int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c);
 
+/* Sub-buffer @c of a buffer whose state is @b, decoded as lo_chunk
+ * decodes it (its gap and ring loss first, its records, a VR_BAD for a
+ * rest that cannot be read), each record to @fn in order with buf @buf,
+ * counted in @st: also for a guest CPU's sub-buffers, which the online
+ * merge orders (live.c). 0 or @fn's non-zero. */
+int lo_decode(struct lo_buf *b, uint32_t buf, const struct lo_chunk *c, struct lo_stats *st,
+	      lo_emit_fn *fn, void *ctx);
+
 /* Buffer @buf delivers nothing (it has no reader): not waited for. */
 void lo_skip(struct lo *l, uint32_t buf);
 

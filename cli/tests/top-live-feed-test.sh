@@ -7,7 +7,12 @@
 # host-only cumulative exits per VM and reason (count, total and its split,
 # min, percentiles, max) equal the replay's; the intervals tile host time,
 # the last one final; no record came too late; the walk's counts of exits
-# and losses equal the replay's.
+# and losses equal the replay's. And with the guest CPU streams fed too,
+# each in turn with the host's (the agents' connections, through the
+# online merge fed: pairing, clock segments, ordering as they arrive):
+# every VM has its agent, every record is walked, and each guest task's
+# exits summed over the intervals (count, total, min, max) equal the
+# replay's of the raw trace.
 # Usage: top-live-feed-test.sh PATH-TO-vmscope PATH-TO-test_online PATH-TO-test_live_feed
 set -u
 exe=$1 writer=$2 feed=$3
@@ -16,14 +21,16 @@ exe=$1 writer=$2 feed=$3
 expect_tmpdir top-live-feed-test
 
 "$writer" --write "$dir/raw" || { echo "FAIL: writing the raw trace"; exit 1; }
-"$exe" top --replay "$dir/raw" --json --interval 0.05 >"$dir/replay.json" 2>"$out" &&
+"$exe" top --replay "$dir/raw" --json --interval 0.05 --tasks 100 >"$dir/replay.json" 2>"$out" &&
 "$feed" "$dir/raw" "$dir/live.json" 50000000 2>>"$out" &&
-"$feed" "$dir/raw" "$dir/ahead.json" 50000000 ahead 2>>"$out"
-if [ $? -eq 0 ] && python3 - "$dir/replay.json" "$dir/live.json" "$dir/ahead.json" <<'PY'
+"$feed" "$dir/raw" "$dir/ahead.json" 50000000 ahead 2>>"$out" &&
+"$feed" "$dir/raw" "$dir/guests.json" 50000000 guests 2>>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/replay.json" "$dir/live.json" "$dir/ahead.json" "$dir/guests.json" <<'PY'
 import json, sys
 rep = [json.loads(l) for l in open(sys.argv[1])]
 for path in sys.argv[2:]:
   live = [json.loads(l) for l in open(path)]
+  guests = path.endswith("guests.json")
   assert live and live[-1]["final"] and not any(l["final"] for l in live[:-1])
   assert [l["interval"] for l in live] == list(range(len(live)))
   for a, b in zip(live, live[1:]):
@@ -37,7 +44,28 @@ for path in sys.argv[2:]:
   by = lambda gs: {(g["vm"], g["reason"]): {k: g[k] for k in K} for g in gs}
   assert by(rc["reasons"]) == by(lc["reasons"]), (by(rc["reasons"]), by(lc["reasons"]))
   assert sum(l["counts"]["exits"] for l in live) == lc["counts"]["exits"]
-  print("live feed %s: %d intervals, %d exits, as the replay's" % (path.split("/")[-1], len(live), lc["counts"]["exits"]))
+  # with the guests: every record and the replay's guest tasks, summed
+  # over the intervals
+  assert (lc["counts"]["records"] == rc["counts"]["records"]) == guests, (lc["counts"], rc["counts"])
+  T = ("count", "total_ns", "min_ns", "max_ns")
+  def tasks(ls):
+      d = {}
+      for l in ls:
+          for t in l["tasks"]:
+              k = (t["vm"], t["task"]["tid"], t["task"]["comm"])
+              a = d.setdefault(k, {"count": 0, "total_ns": 0, "min_ns": None, "max_ns": 0})
+              a["count"] += t["count"]
+              a["total_ns"] += t["total_ns"]
+              a["min_ns"] = t["min_ns"] if a["min_ns"] is None else min(a["min_ns"], t["min_ns"])
+              a["max_ns"] = max(a["max_ns"], t["max_ns"])
+      return d
+  if guests:
+      rt, lt = tasks(rep), tasks(live)
+      assert len(rt) == 4 and sum(t["count"] for t in rt.values()) > 9000, rt
+      assert rt == lt, (rt, lt)
+      assert lc["counts"]["exits_before_session"] == 0, lc["counts"]
+      assert all(v["agent"] for l in live for v in l["vms"]), path
+  print("live feed %s: %d intervals, %d exits%s, as the replay's" % (path.split("/")[-1], len(live), lc["counts"]["exits"], ", %d guest tasks" % len(tasks(live)) if guests else ""))
 PY
 then :; else echo "FAIL: the live feed against the replay"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
 grep -q 'too late' "$out" && { echo "FAIL: records too late: $(grep 'too late' "$out")"; fails=$((fails + 1)); }

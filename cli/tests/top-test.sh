@@ -30,7 +30,9 @@ expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json
 expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json --pid 1 --replay "$m"
 expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --speed 2
 expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --accept-damage
-expect 2 '--duration is for --pid' -- top --json --replay "$m" --duration 2
+expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" --duration 2
+expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" -o "$dir/rec"
+expect 0 '  -o TRACE              with --pid: also write the recording' -- top --help
 expect 2 "top: --duration: '0' is not a duration" -- top --json --pid 1 --duration 0
 expect 2 "top: --pid: a number from 1 to" -- top --json --pid 0
 expect 2 'the screen is not built for --pid yet' -- top --pid 1

@@ -6,10 +6,12 @@
  * taken in turn (each in its own order, none ahead of the others by more
  * than a sub-buffer: as reader threads deliver them), with the trace's
  * metadata as the recording's; with AHEAD, the first host stream whole
- * before the others (a reader far ahead of the rest). Its JSON lines go
- * to OUT.
+ * before the others (a reader far ahead of the rest); with guests, the
+ * guest CPU streams' chunks and loss records too, each stream in turn
+ * with the host's (as the agents' connections deliver them: the guest
+ * side through the online merge, fed). Its JSON lines go to OUT.
  *
- *   test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD]
+ *   test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD | guests]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,23 +31,37 @@
 
 struct src {
 	struct tf_reader *r;
-	bool done;
+	bool done, guest;
+	uint32_t vm, cpu;	/* guest: from the file name */
 };
 
-/* The next StreamChunk of @s as the tap's sub-buffer: 1, 0 at its end. */
+/* The next StreamChunk (or, of a guest stream, LossRecord) of @s as the
+ * tap gets it: 1, 0 at its end. */
 static int next_chunk(struct src *s, uint32_t buf, struct rec_chunk *out,
-		      Vmscope__Trace__StreamChunk **keep)
+		      ProtobufCMessage **keep)
 {
 	struct tf_frame f;
 	ProtobufCMessage *m;
 	char why[160];
 
 	while (!s->done && tf_reader_next(s->r, &f) == 1) {
-		if (f.type != TF_FRAME_CHUNK)
+		if (f.type != TF_FRAME_CHUNK && (f.type != TF_FRAME_LOSS || !s->guest))
 			continue;
 		if (tf_msg_decode(f.type, f.payload, f.length, 0, &m, why, sizeof(why))) {
 			fprintf(stderr, "test_live_feed: %s\n", why);
 			return -1;
+		}
+		*keep = m;
+		if (f.type == TF_FRAME_LOSS) {
+			Vmscope__Trace__LossRecord *l = (Vmscope__Trace__LossRecord *)m;
+
+			*out = (struct rec_chunk){ .kind = REC_TAP_LOSS, .guest = true,
+						   .vm = s->vm, .cpu = s->cpu,
+						   .begin_ts = l->begin_ts,
+						   .loss_kind = l->kind,
+						   .loss_events = l->events,
+						   .loss_subbufs = l->subbufs };
+			return 1;
 		}
 		Vmscope__Trace__StreamChunk *c = (Vmscope__Trace__StreamChunk *)m;
 
@@ -54,8 +70,10 @@ static int next_chunk(struct src *s, uint32_t buf, struct rec_chunk *out,
 					   .end_ts = c->end_ts, .lost_before = c->lost_before,
 					   .nr_records = c->nr_records,
 					   .len = (uint32_t)c->records.len,
-					   .data = c->records.data };
-		*keep = c;
+					   .data = c->records.data, .guest = s->guest,
+					   .vm = s->vm };
+		if (s->guest)
+			out->cpu = s->cpu;
 		return 1;
 	}
 	s->done = true;
@@ -74,12 +92,17 @@ int main(int argc, char **argv)
 	struct live *l;
 	struct dirent *de;
 	char err[1024] = "";
-	unsigned int n = 0, left;
+	unsigned int n = 0, nhost = 0, left;
+	bool guests = false;
 	DIR *d;
 	int dfd, e = 0;
 
+	if (argc == 5 && !strcmp(argv[4], "guests")) {
+		guests = true;
+		argc--;
+	}
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD]\n");
+		fprintf(stderr, "usage: test_live_feed RAW_TRACE OUT INTERVAL_NS [AHEAD | guests]\n");
 		return 2;
 	}
 	o.interval_ns = strtoull(argv[3], NULL, 10);
@@ -90,17 +113,31 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	dfd = dirfd(d);
-	while ((de = readdir(d)) && n < MAX_STREAMS) {
-		if (strncmp(de->d_name, "host-", 5))
-			continue;
-		if (tf_reader_open(&src[n].r, dfd, de->d_name)) {
-			fprintf(stderr, "test_live_feed: %s: cannot open\n", de->d_name);
-			return 1;
+	/* the host streams first (the buffers are 0..nhost-1), then, with
+	 * GUESTS, the guest CPU streams (guestV-cpuC.vtf) */
+	for (int pass = 0; pass < (guests ? 2 : 1); pass++) {
+		rewinddir(d);
+		while ((de = readdir(d)) && n < MAX_STREAMS) {
+			unsigned int vm, cpu;
+
+			if (pass == 0 && strncmp(de->d_name, "host-", 5))
+				continue;
+			if (pass == 1 && sscanf(de->d_name, "guest%u-cpu%u.vtf", &vm, &cpu) != 2)
+				continue;
+			if (tf_reader_open(&src[n].r, dfd, de->d_name)) {
+				fprintf(stderr, "test_live_feed: %s: cannot open\n", de->d_name);
+				return 1;
+			}
+			src[n].guest = pass == 1;
+			src[n].vm = pass == 1 ? vm : 0;
+			src[n].cpu = pass == 1 ? cpu : 0;
+			map[n] = &mapped;
+			if (pass == 0)
+				nhost++;
+			n++;
 		}
-		map[n] = &mapped;
-		n++;
 	}
-	h.nbuf = n;
+	h.nbuf = nhost;
 	h.map = map;
 	l = ol_live_open(&h, argv[1], &o);
 	if (!l)
@@ -112,7 +149,7 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < n && !e; i++) {
 			if (argc == 5 && i > 0 && !src[0].done)
 				break;
-			Vmscope__Trace__StreamChunk *c = NULL;
+			ProtobufCMessage *c = NULL;
 			struct rec_chunk rc;
 			int got = next_chunk(&src[i], i, &rc, &c);
 
@@ -123,7 +160,7 @@ int main(int argc, char **argv)
 				e = ol_live_tap(l, &rc);
 			}
 			if (c)
-				tf_msg_free(&c->base);
+				tf_msg_free(c);
 		}
 	} while (left && !e);
 	e = ol_live_close(l, e, err, sizeof(err));

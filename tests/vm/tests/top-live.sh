@@ -10,6 +10,10 @@
 # SIGINT with a last line marked final; the intervals tile host time; the
 # VM's guest columns say there is no agent (agent false, no guest task,
 # guest steal null), never zeros.
+# With -o TRACE, top writes the recording `vmscope record` would: `dump
+# --summary` finds every stream clean and indexed and the metadata's
+# summary, and `top --replay TRACE` gives the exits top showed live (the
+# cumulative count, per reason count, total, min and max equal).
 
 PIO_N=5000 CPUID_N=10000
 
@@ -30,7 +34,7 @@ host_main() {
 	# no exit of the VM falls between the two
 	e0=$(vm_stop_exits "$qpid")
 	bg_start top /vmtest/top.json /vmtest/top.err 'vmscope top: live from the host module' \
-		--pid "$qpid" --json --interval 1
+		--pid "$qpid" --json --interval 1 -o /tmp/top-trace
 	top=$BG_PID
 	log "KVM exits before: $e0; $(cat /vmtest/top.err)"
 	kill -CONT "$qpid"
@@ -99,5 +103,36 @@ PY
 	st=$?
 	cat /vmtest/check.txt
 	[ "$st" -eq 0 ] || fail "top --pid's JSON lines: $(tail -n 5 /vmtest/check.txt)"
+
+	# -o: the recording, whole, and the same exits replayed from it
+	"$VMSCOPE" dump --summary /tmp/top-trace >/vmtest/top-summary.txt ||
+		fail "dump --summary of top's trace: $(tail -n 5 /vmtest/top-summary.txt)"
+	grep '^total' /vmtest/top-summary.txt
+	grep -q '^total: [0-9]* streams ([0-9]* clean, 0 torn, 0 corrupt, 0 unreadable)' \
+		/vmtest/top-summary.txt || fail "top's trace: not every stream ended cleanly"
+	grep -q '^-- no summary frame' /vmtest/top-summary.txt && fail "top's trace has no summary"
+	grep -q '^end of host-cpu[0-9]*\.vtf: clean end .*, indexed$' /vmtest/top-summary.txt ||
+		fail "top's trace: no host stream ended clean and indexed"
+	"$VMSCOPE" top --replay /tmp/top-trace --json --interval 1 >/vmtest/top-replay.json \
+		2>/vmtest/top-replay.err || fail "top --replay of top's trace: $(cat /vmtest/top-replay.err)"
+	python3 - /vmtest/top.json /vmtest/top-replay.json >/vmtest/check-o.txt 2>&1 <<'PY'
+import json, sys
+live = [json.loads(l) for l in open(sys.argv[1])]
+rep = [json.loads(l) for l in open(sys.argv[2])]
+lc, rc = live[-1]["cumulative"], rep[-1]["cumulative"]
+K = ("count", "total_ns", "min_ns", "max_ns")
+by = lambda gs: {(g["vm"], g["reason"]): {k: g[k] for k in K} for g in gs}
+print("live: %d exits, replay of -o's trace: %d" % (lc["counts"]["exits"], rc["counts"]["exits"]))
+bad = []
+if lc["counts"]["exits"] != rc["counts"]["exits"]:
+    bad.append("exits: live %d, replay %d" % (lc["counts"]["exits"], rc["counts"]["exits"]))
+if by(lc["reasons"]) != by(rc["reasons"]):
+    bad.append("by reason: live %s, replay %s" % (by(lc["reasons"]), by(rc["reasons"])))
+print("\n".join(bad) if bad else "ok")
+sys.exit(1 if bad else 0)
+PY
+	st=$?
+	cat /vmtest/check-o.txt
+	[ "$st" -eq 0 ] || fail "top -o's trace against the live lines: $(tail -n 3 /vmtest/check-o.txt)"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
