@@ -366,7 +366,7 @@ static int metrics_run(struct hb *h, struct record_args *a, volatile sig_atomic_
 
 	if (a->metrics_fd < 0)
 		return rec_run(h, &a->o, stop);
-	f = ol_mfeed_open(h, a->o.path, a->metrics_fd);
+	f = ol_mfeed_open(h, a->o.path, a->metrics_fd, OL_MX_INTERVAL_NS);
 	if (!f) {
 		fprintf(stderr, "vmscope record: --metrics-fd: out of memory\n");
 		return 1;

@@ -68,14 +68,14 @@ static int view(void *ctx, const struct ol_report *r)
 	return 0;
 }
 
-struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd)
+struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns)
 {
 	struct ol_mfeed *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
 	f->fd = fd;
-	f->o = (struct ol_opts){ .interval_ns = OL_MX_INTERVAL_NS, .sort = AN_SORT_COUNT,
+	f->o = (struct ol_opts){ .interval_ns = interval_ns, .sort = AN_SORT_COUNT,
 				 .view = view, .view_ctx = f };
 	f->l = ol_live_open(h, path, &f->o);
 	if (!f->l) {
@@ -111,7 +111,7 @@ int ol_mfeed_close(struct ol_mfeed *f, int rc)
 	if (f->fd >= 0)
 		close(f->fd);
 	fprintf(stderr, "vmscope record: metrics: %llu snapshots sent, %llu dropped (the "
-		"daemon was not reading)%s\n", (unsigned long long)f->sent,
+		"reader was behind)%s\n", (unsigned long long)f->sent,
 		(unsigned long long)f->dropped, f->failed ? ", ended early" : "");
 	free(f);
 	return ret;

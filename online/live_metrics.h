@@ -22,8 +22,9 @@ struct ol_mfeed;
 
 /* The feed for the recording at @path (its folder: the pipeline reads its
  * metadata once it is written) on socket @fd (taken: closed by
- * ol_mfeed_close). NULL: out of memory. */
-struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd);
+ * ol_mfeed_close), a snapshot every @interval_ns of host time
+ * (OL_MX_INTERVAL_NS; a test takes less). NULL: out of memory. */
+struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns);
 
 /* The recorder's tap (rec_opts.tap, ctx = the feed): never stops it. */
 int ol_mfeed_tap(void *ctx, const struct rec_chunk *c);

@@ -19,48 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "feed_src.h"
 #include "live.h"
-#include "msg.h"
-#include "reader.h"
-#include "stream.pb-c.h"
 #include "view.h"
 
 #define MAX_STREAMS 64
-
-struct src {
-	struct tf_reader *r;
-	bool done;
-};
-
-/* The next StreamChunk of @s as the tap's sub-buffer: 1, 0 at its end. */
-static int next_chunk(struct src *s, uint32_t buf, struct rec_chunk *out,
-		      Vmscope__Trace__StreamChunk **keep)
-{
-	struct tf_frame f;
-	ProtobufCMessage *m;
-	char why[160];
-
-	while (!s->done && tf_reader_next(s->r, &f) == 1) {
-		if (f.type != TF_FRAME_CHUNK)
-			continue;
-		if (tf_msg_decode(f.type, f.payload, f.length, 0, &m, why, sizeof(why))) {
-			fprintf(stderr, "test_live_feed: %s\n", why);
-			return -1;
-		}
-		Vmscope__Trace__StreamChunk *c = (Vmscope__Trace__StreamChunk *)m;
-
-		*out = (struct rec_chunk){ .buf = buf, .cpu = c->origin ? c->origin->cpu : 0,
-					   .seq = c->seq, .begin_ts = c->begin_ts,
-					   .end_ts = c->end_ts, .lost_before = c->lost_before,
-					   .nr_records = c->nr_records,
-					   .len = (uint32_t)c->records.len,
-					   .data = c->records.data };
-		*keep = c;
-		return 1;
-	}
-	s->done = true;
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
