@@ -8,6 +8,8 @@
  *
  *   test_metrics            the checks
  *   test_metrics --dump F   the sample store rendered into F (for promtool)
+ *   test_metrics --frame F  domain "web"'s sample snapshot as a frame into F
+ *                           (daemon-metrics-test.sh's fake recorder sends it)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -391,6 +393,16 @@ static void test_http(void)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--frame")) {
+		static uint8_t buf[OL_MX_FRAME_MAX];
+		struct ol_msnap s;
+		FILE *f = fopen(argv[2], "w");
+		size_t n;
+
+		sample_web(&s);
+		n = ol_msnap_encode(&s, buf);
+		return !f || fwrite(buf, 1, n, f) != n || fclose(f);
+	}
 	if (argc == 3 && !strcmp(argv[1], "--dump")) {
 		struct mstore st;
 		FILE *f = fopen(argv[2], "w");
