@@ -10,47 +10,21 @@
 # Usage: daemon-metrics-test.sh PATH-TO-vmscoped PATH-TO-vmscope PATH-TO-test_metrics
 set -u
 daemon=$1 vmscope=$2 tm=$3
-T=$(mktemp -d /var/tmp/vmscoped-metrics-test.XXXXXX)
-fails=0
-dpid=
-cleanup() {
-	[ -n "$dpid" ] && kill -9 "$dpid" 2>/dev/null
-	for p in $(pgrep -f "$T/fake-vmscope"); do kill -9 "$p" 2>/dev/null; done
-	for p in $(cat "$T"/qemu.* 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-export VMSCOPE_SOCKET=$T/run/vmscoped.sock
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else bad "$desc"; fi; }
-wait_for() {
-	local n=$(($1 * 10)); shift
-	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-	return 1
-}
-cp "$(dirname "$0")/fake-vmscope" "$T/fake-vmscope"
-mkdir -p "$T/libvirt" "$T/state"
+. "$(dirname "$0")/daemon-lib.sh"
+daemon_test_setup vmscoped-metrics-test
 UUID=6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10
-qemu() { sleep 1000 & echo $! >"$T/libvirt/$1.pid"; echo $! >"$T/qemu.$1"; }
 hook() { # NAME OP: the hook as libvirt runs it, NAME opted in (vsock CID: web 7, else 8)
 	local cid=8
 	[ "$1" = web ] && cid=7
 	printf "<domain type='kvm'><name>%s</name><uuid>%s</uuid><metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1'/></metadata><devices><vsock model='virtio'><cid auto='no' address='%s'/></vsock></devices></domain>" "$1" "$UUID" "$cid" |
 		"$vmscope" hook "$1" "$2" begin - 2>>"$T/hook.err"
 }
-state_of() { "$vmscope" session list | awk -v n="$1" '$1 == n { s = $2 } END { print s }'; }
-is_state() { [ "$(state_of "$1")" = "$2" ]; }
 scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$T/scrape"; }
 served() { scrape && grep -qF "$1" "$T/scrape"; }
 not_served() { scrape && ! grep -qF "$1" "$T/scrape"; }
 
 "$tm" --frame "$T/web.frame" >/dev/null || { echo "FAIL: test_metrics --frame"; exit 1; }
-"$daemon" --socket "$VMSCOPE_SOCKET" --state-dir "$T/state" --pid-dir "$T/libvirt" \
-	--vmscope "$T/fake-vmscope" --stop-timeout 5 --guest-port $((40000 + $$ % 20000)) \
-	--metrics 0 2>>"$T/daemon.log" &
-dpid=$!
-wait_for 30 "$vmscope" daemon status >/dev/null || bad "daemon did not answer"
+start_daemon --metrics 0 || bad "daemon did not answer"
 port=$(sed -n 's/.*metrics: serving \/metrics on port \([0-9]*\)$/\1/p' "$T/daemon.log")
 check "the daemon says its metrics port ($port)" [ -n "$port" ]
 check "listening on 127.0.0.1 only" sh -c "ss -Hltn 'sport = :$port' | awk '{print \$4}' | grep -qx '127.0.0.1:$port'"

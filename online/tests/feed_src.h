@@ -1,27 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The tests that feed a recorded trace to the live source without the
- * module (test_live_feed, test_metrics_feed): one host stream file of a
- * raw trace read back as the recorder's tap sees its sub-buffers.
+ * module (test_live_feed, test_metrics_feed): the host stream files of a
+ * raw trace read back as the recorder's tap sees their sub-buffers, and
+ * handed to a tap in turn per stream, as reader threads deliver them.
  */
 #ifndef VMSCOPE_ONLINE_TESTS_FEED_SRC_H
 #define VMSCOPE_ONLINE_TESTS_FEED_SRC_H
 
+#include <dirent.h>
 #include <stdbool.h>
 
 #include "reader.h"
 #include "record.h"
-#include "stream.pb-c.h"
 
-struct src {
-	struct tf_reader *r;
-	bool done;
+#define FEED_MAX 64
+
+struct feed {
+	DIR *d;
+	struct {
+		struct tf_reader *r;
+		bool done;
+	} src[FEED_MAX];
+	const unsigned char *map[FEED_MAX];
+	unsigned int n;
 };
 
-/* The next StreamChunk of @s as the tap's sub-buffer of buffer @buf
- * (*@keep: its message, to free after the tap): 1, 0 at its end, -1 when
- * it does not decode (said on stderr). */
-int next_chunk(struct src *s, uint32_t buf, struct rec_chunk *out,
-	       Vmscope__Trace__StreamChunk **keep);
+/* The host streams of raw trace @dir into @f, and @h given their number
+ * and a map (nbuf, map: what the live source looks at). 0, or -1 (said
+ * on stderr). */
+int feed_open(struct feed *f, const char *dir, struct hb *h);
+
+/*
+ * Every sub-buffer through @tap(@ctx): the streams in turn, each at most
+ * one sub-buffer ahead of the others; with @ahead, the first stream whole
+ * before the others (a reader far ahead of the rest). 0; the first
+ * non-zero @tap returned; -1 when a chunk does not decode (said).
+ */
+int feed_run(struct feed *f, bool ahead, rec_tap_fn *tap, void *ctx);
+
+void feed_close(struct feed *f);
 
 #endif

@@ -11,7 +11,6 @@
  *
  *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,8 +22,6 @@
 #include "feed_src.h"
 #include "live_metrics.h"
 #include "metrics_frame.h"
-
-#define MAX_STREAMS 64
 
 struct seen {
 	struct ol_msnap last;
@@ -96,74 +93,57 @@ static void write_json(FILE *f, const struct seen *s)
 	fputs("}}\n", f);
 }
 
+struct feed_ctx {
+	struct ol_mfeed *mf;
+	int peer;			/* the daemon's end */
+	struct seen seen;
+};
+
+/* The recorder's tap, then every frame it sent, read as the daemon would. */
+static int tap(void *ctx, const struct rec_chunk *c)
+{
+	struct feed_ctx *x = ctx;
+	int e = ol_mfeed_tap(x->mf, c);
+
+	drain(x->peer, &x->seen);
+	return e;
+}
+
 int main(int argc, char **argv)
 {
-	static const unsigned char mapped;
-	const unsigned char *map[MAX_STREAMS];
-	struct src src[MAX_STREAMS] = { 0 };
-	static struct seen seen;
+	static struct feed_ctx x;
+	static struct feed f;
 	struct hb h = { 0 };
-	struct ol_mfeed *mf;
-	struct dirent *de;
-	unsigned int n = 0, left;
-	int sv[2], e = 0;
+	int sv[2], e;
+	char byte;
 	FILE *out;
-	DIR *d;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS\n");
 		return 2;
 	}
-	d = opendir(argv[1]);
 	out = fopen(argv[2], "w");
-	if (!d || !out || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+	if (!out || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		fprintf(stderr, "test_metrics_feed: %s\n", strerror(errno));
 		return 1;
 	}
-	while ((de = readdir(d)) && n < MAX_STREAMS) {
-		if (strncmp(de->d_name, "host-", 5))
-			continue;
-		if (tf_reader_open(&src[n].r, dirfd(d), de->d_name)) {
-			fprintf(stderr, "test_metrics_feed: %s: cannot open\n", de->d_name);
-			return 1;
-		}
-		map[n++] = &mapped;
-	}
-	h.nbuf = n;
-	h.map = map;
-	mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10));
-	if (!mf)
+	if (feed_open(&f, argv[1], &h))
 		return 1;
-	do {
-		left = 0;
-		for (unsigned int i = 0; i < n && !e; i++) {
-			Vmscope__Trace__StreamChunk *c = NULL;
-			struct rec_chunk rc;
-			int got = next_chunk(&src[i], i, &rc, &c);
-
-			if (got < 0)
-				e = 1;
-			if (got == 1) {
-				left++;
-				e = ol_mfeed_tap(mf, &rc);
-				drain(sv[1], &seen);
-			}
-			if (c)
-				tf_msg_free(&c->base);
-		}
-	} while (left && !e);
-	e |= ol_mfeed_close(mf, e);
-	drain(sv[1], &seen);
-	if (recv(sv[1], &left, 1, MSG_DONTWAIT) != 0) {
+	x.peer = sv[1];
+	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10));
+	if (!x.mf)
+		return 1;
+	e = feed_run(&f, false, tap, &x) ? 1 : 0;
+	e |= ol_mfeed_close(x.mf, e);
+	drain(sv[1], &x.seen);
+	if (recv(sv[1], &byte, 1, MSG_DONTWAIT) != 0) {
 		fprintf(stderr, "test_metrics_feed: the feed was not closed at the end\n");
 		e = 1;
 	}
-	write_json(out, &seen);
-	for (unsigned int i = 0; i < n; i++)
-		tf_reader_close(src[i].r);
-	closedir(d);
+	write_json(out, &x.seen);
+	feed_close(&f);
 	close(sv[1]);
-	if (fclose(out) || seen.bad || !seen.frames)
+	if (fclose(out) || x.seen.bad || !x.seen.frames)
 		e = 1;
 	return e ? 1 : 0;
 }
