@@ -23,65 +23,11 @@ NS=http://vmscope.org/xmlns/trace/1
 MPORT=9464 PPORT=9090
 PROM="http://127.0.0.1:$PPORT/api/v1"
 
+. "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
+
 # the workload once the test host says go; then up until it says bye
 guest_main() {
-	touch /vmtest/ready
-	wait_file /vmtest/go
-	check "exitloop" sh -c "'$VMTEST_BUILD/kvm-probes/vmscope-exitloop' --pio $PIO_N \
-		--cpuid $CPUID_N >/vmtest/loop.txt"
-	touch /vmtest/done
-	wait_file /vmtest/bye
-}
-
-# domain_xml NAME ENTRY CID METADATA: a direct-kernel-boot domain running
-# ENTRY of this file (as libvirt-hook.sh's), 1 vCPU
-domain_xml() {
-	_dir=$VMTEST_GUESTS/$1
-	rm -rf "$_dir"
-	mkdir -p "$_dir"
-	cat >"$_dir/job.env" <<EOJ
-VMTEST_ROLE='guest:$1'
-VMTEST_REPO='$VMTEST_REPO'
-VMTEST_TEST='$VMTEST_TEST'
-VMTEST_ENTRY='$2'
-VMTEST_KVER='$VMTEST_KVER'
-VMTEST_KERNEL='$VMTEST_KERNEL'
-VMTEST_INITRD='$VMTEST_INITRD'
-VMTEST_BUILD='$VMTEST_BUILD'
-VMTEST_GUEST_CID='$3'
-EOJ
-	cat <<EOX
-<domain type='kvm'>
-  <name>$1</name>
-  <memory unit='MiB'>512</memory>
-  <vcpu>1</vcpu>
-  <metadata>$4</metadata>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$VMTEST_KERNEL</kernel>
-    <initrd>$VMTEST_INITRD</initrd>
-    <cmdline>$VMTEST_GUEST_APPEND</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='host-passthrough'><feature policy='disable' name='xsave'/></cpu>
-  <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
-  <on_crash>destroy</on_crash>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <filesystem type='mount' accessmode='passthrough' multidevs='remap'>
-      <source dir='/'/><target dir='root'/><readonly/>
-    </filesystem>
-    <filesystem type='mount' accessmode='passthrough'>
-      <source dir='$_dir'/><target dir='results'/>
-    </filesystem>
-    <vsock model='virtio'><cid auto='no' address='$3'/></vsock>
-    <serial type='file'><source path='$_dir/console.log'/><target port='0'/></serial>
-    <controller type='usb' model='none'/>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-EOX
+	guest_exitloop_turns
 }
 
 # promql QUERY [TIME]: an instant query through Prometheus's HTTP API;
@@ -133,21 +79,9 @@ EOP
 	wait_until 120 "Prometheus scrapes vmscoped" sh -c \
 		"curl -sf '$PROM/query?query=vmscoped_metrics_domains' | jq -e '.data.result | length == 1' >/dev/null"
 
-	# libvirtd as libvirt-hook.sh runs it here
-	cat >/etc/libvirt/qemu.conf <<'EOC'
-namespaces = []
-user = "root"
-group = "root"
-security_driver = "none"
-stdio_handler = "file"
-cgroup_controllers = []
-remember_owner = 0
-EOC
-	LIBVIRT_LOG_OUTPUTS="3:file:/vmtest/libvirtd.log" libvirtd >/vmtest/libvirtd.out 2>&1 &
-	wait_until 60 "libvirtd answers" virsh -c qemu:///system version
-	export LIBVIRT_DEFAULT_URI=qemu:///system
+	libvirtd_start
 
-	domain_xml m1 guest_main 3 "<vmscope:trace xmlns:vmscope='$NS' mode='discard' buffer-size='8M'/>" >/run/m1.xml
+	domain_xml m1 guest_main 1 3 "<vmscope:trace xmlns:vmscope='$NS' mode='discard' buffer-size='8M'/>" >/run/m1.xml
 	check "define m1" virsh define /run/m1.xml
 	uuid=$(virsh domuuid m1)
 	check "start m1" virsh start m1
