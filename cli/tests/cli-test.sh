@@ -51,6 +51,7 @@ expect 2 "record: --pid: a number from 1 to 1073741823, not '4294967296'" -- rec
 expect 2 "record: --pid: a number from 1 to 1073741823, not ' 5'" -- record --pid ' 5' -o /nonexistent/t
 expect 2 "record: --cid: a number from 3 to 4294967294, not '-1'" -- record --all --cid -1 -o /nonexistent/t
 expect 2 "record: --guest-port: a number from 0 to 4294967294, not '4294967295'" -- record --all --guest-port 4294967295 -o /nonexistent/t
+expect 2 "record: --metrics-fd '0': not an open SOCK_SEQPACKET socket" -- record --pid 1 --metrics-fd 0 -o /nonexistent/t </dev/null
 # stdout on a full disk: exit 1 with a message, never 0
 expect_full 1 'vmscope: writing the standard output' -- --help
 expect_full 1 'vmscope list: writing the standard output' -- list
