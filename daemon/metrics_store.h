@@ -50,8 +50,9 @@ void ms_remove(struct mstore *st, uint64_t key);
 /* A frame that did not parse (counted). */
 void ms_bad_frame(struct mstore *st);
 
-/* Everything in the text exposition format (metrics_render.h) into @out:
- * 0, or -EIO when writing failed. */
+/* Everything in the text exposition format (metrics_render.h) into @out,
+ * rendered from a copy taken under the lock: 0, -ENOMEM, or -EIO when
+ * writing failed. */
 int ms_render(struct mstore *st, FILE *out);
 
 #endif
