@@ -19,6 +19,7 @@
 #include "domxml.h"
 #include "event_select.h"
 #include "guest_link.h"
+#include "live_metrics.h"
 #include "rec_args.h"
 #include "rec_host.h"
 #include "record.h"
@@ -31,7 +32,7 @@ static void usage(FILE *out)
 		"                      [--events LIST] [--mode discard|flight]\n"
 		"                      [--keep LIST|none] [--buffer-size S] [--cid CID...]\n"
 		"                      [--guest-port P | --guest-handoff FD]\n"
-		"                      -o TRACE\n\n"
+		"                      [--metrics-fd FD] -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
@@ -70,12 +71,18 @@ static void usage(FILE *out)
 		"                     socket FD (one passed per message) instead of\n"
 		"                     listening: vmscoped listens on the port for every\n"
 		"                     recording and hands each one its VMs' connections\n"
+		"  --metrics-fd FD    also run the records through `vmscope top`'s live\n"
+		"                     pipeline and send the VM's cumulative figures\n"
+		"                     once per second on the SOCK_SEQPACKET socket FD\n"
+		"                     (vmscoped's /metrics; one --pid or --domain only)\n"
 		"  -o TRACE           the trace folder to create\n\n"
 		"Exit status: 0 when the recording ran and stopped (Ctrl-C, SIGTERM or\n"
 		"the duration); 1 on a runtime failure: no host module, TRACE exists,\n"
 		"reading the ring buffers failed, or writing the trace failed (a full\n"
 		"disk: recording stops, and the trace's final statistics say what was\n"
-		"lost, so that readers report it as damaged); 2 on a usage error.\n",
+		"lost, so that readers report it as damaged), or the metrics of\n"
+		"--metrics-fd ended early (said; the recording went on); 2 on a usage\n"
+		"error.\n",
 		VMSCOPE_MAX_PIDS, VD_RUN_DIR, REC_KEEP_DEFAULT, VMSCOPE_AGENT_PORT);
 }
 
@@ -147,6 +154,7 @@ struct record_args {
 	unsigned int ncids;
 	const char *keep;
 	int all;
+	int metrics_fd;				/* --metrics-fd, or -1 */
 };
 
 /* The option parsers of record's values into struct record_args: args_value_fn. */
@@ -194,21 +202,36 @@ static int take_domain(void *args, const char *arg)
 	return 0;
 }
 
-static int take_handoff(void *args, const char *arg)
+/* --guest-handoff and --metrics-fd: an open socket of @want_type's */
+static int parse_socket_fd(const char *opt, const char *arg, int want_type, int *fd)
 {
 	unsigned long long ull;
 	socklen_t tl;
 	int type;
 
-	if (args_number("vmscope record", "--guest-handoff", arg, 0, 65535, &ull))
+	if (args_number("vmscope record", opt, arg, 0, 65535, &ull))
 		return EXIT_USAGE;
 	tl = sizeof(type);
-	if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl)) {
-		fprintf(stderr, "vmscope record: --guest-handoff '%s': not an open socket\n", arg);
+	if (getsockopt((int)ull, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+	    (want_type && type != want_type)) {
+		fprintf(stderr, "vmscope record: %s '%s': not an open %ssocket\n", opt, arg,
+			want_type == SOCK_SEQPACKET ? "SOCK_SEQPACKET " : "");
 		return EXIT_USAGE;
 	}
-	((struct record_args *)args)->o.guest_handoff_fd = (int)ull;
+	*fd = (int)ull;
 	return 0;
+}
+
+static int take_handoff(void *args, const char *arg)
+{
+	return parse_socket_fd("--guest-handoff", arg, 0,
+			       &((struct record_args *)args)->o.guest_handoff_fd);
+}
+
+static int take_metrics_fd(void *args, const char *arg)
+{
+	return parse_socket_fd("--metrics-fd", arg, SOCK_SEQPACKET,
+			       &((struct record_args *)args)->metrics_fd);
 }
 
 static int take_cid(void *args, const char *arg)
@@ -243,6 +266,7 @@ static const struct args_opt opts[] = {
 	ARGS_FN("cid", 0, take_cid),
 	ARGS_NUM("guest-port", 0, struct record_args, o.guest_port, 0, 0xfffffffeull),
 	ARGS_FN("guest-handoff", 0, take_handoff),
+	ARGS_FN("metrics-fd", 0, take_metrics_fd),
 	ARGS_STR(NULL, 'o', struct record_args, o.path),
 	ARGS_END,
 };
@@ -256,6 +280,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 
 	a->o.guest_port = VMSCOPE_AGENT_PORT;
 	a->o.guest_handoff_fd = -1;
+	a->metrics_fd = -1;
 	if (rec_geometry(2ull << 20, &a->cfg))
 		return EXIT_FAILURE_RUNTIME;
 	rc = args_run(&spec, a, argc, argv);
@@ -264,6 +289,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (!a->o.path || (!a->all) == (a->o.ctl.nr_pids == 0)) {
 		fprintf(stderr, "vmscope record: need -o TRACE and either --pid/--domain or --all\n");
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (a->metrics_fd >= 0 && a->o.ctl.nr_pids != 1) {
+		fprintf(stderr, "vmscope record: --metrics-fd takes one --pid or --domain\n");
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -300,6 +329,26 @@ static int select_events(const struct hb *h, struct rec_opts *o)
 	return 0;
 }
 
+/* rec_run, with --metrics-fd's feed on its tap: 0, or non-zero when the
+ * recording or the metrics failed (said on stderr). */
+static int metrics_run(struct hb *h, struct record_args *a, volatile sig_atomic_t *stop)
+{
+	struct ol_mfeed *f;
+	int rc;
+
+	if (a->metrics_fd < 0)
+		return rec_run(h, &a->o, stop);
+	f = ol_mfeed_open(h, a->o.path, a->metrics_fd, OL_MX_INTERVAL_NS);
+	if (!f) {
+		fprintf(stderr, "vmscope record: --metrics-fd: out of memory\n");
+		return 1;
+	}
+	a->o.tap = ol_mfeed_tap;
+	a->o.tap_ctx = f;
+	rc = rec_run(h, &a->o, stop);
+	return ol_mfeed_close(f, rc) | rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
@@ -331,7 +380,7 @@ int cmd_record(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	util_stop_on_signals();
-	rc = rec_run(&h, o, &util_stop_requested);
+	rc = metrics_run(&h, &a, &util_stop_requested);
 
 	hb_close(&h);
 	return rc ? EXIT_FAILURE_RUNTIME : EXIT_OK;

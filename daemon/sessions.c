@@ -18,6 +18,8 @@
 
 #include "dmlog.h"
 #include "domrun.h"
+#include "metrics_feed.h"
+#include "spawn.h"
 #include "sessions.h"
 #include "util_clock.h"
 #include "util_fs.h"
@@ -131,39 +133,12 @@ static void last_line(const char *path, const char *needle, char *out, size_t le
 
 /* ---- children ---- */
 
-/* @keep_fd (>= 0) becomes the child's fd 3, open across exec. */
-static pid_t spawn(const char *const argv[], const char *log_path, int keep_fd)
-{
-	pid_t pid = fork();
-
-	if (pid)
-		return pid;
-	/* the daemon blocks signals for its signalfd: not the child's */
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setsid();	/* not in the daemon's terminal's process group */
-	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-
-	if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-		_exit(126);
-	/* dup2() onto itself would keep FD_CLOEXEC */
-	if (keep_fd >= 0 && (keep_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(keep_fd, 3)) < 0)
-		_exit(126);
-	execv(argv[0], (char *const *)argv);
-	dprintf(2, "vmscoped: exec %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
-}
-
 static void launch_recorder(struct sessions *ss, struct session *s)
 {
 	const struct vd_opts *o = &s->dom.opts;
 	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
-	const char *argv[24];
-	int pair[2] = { -1, -1 };
+	const char *argv[26];
+	int pair[2] = { -1, -1 }, child_fd[2];
 	unsigned int n = 0;
 
 	snprintf(pid, sizeof(pid), "%d", (int)s->qemu_pid);
@@ -202,18 +177,26 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 		argv[n++] = "--guest-handoff";
 		argv[n++] = "3";
 	}
+	child_fd[0] = pair[1];
+	child_fd[1] = mf_session_pair(ss, s);
+	if (child_fd[1] >= 0) {
+		argv[n++] = "--metrics-fd";
+		argv[n++] = "4";
+	}
 	argv[n++] = "-o";
 	argv[n++] = out;
 	argv[n] = NULL;
-	s->child = spawn(argv, log, pair[1]);
-	if (pair[1] >= 0)
-		close(pair[1]);
+	s->child = dm_spawn(argv, log, child_fd);
+	for (int i = 0; i < 2; i++)
+		if (child_fd[i] >= 0)
+			close(child_fd[i]);
 	if (s->child > 0)
 		s->handoff_fd = pair[0];
 	else if (pair[0] >= 0)
 		close(pair[0]);
 	if (s->child < 0) {
 		s->child = 0;
+		mf_session_end(ss, s, true);
 		s->state = SS_FAILED;
 		snprintf(s->detail, sizeof(s->detail), "fork: %s", strerror(errno));
 		registry_remove(ss, s);
@@ -249,7 +232,7 @@ static void launch_merge(struct sessions *ss, struct session *s)
 	argv[4] = out;
 	argv[5] = NULL;
 	s->adopted = 0;
-	s->child = spawn(argv, log, -1);
+	s->child = dm_spawn(argv, log, (const int[2]){ -1, -1 });
 	if (s->child < 0)
 		s->child = 0;
 	s->state = SS_MERGING;
@@ -298,6 +281,7 @@ static void recorder_exited(struct sessions *ss, struct session *s, int status)
 	if (s->handoff_fd >= 0)
 		close(s->handoff_fd);
 	s->handoff_fd = -1;
+	mf_session_end(ss, s, true);
 	snprintf(path, sizeof(path), "%s/trace/metadata.vtf", s->dir);
 	if (!stat(path, &st)) {
 		launch_merge(ss, s);
@@ -340,7 +324,8 @@ static int wait_status(int w)
 	return WIFEXITED(w) ? WEXITSTATUS(w) : 128 + WTERMSIG(w);
 }
 
-static void stop_session(struct session *s, const char *why, double timeout)
+static void stop_session(struct sessions *ss, struct session *s, const char *why,
+			 double timeout)
 {
 	if (s->state == SS_PENDING) {
 		s->state = SS_STOPPING;	/* never started: finalized as not recorded */
@@ -351,6 +336,7 @@ static void stop_session(struct session *s, const char *why, double timeout)
 		return;
 	if (s->child > 0)
 		kill(s->child, SIGTERM);
+	mf_session_end(ss, s, false);	/* its series end with the domain */
 	s->state = SS_STOPPING;
 	s->deadline = util_mono_s() + timeout;
 	dm_log("%s: stopping (%s)", s->dom.name, why);
@@ -388,7 +374,7 @@ void ss_tick(struct sessions *ss)
 		/* QEMU gone without a hook (libvirtd down, kill -9): stop too */
 		if (s->state == SS_RECORDING && s->qemu_pid > 0 && kill(s->qemu_pid, 0) &&
 		    errno == ESRCH)
-			stop_session(s, "its QEMU process exited", ss->cfg->stop_timeout_s);
+			stop_session(ss, s, "its QEMU process exited", ss->cfg->stop_timeout_s);
 	}
 	for (unsigned int i = 0; i < ss->n; i++) {
 		struct session *s = &ss->s[i];
@@ -492,7 +478,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 		return vd_why(msg, msglen, -1, "%s: QEMU pid %d does not exist", dom->name, (int)qemu);
 	if (mine) {
 		/* a restart: the old trace ends, this is a new one */
-		stop_session(mine, "restarted", ss->cfg->stop_timeout_s);
+		stop_session(ss, mine, "restarted", ss->cfg->stop_timeout_s);
 	}
 	/* a restart: the new recorder starts when the old one has exited */
 	pending = domain_has_recorder(ss, dom->name);
@@ -500,7 +486,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	if (!s)
 		return vd_why(msg, msglen, -1, "%s: too many sessions (%d)", dom->name, SS_MAX);
 	memset(s, 0, sizeof(*s));
-	s->handoff_fd = -1;
+	s->handoff_fd = s->metrics_fd = -1;
 	s->dom = *dom;
 	s->qemu_pid = qemu;
 	s->start_ns = util_realtime_ns();
@@ -536,7 +522,7 @@ int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen)
 		if (strcmp(s->dom.name, name) || (s->state != SS_RECORDING &&
 						   s->state != SS_PENDING))
 			continue;
-		stop_session(s, "stop requested", ss->cfg->stop_timeout_s);
+		stop_session(ss, s, "stop requested", ss->cfg->stop_timeout_s);
 		vd_why(msg, msglen, -1, "%s: stopping; the trace will be in %s", name, s->dir);
 		return 0;
 	}
@@ -546,7 +532,7 @@ int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen)
 void ss_stop_all(struct sessions *ss)
 {
 	for (unsigned int i = 0; i < ss->n; i++)
-		stop_session(&ss->s[i], "daemon stopping", ss->cfg->stop_timeout_s);
+		stop_session(ss, &ss->s[i], "daemon stopping", ss->cfg->stop_timeout_s);
 }
 
 /* ---- guest connections ---- */
@@ -638,7 +624,7 @@ void ss_recover(struct sessions *ss)
 			break;
 		}
 		memset(s, 0, sizeof(*s));
-		s->handoff_fd = -1;
+		s->handoff_fd = s->metrics_fd = -1;
 		s->start_ns = strtoull(e->d_name, NULL, 10);
 		if (fgets(line, sizeof(line), f))
 			cut(s->dir, sizeof(s->dir), strtok(line, "\n") ? line : "");

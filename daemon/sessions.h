@@ -37,11 +37,14 @@
 #define VMSCOPE_DAEMON_SESSIONS_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "daemon.pb-c.h"
 #include "proto.h"
+
+struct mstore;
 
 struct dm_cfg {
 	const char *state_dir;		/* /var/lib/vmscope */
@@ -49,6 +52,9 @@ struct dm_cfg {
 	const char *pid_dir;		/* libvirt's /run/libvirt/qemu */
 	const char *vmscope;		/* the vmscope command */
 	double stop_timeout_s;		/* SIGTERM -> SIGKILL of a recorder */
+	/* --metrics: each recorder's snapshots go here (metrics_feed.h);
+	 * NULL: off */
+	struct mstore *metrics;
 };
 
 /* OUTPUT (< VD_PATH_MAX) / DOMAIN (< VD_NAME_MAX) / START-TIME[-N] */
@@ -64,6 +70,8 @@ struct session {
 	enum ss_state state;
 	pid_t child;			/* recorder or merge; 0: none */
 	int handoff_fd;			/* to our recorder: guest connections; -1 */
+	int metrics_fd;			/* from our recorder: its snapshots; -1 */
+	bool metrics_refused;		/* the store was full: said once */
 	int adopted;			/* child is a predecessor's: not ours to wait */
 	double deadline;		/* stopping: SIGKILL after */
 	char detail[512];

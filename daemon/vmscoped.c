@@ -29,6 +29,8 @@
 
 #include "dmlog.h"
 #include "domrun.h"
+#include "metrics_feed.h"
+#include "metrics_http.h"
 #include "proto.h"
 #include "sessions.h"
 #include "util_args.h"
@@ -92,7 +94,8 @@ static void hand_over(struct sessions *ss, int vfd)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscoped [--socket PATH] [--state-dir DIR] [--pid-dir DIR]\n"
-		"                [--vmscope PATH] [--stop-timeout SECONDS] [--guest-port P]\n\n"
+		"                [--vmscope PATH] [--stop-timeout SECONDS] [--guest-port P]\n"
+		"                [--metrics [ADDR:]PORT]\n\n"
 		"The vmscope daemon: traces libvirt domains that opted in (the hook\n"
 		"/etc/libvirt/hooks/qemu.d/vmscope tells it when they start and stop) and\n"
 		"those `vmscope session start` names. Each trace goes to\n"
@@ -110,7 +113,13 @@ static void usage(FILE *out)
 		"                       %d): the daemon listens there and hands each\n"
 		"                       connection to the recorder of the domain with the\n"
 		"                       peer's vsock CID, so that domains are recorded\n"
-		"                       side by side\n",
+		"                       side by side\n"
+		"  --metrics [ADDR:]PORT  serve /metrics (Prometheus text format) over\n"
+		"                       HTTP on ADDR (numeric; default 127.0.0.1, [::1]\n"
+		"                       for IPv6): each recorded domain's exits, exit\n"
+		"                       latency and vCPU time, from its recorder's\n"
+		"                       live pipeline (`vmscope record --metrics-fd`);\n"
+		"                       off by default\n",
 		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope", VMSCOPE_AGENT_PORT);
 }
 
@@ -272,6 +281,7 @@ static const struct option opts[] = {
 	{ "vmscope", required_argument, NULL, 'v' },
 	{ "stop-timeout", required_argument, NULL, 't' },
 	{ "guest-port", required_argument, NULL, 'g' },
+	{ "metrics", required_argument, NULL, 'm' },
 	ARGS_HELP_AND_END,
 };
 
@@ -280,6 +290,7 @@ struct daemon_args {
 	struct dm_cfg *cfg;
 	const char **sock;
 	unsigned long long *guest_port;
+	struct sockaddr_storage *metrics;	/* ss_family 0: off */
 };
 
 /* One option into @ctx (struct daemon_args): args_option_fn. */
@@ -308,15 +319,24 @@ static int parse_option(int c, const char *arg, void *ctx)
 			return ARGS_EXIT_USAGE;
 		}
 		return 0;
+	case 'm': {
+		char why[160];
+
+		if (mh_parse_addr(arg, a->metrics, why, sizeof(why))) {
+			fprintf(stderr, "vmscoped: --metrics %s\n", why);
+			return ARGS_EXIT_USAGE;
+		}
+		return 0;
+	}
 	}
 	return -1;	/* 'h' and what getopt refused */
 }
 
 /* The command line into @cfg, @sock and @guest_port: -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct dm_cfg *cfg, const char **sock,
-		      unsigned long long *guest_port)
+		      unsigned long long *guest_port, struct sockaddr_storage *metrics)
 {
-	struct daemon_args a = { cfg, sock, guest_port };
+	struct daemon_args a = { cfg, sock, guest_port, metrics };
 	int rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
 
 	if (rc >= 0)
@@ -385,11 +405,36 @@ static void accept_clients(struct daemon *d)
 	}
 }
 
+/* The recorders' metrics feeds into @p: how many. */
+static unsigned int poll_feeds(const struct daemon *d, struct pollfd *p)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < d->ss.n; i++)
+		if (d->ss.s[i].metrics_fd >= 0)
+			p[n++] = (struct pollfd){ .fd = d->ss.s[i].metrics_fd, .events = POLLIN };
+	return n;
+}
+
+/* Each feed @p says is readable, found by its fd (before anything can
+ * move the sessions). */
+static void read_feeds(struct daemon *d, const struct pollfd *p, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		if (!p[k].revents)
+			continue;
+		for (unsigned int i = 0; i < d->ss.n; i++)
+			if (d->ss.s[i].metrics_fd == p[k].fd)
+				mf_session_read(&d->ss, &d->ss.s[i]);
+	}
+}
+
 /* Until a signal stopped every session and the last one is finalized. */
 static void serve(struct daemon *d)
 {
 	for (;;) {
-		struct pollfd p[3 + MAX_CLIENTS];
+		struct pollfd p[3 + MAX_CLIENTS + SS_MAX];
+		unsigned int nf;
 
 		if (d->vfd < 0 && util_mono_s() >= d->vsock_retry) {
 			d->vfd = vsock_listen(d->guest_port, d->vsock_retry == 0);
@@ -400,7 +445,9 @@ static void serve(struct daemon *d)
 		for (unsigned int i = 0; i < d->ncl; i++)
 			p[2 + i] = (struct pollfd){ .fd = d->cl[i].fd, .events = POLLIN };
 		p[2 + d->ncl] = (struct pollfd){ .fd = d->vfd, .events = POLLIN };
-		poll(p, 3 + d->ncl, 200);
+		nf = poll_feeds(d, p + 3 + d->ncl);
+		poll(p, 3 + d->ncl + nf, 200);
+		read_feeds(d, p + 3 + d->ncl, nf);
 		if (p[2 + d->ncl].revents & POLLIN)
 			hand_over(&d->ss, d->vfd);
 		read_signals(d);
@@ -425,10 +472,13 @@ int main(int argc, char **argv)
 	};
 	const char *sock = DM_SOCKET_DEFAULT;
 	unsigned long long guest_port = VMSCOPE_AGENT_PORT;
+	static struct sockaddr_storage metrics_addr;
+	static struct mstore store;
+	struct mh_server *http = NULL;
 	sigset_t mask;
 	int rc;
 
-	rc = parse_args(argc, argv, &cfg, &sock, &guest_port);
+	rc = parse_args(argc, argv, &cfg, &sock, &guest_port, &metrics_addr);
 	if (rc >= 0)
 		return rc;
 	d.guest_port = (uint32_t)guest_port;
@@ -445,11 +495,25 @@ int main(int argc, char **argv)
 	d.lfd = listen_on(sock);
 	if (d.sfd < 0 || d.lfd < 0)
 		return 1;
+	if (metrics_addr.ss_family) {
+		char why[200];
+
+		ms_init(&store);
+		http = mh_start(&metrics_addr, &store, why, sizeof(why));
+		if (!http) {
+			dm_log("--metrics: %s", why);
+			unlink(sock);
+			return 1;
+		}
+		cfg.metrics = &store;
+		dm_log("metrics: serving /metrics on port %u", (unsigned int)mh_port(http));
+	}
 	ss_init(&d.ss, &cfg);
 	dm_log("listening on %s (pid %d, version %s)", sock, (int)getpid(),
 	       VMSCOPE_VERSION_STRING);
 	ss_recover(&d.ss);
 	serve(&d);
+	mh_stop(http);
 	unlink(sock);
 	dm_log("stopped: every session finalized");
 	return 0;

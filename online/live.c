@@ -350,6 +350,11 @@ int ol_live_tap(void *live, const struct rec_chunk *c)
 	return tap(live, c);
 }
 
+uint64_t ol_live_lost(const struct live *l)
+{
+	return l->lo.st.lost_events + l->lo.st.late;
+}
+
 int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 {
 	int e;

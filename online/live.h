@@ -66,4 +66,9 @@ struct live *ol_live_open(struct hb *h, const char *path, const struct ol_opts *
 int ol_live_tap(void *live, const struct rec_chunk *c);
 int ol_live_close(struct live *l, int rc, char *err, size_t errlen);
 
+/* Events lost so far: the ring buffers' losses and the records refused as
+ * too late to order (live_order.h), for a view during the run (it runs
+ * on the thread that feeds @l). */
+uint64_t ol_live_lost(const struct live *l);
+
 #endif

@@ -36,6 +36,9 @@ PACKAGES=(
 	protobuf-compiler babeltrace2
 	# peers measured beside vmscope in bench/, and GNU time for its timings
 	trace-cmd liblttng-ust-dev lttng-tools time
+	# vmscoped's /metrics HTTP server; Prometheus (its promtool checks the
+	# text, the VM test scrapes the daemon) and curl for the tests
+	libmicrohttpd-dev prometheus curl
 )
 
 missing=()

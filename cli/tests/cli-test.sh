@@ -70,6 +70,7 @@ expect 2 "agent: --sync-period: a number from 1 to 1000, not '0'" -- agent --syn
 expect 2 "agent: unexpected argument 'x'" -- agent x
 expect 2 'usage: vmscope dump' -- dump
 expect 2 'usage: vmscope dump' -- dump a b
+expect 2 "record: --metrics-fd '0': not an open SOCK_SEQPACKET socket" -- record --pid 1 --metrics-fd 0 -o /nonexistent/t </dev/null
 # stdout on a full disk: exit 1 with a message, never 0
 expect_full 1 'vmscope: writing the standard output' -- --help
 expect_full 1 'vmscope list: writing the standard output' -- list

@@ -7,37 +7,9 @@
 # Usage: daemon-test.sh PATH-TO-vmscoped PATH-TO-vmscope
 set -u
 daemon=$1 vmscope=$2
-T=$(mktemp -d /var/tmp/vmscoped-test.XXXXXX)
-fails=0
-dpid=
-cleanup() {
-	[ -n "$dpid" ] && kill -9 "$dpid" 2>/dev/null
-	# only this test's fakes: their path is this test's own folder
-	for p in $(pgrep -f "$T/fake-vmscope"); do kill -9 "$p" 2>/dev/null; done
-	for p in $(cat "$T"/qemu.* 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-export VMSCOPE_SOCKET=$T/run/vmscoped.sock
+. "$(dirname "$0")/daemon-lib.sh"
+daemon_test_setup vmscoped-test
 
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else bad "$desc"; fi; }
-# wait_for SECONDS CMD...: until CMD succeeds (generous limits: they cost
-# nothing when it does, and a 2-core machine under sanitizers and VM tests
-# is slow)
-wait_for() {
-	local n=$(($1 * 10)); shift
-	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-	return 1
-}
-
-# the fake lives in this test's folder: its path names this test's processes
-cp "$(dirname "$0")/fake-vmscope" "$T/fake-vmscope"
-mkdir -p "$T/libvirt" "$T/state"
-
-# qemu NAME: a fake QEMU process and its libvirt pid file
-qemu() { sleep 1000 & echo $! >"$T/libvirt/$1.pid"; echo $! >"$T/qemu.$1"; }
 # cid NAME: the vsock CID of domain NAME (c: 9, d1..d7: 11..17, else 7)
 cid() { case $1 in c) echo 9 ;; d[1-7]) echo $((10 + ${1#d})) ;; *) echo 7 ;; esac; }
 xml() { # NAME [OPTIN-ATTRS]: a domain XML; opted in when ATTRS is given (may be "")
@@ -47,20 +19,9 @@ xml() { # NAME [OPTIN-ATTRS]: a domain XML; opted in when ATTRS is given (may be
 }
 # hook NAME OP [ATTRS]: run the hook as libvirt does; its stderr to $T/hook.err
 hook() { local n=$1 op=$2; shift 2; xml "$n" "$@" | "$vmscope" hook "$n" "$op" begin - 2>>"$T/hook.err"; }
-start_daemon() {
-	# a port of its own: tests may run side by side, and vsock may be
-	# missing here (the daemon then retries; the VM test has it)
-	"$daemon" --socket "$VMSCOPE_SOCKET" --state-dir "$T/state" --pid-dir "$T/libvirt" \
-		--vmscope "$T/fake-vmscope" --stop-timeout 5 --guest-port $((40000 + $$ % 20000)) \
-		2>>"$T/daemon.log" &
-	dpid=$!
-	wait_for 30 "$vmscope" daemon status >/dev/null
-}
 traces() { ls -d "$T/state/traces/$1"/*/ 2>/dev/null | wc -l; }
 finalized() { ls "$T/state/traces/$1"/*/summary.txt 2>/dev/null | wc -l; }
-is_state() { [ "$(state_of "$1")" = "$2" ]; }
 n_final() { [ "$(finalized "$1")" = "$2" ]; }
-state_of() { "$vmscope" session list | awk -v n="$1" '$1 == n { s = $2 } END { print s }'; }
 
 # ---- the daemon down: the hook warns and exits 0, quickly ----
 qemu a

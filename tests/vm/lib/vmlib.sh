@@ -127,6 +127,20 @@ stats_field() {
 	"$VMSCOPE" stats --json "$@" | jq -r "$_sf"
 }
 
+# guest_exitloop_turns (guest): a known number of exits for tests that
+# count them: /vmtest/ready; once the test host makes /vmtest/go,
+# vmscope-exitloop --pio $PIO_N --cpuid $CPUID_N (its output in
+# /vmtest/loop.txt), then /vmtest/done; up until the host makes
+# /vmtest/bye.
+guest_exitloop_turns() {
+	touch /vmtest/ready
+	wait_file /vmtest/go
+	check "exitloop" sh -c "'$VMTEST_BUILD/kvm-probes/vmscope-exitloop' --pio $PIO_N \
+		--cpuid $CPUID_N >/vmtest/loop.txt"
+	touch /vmtest/done
+	wait_file /vmtest/bye
+}
+
 # kvm_exits PID: KVM's own exit counter of the VM of QEMU PID (debugfs,
 # summed over its vCPUs); stop QEMU first for a reading that stays true.
 kvm_exits() {

@@ -41,6 +41,7 @@
 # hook's warning is in syslog.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
+. "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
 
 PORT=5643
 ROUNDS=200
@@ -59,61 +60,6 @@ traced_main() {
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	check "rmmod vmscope_guest" rmmod vmscope_guest
-}
-
-# domain_xml NAME ENTRY VCPUS CID METADATA: a direct-kernel-boot domain
-# that runs ENTRY of this file, like guest_start's QEMU command line.
-domain_xml() {
-	_dir=$VMTEST_GUESTS/$1
-	rm -rf "$_dir"
-	mkdir -p "$_dir"
-	cat >"$_dir/job.env" <<EOJ
-VMTEST_ROLE='guest:$1'
-VMTEST_REPO='$VMTEST_REPO'
-VMTEST_TEST='$VMTEST_TEST'
-VMTEST_ENTRY='$2'
-VMTEST_KVER='$VMTEST_KVER'
-VMTEST_KERNEL='$VMTEST_KERNEL'
-VMTEST_INITRD='$VMTEST_INITRD'
-VMTEST_BUILD='$VMTEST_BUILD'
-VMTEST_GUEST_CID='$4'
-EOJ
-	cat <<EOX
-<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
-  <name>$1</name>
-  <memory unit='MiB'>512</memory>
-  <vcpu>$3</vcpu>
-  <metadata>$5</metadata>
-  <os>
-    <type arch='x86_64' machine='pc'>hvm</type>
-    <kernel>$VMTEST_KERNEL</kernel>
-    <initrd>$VMTEST_INITRD</initrd>
-    <cmdline>$VMTEST_GUEST_APPEND</cmdline>
-  </os>
-  <features><acpi/><apic/></features>
-  <cpu mode='host-passthrough'><feature policy='disable' name='xsave'/></cpu>
-  <on_poweroff>destroy</on_poweroff>
-  <on_reboot>destroy</on_reboot>
-  <on_crash>destroy</on_crash>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <filesystem type='mount' accessmode='passthrough' multidevs='remap'>
-      <source dir='/'/><target dir='root'/><readonly/>
-    </filesystem>
-    <filesystem type='mount' accessmode='passthrough'>
-      <source dir='$_dir'/><target dir='results'/>
-    </filesystem>
-    <vsock model='virtio'><cid auto='no' address='$4'/></vsock>
-    <serial type='file'><source path='$_dir/console.log'/><target port='0'/></serial>
-    <controller type='usb' model='none'/>
-    <memballoon model='none'/>
-  </devices>
-  <qemu:commandline>
-    <qemu:arg value='-d'/><qemu:arg value='cpu_reset,guest_errors'/>
-    <qemu:arg value='-D'/><qemu:arg value='$_dir/qemu-debug.log'/>
-  </qemu:commandline>
-</domain>
-EOX
 }
 
 # firmware_xml NAME CID METADATA: a domain with no OS: its firmware looks
@@ -224,20 +170,7 @@ EOW
 	for _ in $(seq 100); do vmscope daemon status >/dev/null 2>&1 && break; sleep 0.2; done
 	check "vmscoped answers" vmscope daemon status
 
-	# libvirtd as DESIGN.md says it runs here; no virtlogd, no cgroups
-	cat >/etc/libvirt/qemu.conf <<'EOC'
-namespaces = []
-user = "root"
-group = "root"
-security_driver = "none"
-stdio_handler = "file"
-cgroup_controllers = []
-remember_owner = 0
-EOC
-	LIBVIRT_LOG_OUTPUTS="3:file:/vmtest/libvirtd.log" libvirtd >/vmtest/libvirtd.out 2>&1 &
-	for _ in $(seq 300); do virsh -c qemu:///system version >/dev/null 2>&1 && break; sleep 0.2; done
-	check "libvirtd answers" virsh -c qemu:///system version
-	export LIBVIRT_DEFAULT_URI=qemu:///system
+	libvirtd_start
 
 	# 1 vCPU: a 2-vCPU nested guest dies during boot now and then under
 	# TCG (tests/vm/README.md); it did in this test's first run

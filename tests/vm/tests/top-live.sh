@@ -19,12 +19,7 @@ PIO_N=5000 CPUID_N=10000
 
 # the workload once the test host says go; then up until it says bye
 guest_main() {
-	touch /vmtest/ready
-	wait_file /vmtest/go
-	check "exitloop" sh -c "'$VMTEST_BUILD/kvm-probes/vmscope-exitloop' --pio $PIO_N \
-		--cpuid $CPUID_N >/vmtest/loop.txt"
-	touch /vmtest/done
-	wait_file /vmtest/bye
+	guest_exitloop_turns
 }
 
 host_main() {

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The text exposition of the metrics store: see metrics_render.h. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_render.h"
+
+/* @ns as seconds, an exact decimal (no float rounding): 1500 -> 0.0000015 */
+static void seconds(FILE *out, uint64_t ns)
+{
+	char frac[10];
+	int l;
+
+	fprintf(out, "%" PRIu64, ns / 1000000000u);
+	if (!(ns % 1000000000u))
+		return;
+	snprintf(frac, sizeof(frac), "%09" PRIu64, ns % 1000000000u);
+	for (l = 9; frac[l - 1] == '0'; l--)
+		;
+	fprintf(out, ".%.*s", l, frac);
+}
+
+/* A label value, escaped as the format wants (\\, \", \n). */
+static void label_value(FILE *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(out, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+static void labels(FILE *out, const struct ms_entry *e)
+{
+	fputs("domain=\"", out);
+	label_value(out, e->domain);
+	fputs("\",uuid=\"", out);
+	label_value(out, e->uuid);
+	fputc('"', out);
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void reason_labels(FILE *out, const struct ms_entry *e, const struct ol_mx_reason *r)
+{
+	labels(out, e);
+	fputs(",reason=\"", out);
+	label_value(out, r->name);
+	fputc('"', out);
+}
+
+static void histogram(FILE *out, const struct ms_entry *e, const struct ol_mx_reason *r)
+{
+	const char *name = "vmscope_exit_latency_seconds";
+	uint64_t cum = 0;
+
+	for (int k = 1; k <= OL_MX_BUCKETS; k++) {
+		cum += r->bucket[k - 1];
+		fprintf(out, "%s_bucket{", name);
+		reason_labels(out, e, r);
+		fputs(",le=\"", out);
+		seconds(out, (1ull << (2 * k)) - 1);
+		fprintf(out, "\"} %" PRIu64 "\n", cum);
+	}
+	fprintf(out, "%s_bucket{", name);
+	reason_labels(out, e, r);
+	fprintf(out, ",le=\"+Inf\"} %" PRIu64 "\n%s_sum{", r->count, name);
+	reason_labels(out, e, r);
+	fputs("} ", out);
+	seconds(out, r->sum_ns);
+	fprintf(out, "\n%s_count{", name);
+	reason_labels(out, e, r);
+	fprintf(out, "} %" PRIu64 "\n", r->count);
+}
+
+static int by_domain(const void *a, const void *b)
+{
+	const struct ms_entry *const *x = a, *const *y = b;
+
+	return strcmp((*x)->domain, (*y)->domain);
+}
+
+/* One vCPU-time family sample per domain: @off is the ol_msnap field. */
+static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_t n,
+			       const char *name, const char *extra, size_t off)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&e[i]->snap + off, sizeof(v));
+		fprintf(out, "%s{", name);
+		labels(out, e[i]);
+		fprintf(out, "%s} ", extra);
+		seconds(out, v);
+		fputc('\n', out);
+	}
+}
+
+void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t refused,
+	       uint64_t bad_frames)
+{
+	static const struct {
+		const char *state;
+		size_t off;
+	} states[] = {
+		{ "guest", offsetof(struct ol_msnap, guest_ns) },
+		{ "exit_kernel", offsetof(struct ol_msnap, kernel_ns) },
+		{ "exit_user", offsetof(struct ol_msnap, user_ns) },
+		{ "halted", offsetof(struct ol_msnap, halted_ns) },
+	};
+	const struct ms_entry *e[MS_MAX_DOMAINS];
+
+	n = n < MS_MAX_DOMAINS ? n : MS_MAX_DOMAINS;
+	for (size_t i = 0; i < n; i++)
+		e[i] = &entries[i];
+	qsort(e, n, sizeof(e[0]), by_domain);
+
+	family(out, "vmscope_exits_total", "counter",
+	       "VM exits completed (kvm_exit .. the vCPU's next kvm_entry), by exit reason.");
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t r = 0; r < e[i]->snap.n_reasons; r++) {
+			fputs("vmscope_exits_total{", out);
+			reason_labels(out, e[i], &e[i]->snap.r[r]);
+			fprintf(out, "} %" PRIu64 "\n", e[i]->snap.r[r].count);
+		}
+	family(out, "vmscope_exit_latency_seconds", "histogram",
+	       "VM exit latency (kvm_exit .. kvm_entry) by exit reason; buckets 4^k-1 ns.");
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t r = 0; r < e[i]->snap.n_reasons; r++)
+			histogram(out, e[i], &e[i]->snap.r[r]);
+	family(out, "vmscope_vcpu_seconds_total", "counter",
+	       "vCPU time summed over the domain's vCPUs: in the guest, in exits handled "
+	       "in the host kernel, in userspace exits, halted.");
+	for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+		char extra[40];
+
+		snprintf(extra, sizeof(extra), ",state=\"%s\"", states[s].state);
+		per_domain_seconds(out, e, n, "vmscope_vcpu_seconds_total", extra, states[s].off);
+	}
+	family(out, "vmscope_vcpu_preempted_seconds_total", "counter",
+	       "Time the domain's vCPU threads were preempted off their host CPU.");
+	per_domain_seconds(out, e, n, "vmscope_vcpu_preempted_seconds_total", "",
+			   offsetof(struct ol_msnap, preempted_ns));
+	family(out, "vmscope_events_lost_total", "counter",
+	       "Events lost: ring buffer losses and records too late to order.");
+	for (size_t i = 0; i < n; i++) {
+		fputs("vmscope_events_lost_total{", out);
+		labels(out, e[i]);
+		fprintf(out, "} %" PRIu64 "\n", e[i]->snap.events_lost);
+	}
+	family(out, "vmscope_sync_bound_seconds", "gauge",
+	       "Bound of the host-guest clock alignment; absent without a clock sample.");
+	for (size_t i = 0; i < n; i++) {
+		if (!e[i]->snap.has_bound)
+			continue;
+		fputs("vmscope_sync_bound_seconds{", out);
+		labels(out, e[i]);
+		fputs("} ", out);
+		seconds(out, e[i]->snap.bound_ns);
+		fputc('\n', out);
+	}
+	family(out, "vmscoped_metrics_domains", "gauge", "Domains whose series are served.");
+	fprintf(out, "vmscoped_metrics_domains %zu\n", n);
+	family(out, "vmscoped_metrics_refused_snapshots_total", "counter",
+	       "Snapshots not served: their domain was beyond the 64 served.");
+	fprintf(out, "vmscoped_metrics_refused_snapshots_total %" PRIu64 "\n", refused);
+	family(out, "vmscoped_metrics_bad_frames_total", "counter",
+	       "Snapshot frames from recorders that did not parse (that feed was closed).");
+	fprintf(out, "vmscoped_metrics_bad_frames_total %" PRIu64 "\n", bad_frames);
+}

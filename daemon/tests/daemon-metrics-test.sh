@@ -1,0 +1,78 @@
+#!/bin/bash
+# vmscoped --metrics without a kernel: the fake `vmscope` of daemon-test.sh
+# (its recorder sends the frame file frame.QEMU_PID on its --metrics-fd
+# 4), fake QEMU processes, the real hook; /metrics read with curl.
+# Checks: the recorder gets --metrics-fd 4, a socket; the domain's
+# snapshot is served with its name and UUID (exits, buckets, times as
+# test_metrics --frame made them); a frame that does not parse closes that
+# feed (logged, counted) and the domain still records; a stopped domain's
+# series are gone while another's stay; /metrics is on 127.0.0.1 only.
+# Usage: daemon-metrics-test.sh PATH-TO-vmscoped PATH-TO-vmscope PATH-TO-test_metrics
+set -u
+daemon=$1 vmscope=$2 tm=$3
+. "$(dirname "$0")/daemon-lib.sh"
+daemon_test_setup vmscoped-metrics-test
+UUID=6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10
+hook() { # NAME OP: the hook as libvirt runs it, NAME opted in (vsock CID: web 7, else 8)
+	local cid=8
+	[ "$1" = web ] && cid=7
+	printf "<domain type='kvm'><name>%s</name><uuid>%s</uuid><metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1'/></metadata><devices><vsock model='virtio'><cid auto='no' address='%s'/></vsock></devices></domain>" "$1" "$UUID" "$cid" |
+		"$vmscope" hook "$1" "$2" begin - 2>>"$T/hook.err"
+}
+scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$T/scrape"; }
+served() { scrape && grep -qF "$1" "$T/scrape"; }
+not_served() { scrape && ! grep -qF "$1" "$T/scrape"; }
+
+"$tm" --frame "$T/web.frame" >/dev/null || { echo "FAIL: test_metrics --frame"; exit 1; }
+start_daemon --metrics 0 || bad "daemon did not answer"
+port=$(sed -n 's/.*metrics: serving \/metrics on port \([0-9]*\)$/\1/p' "$T/daemon.log")
+check "the daemon says its metrics port ($port)" [ -n "$port" ]
+check "listening on 127.0.0.1 only" sh -c "ss -Hltn 'sport = :$port' | awk '{print \$4}' | grep -qx '127.0.0.1:$port'"
+check "no domain: no series" served "vmscoped_metrics_domains 0"
+
+# web: its recorder sends a good frame; bad: a frame that does not parse
+qemu web
+cp "$T/web.frame" "$T/frame.$(cat "$T/qemu.web")"
+qemu bad
+printf 'VMSM\001\000\000\000junk' >"$T/frame.$(cat "$T/qemu.bad")"
+hook web started
+hook bad started
+check "web recording" wait_for 15 is_state web recording
+check "bad recording" wait_for 15 is_state bad recording
+check "record got --metrics-fd 4" grep -q "record --pid $(cat "$T/qemu.web") --cid 7 --guest-handoff 3 --metrics-fd 4 -o $T/state/traces/web/" "$T/calls"
+check "record's fd 4 is a socket" grep -q "^fd 4: socket:" "$T/calls"
+W="domain=\"web\",uuid=\"$UUID\""
+check "web's exits served" wait_for 30 served "vmscope_exits_total{$W,reason=\"EPT_VIOLATION\"} 3"
+check "web's escaped reason" served "vmscope_exits_total{$W,reason=\"a\\\"b\\\\c\"} 2"
+check "web's buckets" served "vmscope_exit_latency_seconds_bucket{$W,reason=\"EPT_VIOLATION\",le=\"0.000000015\"} 2"
+check "web's guest time" served "vmscope_vcpu_seconds_total{$W,state=\"guest\"} 2.5"
+check "web's events lost" served "vmscope_events_lost_total{$W} 4"
+check "web has no bound" not_served "vmscope_sync_bound_seconds{$W"
+check "bad's frame refused, logged" wait_for 15 grep -q "bad: metrics feed ended: a bad metrics frame: " "$T/daemon.log"
+check "and counted" served "vmscoped_metrics_bad_frames_total 1"
+check "bad has no series" not_served 'domain="bad"'
+check "bad still records" is_state bad recording
+check "one domain served" served "vmscoped_metrics_domains 1"
+check "the scrape passes promtool" sh -c "promtool check metrics <'$T/scrape' >'$T/promtool.out' 2>&1 && [ ! -s '$T/promtool.out' ]"
+
+# web stops: its series end at once; a restart serves the new recording
+hook web stopped
+check "web's series end when it stops" wait_for 15 not_served 'domain="web"'
+check "no domain served" served "vmscoped_metrics_domains 0"
+check "web finalized" wait_for 30 sh -c 'ls "$0"/state/traces/web/*/summary.txt' "$T"
+hook web started
+check "web's new recording served" wait_for 30 served "vmscope_exits_total{$W,reason=\"EPT_VIOLATION\"} 3"
+hook web stopped
+hook bad stopped
+check "both stopped: nothing served" wait_for 15 served "vmscoped_metrics_domains 0"
+kill -TERM "$dpid"
+wait "$dpid"
+check "the daemon exits 0 on SIGTERM" [ $? -eq 0 ]
+dpid=
+"$daemon" --socket "$T/other.sock" --state-dir "$T/state" --vmscope "$T/fake-vmscope" \
+	--metrics localhost:1 2>"$T/usage.err"
+check "--metrics takes numeric addresses (exit 2)" [ $? -eq 2 ]
+check "and says so" grep -q "not a numeric IPv4 or IPv6 address" "$T/usage.err"
+[ "$fails" -eq 0 ] || { echo "daemon log:"; sed 's/^/  | /' "$T/daemon.log"; }
+echo "daemon-metrics-test: $fails failures"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A metrics snapshot's frame: see metrics_frame.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "metrics_frame.h"
+#include "util_endian.h"
+
+#define FLAG_BOUND 1u
+
+size_t ol_msnap_encode(const struct ol_msnap *s, uint8_t *buf)
+{
+	const uint64_t head[9] = { s->seq, s->end_ns, s->guest_ns, s->kernel_ns, s->user_ns,
+				   s->halted_ns, s->preempted_ns, s->events_lost,
+				   s->has_bound ? s->bound_ns : 0 };
+	uint8_t *p = buf;
+	uint32_t n = s->n_reasons < OL_MX_REASONS ? s->n_reasons : OL_MX_REASONS;
+
+	le_put32(p, OL_MX_MAGIC);
+	le_put16(p + 4, OL_MX_VERSION);
+	le_put16(p + 6, s->has_bound ? FLAG_BOUND : 0);
+	le_put32(p + 8, n);
+	p += 12;
+	for (int i = 0; i < 9; i++, p += 8)
+		le_put64(p, head[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ol_mx_reason *r = &s->r[i];
+		size_t l = strnlen(r->name, OL_MX_NAME - 1);
+
+		*p++ = (uint8_t)l;
+		memcpy(p, r->name, l);
+		p += l;
+		le_put64(p, r->count);
+		le_put64(p + 8, r->sum_ns);
+		p += 16;
+		for (int b = 0; b < OL_MX_BUCKETS; b++, p += 8)
+			le_put64(p, r->bucket[b]);
+	}
+	return (size_t)(p - buf);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int bad(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* One reason at @p (@left bytes) into @r: its size, or 0 (@why). */
+static size_t parse_reason(const uint8_t *p, size_t left, struct ol_mx_reason *r, char *why,
+			   size_t whylen)
+{
+	uint64_t in_buckets = 0;
+	size_t l = left ? p[0] : 0;
+	size_t need = 1 + l + (2 + OL_MX_BUCKETS) * 8;
+
+	if (!left || left < need) {
+		bad(why, whylen, "a reason is cut short");
+		return 0;
+	}
+	if (l == 0 || l >= OL_MX_NAME) {
+		bad(why, whylen, "a reason name of %zu bytes", l);
+		return 0;
+	}
+	for (size_t i = 0; i < l; i++) {
+		if (p[1 + i] < 0x20 || p[1 + i] > 0x7e) {
+			bad(why, whylen, "a reason name holds byte 0x%02x", p[1 + i]);
+			return 0;
+		}
+	}
+	memset(r->name, 0, sizeof(r->name));
+	memcpy(r->name, p + 1, l);
+	p += 1 + l;
+	r->count = le_get64(p);
+	r->sum_ns = le_get64(p + 8);
+	for (int b = 0; b < OL_MX_BUCKETS; b++) {
+		r->bucket[b] = le_get64(p + 16 + 8 * b);
+		if (r->bucket[b] > r->count - in_buckets) {
+			bad(why, whylen, "reason %s: its buckets hold more than its count",
+			    r->name);
+			return 0;
+		}
+		in_buckets += r->bucket[b];
+	}
+	return need;
+}
+
+int ol_msnap_parse(const uint8_t *buf, size_t len, struct ol_msnap *s, char *why,
+		   size_t whylen)
+{
+	uint64_t head[9];
+	uint16_t flags;
+	size_t off;
+
+	memset(s, 0, sizeof(*s));
+	if (len < OL_MX_HEAD)
+		return bad(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
+	if (len > OL_MX_FRAME_MAX)
+		return bad(why, whylen, "a frame of %zu bytes (at most %u)", len,
+			   OL_MX_FRAME_MAX);
+	if (le_get32(buf) != OL_MX_MAGIC)
+		return bad(why, whylen, "not a metrics frame (magic 0x%08x)", le_get32(buf));
+	if (le_get16(buf + 4) != OL_MX_VERSION)
+		return bad(why, whylen, "frame version %u (this daemon reads %u)",
+			   le_get16(buf + 4), OL_MX_VERSION);
+	flags = le_get16(buf + 6);
+	if (flags & ~FLAG_BOUND)
+		return bad(why, whylen, "unknown frame flags 0x%x", flags);
+	s->n_reasons = le_get32(buf + 8);
+	if (s->n_reasons > OL_MX_REASONS)
+		return bad(why, whylen, "%u reasons (at most %u)", s->n_reasons, OL_MX_REASONS);
+	for (int i = 0; i < 9; i++)
+		head[i] = le_get64(buf + 12 + 8 * i);
+	s->seq = head[0];
+	s->end_ns = head[1];
+	s->guest_ns = head[2];
+	s->kernel_ns = head[3];
+	s->user_ns = head[4];
+	s->halted_ns = head[5];
+	s->preempted_ns = head[6];
+	s->events_lost = head[7];
+	s->has_bound = flags & FLAG_BOUND;
+	s->bound_ns = head[8];
+	if (!s->has_bound && s->bound_ns)
+		return bad(why, whylen, "a bound without the bound flag");
+	off = OL_MX_HEAD;
+	for (uint32_t i = 0; i < s->n_reasons; i++) {
+		size_t n = parse_reason(buf + off, len - off, &s->r[i], why, whylen);
+
+		if (!n)
+			return -1;
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(s->r[j].name, s->r[i].name))
+				return bad(why, whylen, "reason %s twice", s->r[i].name);
+		off += n;
+	}
+	if (off != len)
+		return bad(why, whylen, "%zu bytes after the last reason", len - off);
+	return 0;
+}

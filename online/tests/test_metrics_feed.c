@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vmscope record --metrics-fd`'s path without the module
+ * (cli/tests/metrics-feed-test.sh): the host sub-buffers of a raw trace
+ * handed in turn per host stream (as test_live_feed does) to the metrics
+ * feed's tap (online/live_metrics.h) with one end of a SOCK_SEQPACKET
+ * socketpair, every frame read from the other end after each sub-buffer
+ * and parsed as vmscoped parses it. Every frame must parse, their seq
+ * follow 0, 1, ... without a gap, and no counter may fall from one frame
+ * to the next; the last frame goes to OUT as JSON.
+ *
+ *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "feed_src.h"
+#include "live_metrics.h"
+#include "metrics_frame.h"
+
+struct seen {
+	struct ol_msnap last;
+	uint64_t frames;
+	int bad;
+};
+
+/* No counter of @b below @a's (same reason names: a reason never moves). */
+static int monotonic(const struct ol_msnap *a, const struct ol_msnap *b)
+{
+	if (b->guest_ns < a->guest_ns || b->kernel_ns < a->kernel_ns ||
+	    b->user_ns < a->user_ns || b->halted_ns < a->halted_ns ||
+	    b->preempted_ns < a->preempted_ns || b->events_lost < a->events_lost ||
+	    b->n_reasons < a->n_reasons)
+		return 0;
+	for (uint32_t i = 0; i < a->n_reasons; i++) {
+		if (strcmp(a->r[i].name, b->r[i].name) || b->r[i].count < a->r[i].count ||
+		    b->r[i].sum_ns < a->r[i].sum_ns)
+			return 0;
+		for (int k = 0; k < OL_MX_BUCKETS; k++)
+			if (b->r[i].bucket[k] < a->r[i].bucket[k])
+				return 0;
+	}
+	return 1;
+}
+
+/* Every frame waiting on @fd. */
+static void drain(int fd, struct seen *s)
+{
+	static uint8_t buf[OL_MX_FRAME_MAX + 1];
+	struct ol_msnap snap;
+	char why[160];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (ol_msnap_parse(buf, (size_t)n, &snap, why, sizeof(why))) {
+			fprintf(stderr, "test_metrics_feed: frame %" PRIu64 ": %s\n", s->frames, why);
+			s->bad++;
+			continue;
+		}
+		if (snap.seq != s->frames || (s->frames && !monotonic(&s->last, &snap))) {
+			fprintf(stderr, "test_metrics_feed: frame %" PRIu64 " (seq %" PRIu64 "): "
+				"out of order or a counter fell\n", s->frames, snap.seq);
+			s->bad++;
+		}
+		s->last = snap;
+		s->frames++;
+	}
+}
+
+static void write_json(FILE *f, const struct seen *s)
+{
+	const struct ol_msnap *m = &s->last;
+
+	fprintf(f, "{\"frames\": %" PRIu64 ", \"guest_ns\": %" PRIu64 ", \"kernel_ns\": %" PRIu64
+		", \"user_ns\": %" PRIu64 ", \"halted_ns\": %" PRIu64 ", \"preempted_ns\": %"
+		PRIu64 ", \"events_lost\": %" PRIu64 ", \"has_bound\": %s, \"reasons\": {",
+		s->frames, m->guest_ns, m->kernel_ns, m->user_ns, m->halted_ns, m->preempted_ns,
+		m->events_lost, m->has_bound ? "true" : "false");
+	for (uint32_t i = 0; i < m->n_reasons; i++) {
+		/* the names test_online writes need no JSON escape */
+		fprintf(f, "%s\"%s\": {\"count\": %" PRIu64 ", \"sum_ns\": %" PRIu64
+			", \"buckets\": [", i ? ", " : "", m->r[i].name, m->r[i].count,
+			m->r[i].sum_ns);
+		for (int k = 0; k < OL_MX_BUCKETS; k++)
+			fprintf(f, "%s%" PRIu64, k ? ", " : "", m->r[i].bucket[k]);
+		fputs("]}", f);
+	}
+	fputs("}}\n", f);
+}
+
+struct feed_ctx {
+	struct ol_mfeed *mf;
+	int peer;			/* the daemon's end */
+	struct seen seen;
+};
+
+/* The recorder's tap, then every frame it sent, read as the daemon would. */
+static int tap(void *ctx, const struct rec_chunk *c)
+{
+	struct feed_ctx *x = ctx;
+	int e = ol_mfeed_tap(x->mf, c);
+
+	drain(x->peer, &x->seen);
+	return e;
+}
+
+int main(int argc, char **argv)
+{
+	static struct feed_ctx x;
+	static struct feed f;
+	struct hb h = { 0 };
+	int sv[2], e;
+	char byte;
+	FILE *out;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS\n");
+		return 2;
+	}
+	out = fopen(argv[2], "w");
+	if (!out || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		fprintf(stderr, "test_metrics_feed: %s\n", strerror(errno));
+		return 1;
+	}
+	if (feed_open(&f, argv[1], false, &h))
+		return 1;
+	x.peer = sv[1];
+	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10));
+	if (!x.mf)
+		return 1;
+	e = feed_run(&f, false, tap, &x) ? 1 : 0;
+	e |= ol_mfeed_close(x.mf, e);
+	drain(sv[1], &x.seen);
+	if (recv(sv[1], &byte, 1, MSG_DONTWAIT) != 0) {
+		fprintf(stderr, "test_metrics_feed: the feed was not closed at the end\n");
+		e = 1;
+	}
+	write_json(out, &x.seen);
+	feed_close(&f);
+	close(sv[1]);
+	if (fclose(out) || x.seen.bad || !x.seen.frames)
+		e = 1;
+	return e ? 1 : 0;
+}
