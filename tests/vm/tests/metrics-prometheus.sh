@@ -1,5 +1,4 @@
 # vmtest-timeout: 900
-# vmtest-long: 76.5 s in its first passing run (2026-12-06)
 # vmscoped's /metrics scraped by a real Prometheus (Debian's `prometheus`),
 # in the test host: `meson install`'s daemon and hook as libvirt-hook.sh
 # installs them, vmscoped --metrics 127.0.0.1:9464, libvirtd, Prometheus on
@@ -19,11 +18,13 @@
 #  - after m1 powers off, its series are gone from the scrapes: an
 #    instant query of them returns nothing (Prometheus marked them stale).
 # The test host's init leaves loopback down: the test brings it up.
-# First passing run (2026-12-06): cpuid +10 132 for the workload's 10 000
-# (+1.32 %: the shells' and exitloop's own start run CPUID too), io +5 000
-# for 5 000; the recorder sent 31 snapshots, none dropped.
+# Runs (2026-12-06): with 10 000 CPUIDs and 5 000 port writes, cpuid +10 132
+# and +10 198 (the guest's process starts run CPUID too), io +5 000; with
+# 100 000 and 20 000: cpuid +100 132 (+0.13 %), io +20 000, 104.3 s.
 
-PIO_N=5000 CPUID_N=10000
+# large enough that the guest's own process starts (each runs a few dozen
+# CPUIDs: +132 and +198 over 10 000 in two runs) stay far below 2 %
+PIO_N=20000 CPUID_N=100000
 NS=http://vmscope.org/xmlns/trace/1
 MPORT=9464 PPORT=9090
 PROM="http://127.0.0.1:$PPORT/api/v1"
