@@ -125,24 +125,33 @@ static int om_emit(void *ctx, const struct om_rec *r)
 	return l->p.quit || l->p.error ? 1 : 0;
 }
 
-/* A host record released in order into the online merge. */
-static int emit(void *ctx, const struct lo_rec *r)
+/* A decoded record (host or guest) as the online merge takes it, its
+ * event interpreted through @ev, the table of the side it came from. */
+static struct vr_item item_of(const struct lo_rec *r, const struct vr_events *ev)
 {
-	struct live *l = ctx;
 	struct vr_item it = { .kind = (enum vr_item_kind)r->kind, .ts = r->ts,
 			      .events = r->events, .loss_kind = r->loss_kind };
-	int e;
 
 	if (r->kind == VR_EVENT) {
-		int i = l->ev ? vr_events_index(l->ev, r->id) : -1;
+		int i = ev ? vr_events_index(ev, r->id) : -1;
 
 		/* no usable descriptor: counted as a record, not interpreted */
-		it.desc = i >= 0 ? &l->ev->desc[i] : NULL;
+		it.desc = i >= 0 ? &ev->desc[i] : NULL;
 		it.payload = r->payload;
 		it.size = r->size;
 	} else if (r->kind == VR_GAP) {
 		it.last = r->events - 1;
 	}
+	return it;
+}
+
+/* A host record released in order into the online merge. */
+static int emit(void *ctx, const struct lo_rec *r)
+{
+	struct live *l = ctx;
+	struct vr_item it = item_of(r, l->ev);
+	int e;
+
 	e = om_live_host(l->om, l->cpu[r->buf], &it);
 	if (e < 0)
 		fail(l, e, "merging the host's records with the guests' failed");
@@ -162,19 +171,9 @@ static int guest_rec(void *ctx, const struct lo_rec *r)
 	struct gsrc *g = ctx;
 	struct live *l = g->l;
 	struct gcpu *c = &l->g[(size_t)g->vm * OL_LIVE_GUEST_CPUS + g->cpu];
-	struct vr_item it = { .kind = (enum vr_item_kind)r->kind, .ts = r->ts,
-			      .events = r->events, .loss_kind = r->loss_kind };
+	struct vr_item it = item_of(r, g->ev);
 	int e;
 
-	if (r->kind == VR_EVENT) {
-		int i = g->ev ? vr_events_index(g->ev, r->id) : -1;
-
-		it.desc = i >= 0 ? &g->ev->desc[i] : NULL;
-		it.payload = r->payload;
-		it.size = r->size;
-	} else if (r->kind == VR_GAP) {
-		it.last = r->events - 1;
-	}
 	c->last_ts = r->ts;
 	c->any = true;
 	e = om_live_guest(l->om, g->vm, g->cpu, &it);
