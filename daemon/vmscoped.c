@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -274,80 +273,63 @@ struct daemon {
 	int stopping;
 };
 
-static const struct option opts[] = {
-	{ "socket", required_argument, NULL, 's' },
-	{ "state-dir", required_argument, NULL, 'd' },
-	{ "pid-dir", required_argument, NULL, 'p' },
-	{ "vmscope", required_argument, NULL, 'v' },
-	{ "stop-timeout", required_argument, NULL, 't' },
-	{ "guest-port", required_argument, NULL, 'g' },
-	{ "metrics", required_argument, NULL, 'm' },
-	ARGS_HELP_AND_END,
-};
-
-/* What the command line sets: the daemon's configuration, its socket and vsock port. */
+/* What the command line sets: the daemon's configuration, its socket, vsock port and /metrics. */
 struct daemon_args {
-	struct dm_cfg *cfg;
-	const char **sock;
-	unsigned long long *guest_port;
-	struct sockaddr_storage *metrics;	/* ss_family 0: off */
+	struct dm_cfg cfg;
+	const char *sock;
+	unsigned long long guest_port;
+	struct sockaddr_storage metrics;	/* ss_family 0: off */
 };
 
-/* One option into @ctx (struct daemon_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
+/* --stop-timeout S: args_value_fn. */
+static int take_stop_timeout(void *args, const char *arg)
 {
-	struct daemon_args *a = ctx;
-	struct dm_cfg *cfg = a->cfg;
+	struct daemon_args *a = args;
 	char *end;
 
-	switch (c) {
-	case 's': *a->sock = arg; return 0;
-	case 'd': cfg->state_dir = arg; return 0;
-	case 'p': cfg->pid_dir = arg; return 0;
-	case 'v': cfg->vmscope = arg; return 0;
-	case 't':
-		cfg->stop_timeout_s = strtod(arg, &end);
-		if (*end || end == arg || !(cfg->stop_timeout_s > 0 &&
-					    cfg->stop_timeout_s < 86400)) {
-			fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
-			return ARGS_EXIT_USAGE;
-		}
-		return 0;
-	case 'g':
-		if (util_parse_ull(arg, 0, 0xfffffffeull, a->guest_port)) {
-			fprintf(stderr, "vmscoped: --guest-port: a vsock port number\n");
-			return ARGS_EXIT_USAGE;
-		}
-		return 0;
-	case 'm': {
-		char why[160];
-
-		if (mh_parse_addr(arg, a->metrics, why, sizeof(why))) {
-			fprintf(stderr, "vmscoped: --metrics %s\n", why);
-			return ARGS_EXIT_USAGE;
-		}
-		return 0;
+	a->cfg.stop_timeout_s = strtod(arg, &end);
+	if (*end || end == arg || !(a->cfg.stop_timeout_s > 0 && a->cfg.stop_timeout_s < 86400)) {
+		fprintf(stderr, "vmscoped: --stop-timeout: seconds, 0 to 86400\n");
+		return ARGS_EXIT_USAGE;
 	}
-	}
-	return -1;	/* 'h' and what getopt refused */
+	return 0;
 }
 
-/* The command line into @cfg, @sock and @guest_port: -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, struct dm_cfg *cfg, const char **sock,
-		      unsigned long long *guest_port, struct sockaddr_storage *metrics)
+/* --metrics [ADDR:]PORT: args_value_fn. */
+static int take_metrics(void *args, const char *arg)
 {
-	struct daemon_args a = { cfg, sock, guest_port, metrics };
-	int rc = args_parse(argc, argv, "h", opts, parse_option, &a, usage);
+	struct daemon_args *a = args;
+	char why[160];
+
+	if (mh_parse_addr(arg, &a->metrics, why, sizeof(why))) {
+		fprintf(stderr, "vmscoped: --metrics %s\n", why);
+		return ARGS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static const struct args_opt opts[] = {
+	ARGS_STR("socket", 0, struct daemon_args, sock),
+	ARGS_STR("state-dir", 0, struct daemon_args, cfg.state_dir),
+	ARGS_STR("pid-dir", 0, struct daemon_args, cfg.pid_dir),
+	ARGS_STR("vmscope", 0, struct daemon_args, cfg.vmscope),
+	ARGS_FN("stop-timeout", 0, take_stop_timeout),
+	ARGS_NUM("guest-port", 0, struct daemon_args, guest_port, 0, 0xfffffffeull),
+	ARGS_FN("metrics", 0, take_metrics),
+	ARGS_END,
+};
+
+/* The command line into @a (defaults set): -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct daemon_args *a)
+{
+	static const struct args_spec spec = { "vmscoped", usage, opts, 0 };
+	int rc = args_run(&spec, a, argc, argv);
 
 	if (rc >= 0)
 		return rc;
-	if (optind != argc) {
-		fprintf(stderr, "vmscoped: unexpected argument '%s'\n", argv[optind]);
-		return ARGS_EXIT_USAGE;
-	}
-	if (cfg->state_dir[0] != '/' || access(cfg->vmscope, X_OK)) {
+	if (a->cfg.state_dir[0] != '/' || access(a->cfg.vmscope, X_OK)) {
 		fprintf(stderr, "vmscoped: --state-dir must be absolute and --vmscope (%s) "
-			"executable\n", cfg->vmscope);
+			"executable\n", a->cfg.vmscope);
 		return ARGS_EXIT_USAGE;
 	}
 	return -1;
@@ -464,26 +446,28 @@ int main(int argc, char **argv)
 {
 	static struct daemon d = { .vfd = -1 };
 	static char default_output[PATH_MAX];
-	struct dm_cfg cfg = {
-		.state_dir = "/var/lib/vmscope",
-		.pid_dir = VD_RUN_DIR,
-		.vmscope = VMSCOPE_BINDIR "/vmscope",
-		.stop_timeout_s = 60,
+	static struct daemon_args a = {
+		.cfg = {
+			.state_dir = "/var/lib/vmscope",
+			.pid_dir = VD_RUN_DIR,
+			.vmscope = VMSCOPE_BINDIR "/vmscope",
+			.stop_timeout_s = 60,
+		},
+		.sock = DM_SOCKET_DEFAULT,
+		.guest_port = VMSCOPE_AGENT_PORT,
 	};
-	const char *sock = DM_SOCKET_DEFAULT;
-	unsigned long long guest_port = VMSCOPE_AGENT_PORT;
-	static struct sockaddr_storage metrics_addr;
+	struct dm_cfg *cfg = &a.cfg;
 	static struct mstore store;
 	struct mh_server *http = NULL;
 	sigset_t mask;
 	int rc;
 
-	rc = parse_args(argc, argv, &cfg, &sock, &guest_port, &metrics_addr);
+	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	d.guest_port = (uint32_t)guest_port;
-	snprintf(default_output, sizeof(default_output), "%s/traces", cfg.state_dir);
-	cfg.default_output = default_output;
+	d.guest_port = (uint32_t)a.guest_port;
+	snprintf(default_output, sizeof(default_output), "%s/traces", cfg->state_dir);
+	cfg->default_output = default_output;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -492,29 +476,29 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d.lfd = listen_on(sock);
+	d.lfd = listen_on(a.sock);
 	if (d.sfd < 0 || d.lfd < 0)
 		return 1;
-	if (metrics_addr.ss_family) {
+	if (a.metrics.ss_family) {
 		char why[200];
 
 		ms_init(&store);
-		http = mh_start(&metrics_addr, &store, why, sizeof(why));
+		http = mh_start(&a.metrics, &store, why, sizeof(why));
 		if (!http) {
 			dm_log("--metrics: %s", why);
-			unlink(sock);
+			unlink(a.sock);
 			return 1;
 		}
-		cfg.metrics = &store;
+		cfg->metrics = &store;
 		dm_log("metrics: serving /metrics on port %u", (unsigned int)mh_port(http));
 	}
-	ss_init(&d.ss, &cfg);
-	dm_log("listening on %s (pid %d, version %s)", sock, (int)getpid(),
+	ss_init(&d.ss, cfg);
+	dm_log("listening on %s (pid %d, version %s)", a.sock, (int)getpid(),
 	       VMSCOPE_VERSION_STRING);
 	ss_recover(&d.ss);
 	serve(&d);
 	mh_stop(http);
-	unlink(sock);
+	unlink(a.sock);
 	dm_log("stopped: every session finalized");
 	return 0;
 }

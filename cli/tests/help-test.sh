@@ -5,20 +5,28 @@
 # call it unrecognized). Nothing runs: each option is given with a value
 # and followed by an option no command has, which ends parsing with a
 # usage error if nothing did before.
-# Usage: help-test.sh PATH-TO-vmscope
+# Usage: help-test.sh PATH-TO-vmscope PATH-TO-vmscoped
 set -u
-exe=$1
+vmscope=$1
+vmscoped=$2
 src=$(dirname "$0")/..
 fails=0
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 
 # command (words joined by +) and the source holding its table; `session
-# start`'s options are read after its DOMAIN
+# start`'s options are read after its DOMAIN; "vmscoped" is the daemon,
+# a program of its own
 while read -r cmd file; do
-	# shellcheck disable=SC2046 # "report+exits" is two words
-	set -- $(echo "$cmd" | tr + ' ')
+	if [ "$cmd" = vmscoped ]; then
+		exe=$vmscoped; set --
+	else
+		exe=$vmscope
+		# shellcheck disable=SC2046 # "report+exits" is two words
+		set -- $(echo "$cmd" | tr + ' ')
+	fi
+	name="$(basename "$exe")${*:+ $*}"
 	if ! "$exe" "$@" --help >"$out" 2>&1; then
-		echo "FAIL: vmscope $* --help"; fails=$((fails + 1)); continue
+		echo "FAIL: $name --help"; fails=$((fails + 1)); continue
 	fi
 	help=$(cat "$out")
 	# the table's long names (a short-only entry, ARGS_*(NULL, 'k', ...), has none)
@@ -26,9 +34,9 @@ while read -r cmd file; do
 	[ -n "$names" ] || { echo "FAIL: no option table in $file"; fails=$((fails + 1)); }
 	for n in $names; do
 		if printf '%s\n' "$help" | grep -Eq -- "--$n([^a-z-]|$)"; then
-			echo "ok: vmscope $* --help names --$n"
+			echo "ok: $name --help names --$n"
 		else
-			echo "FAIL: vmscope $* --help does not name --$n ($file has it)"
+			echo "FAIL: $name --help does not name --$n ($file has it)"
 			fails=$((fails + 1))
 		fi
 	done
@@ -41,11 +49,11 @@ while read -r cmd file; do
 	for n in $listed; do
 		[ "$n" = --help ] && continue
 		"$exe" "$@" "$n=1" --vmscope-no-such-option >"$out" 2>&1
-		if grep -q -- "unrecognized option '$n" "$out"; then
-			echo "FAIL: vmscope $* --help names $n, which it refuses"
+		if grep -Eq -- "unrecognized option '$n(=|')" "$out"; then
+			echo "FAIL: $name --help names $n, which it refuses"
 			fails=$((fails + 1))
 		else
-			echo "ok: vmscope $* takes $n"
+			echo "ok: $name takes $n"
 		fi
 	done
 done <<'LIST'
@@ -62,6 +70,7 @@ report+sched cmd_report_sched.c
 sync-emitter cmd_sync_emitter.c
 session+start+d cmd_daemon.c
 agent ../agent/cmd_agent.c
+vmscoped ../daemon/vmscoped.c
 LIST
 
 [ "$fails" -eq 0 ]
