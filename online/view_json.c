@@ -60,6 +60,7 @@ static json_object *jtasks(const struct an_walk *w, const struct ol_window *win,
 			continue;
 		j = jgroup(g, secs);
 		json_object_object_add(j, "task", an_json_task(w, g->task));
+		json_object_object_add(j, "reasons", an_json_reason_shares(w, g));
 		json_object_array_add(a, j);
 		k++;
 	}
