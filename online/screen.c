@@ -249,6 +249,23 @@ static void longest(const struct ol_screen *s, const struct ol_report *r, int *y
 	}
 }
 
+/* Each VM's clock alignment, on one line. */
+static void sync_line(const struct ol_report *r, int *y)
+{
+	char buf[256], b[32];
+	int n = snprintf(buf, sizeof(buf), "sync bound:");
+
+	for (uint32_t vm = 0; vm < r->iv->t.n_vms && n > 0 && (size_t)n < sizeof(buf); vm++) {
+		uint64_t bound = 0;
+		enum ol_sync_state st = ol_sync_of(r, vm, &bound);
+
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s VM %u %s", vm ? "," : "", vm,
+			      st == OL_SYNC_BOUNDED ? an_dur(bound, b, sizeof(b)) :
+			      ol_sync_names[st]);
+	}
+	line(y, "%s", buf);
+}
+
 static void draw(struct ol_screen *s, const struct ol_report *r)
 {
 	const struct ol_window *iv = r->iv;
@@ -279,10 +296,10 @@ static void draw(struct ol_screen *s, const struct ol_report *r)
 	else
 		snprintf(cpus, sizeof(cpus), "?");
 	line(&y, "host CPUs %s   VMs %u   records/s %.0f   exits/s %.0f   lost %" PRIu64
-	     " (cut exits %" PRIu64 ")   sync bound: not stored in a merged trace", cpus,
-	     iv->t.n_vms,
+	     " (cut exits %" PRIu64 ")", cpus, iv->t.n_vms,
 	     secs > 0 ? (double)c->records / secs : 0, secs > 0 ? (double)c->exits / secs : 0,
 	     c->losses, c->open_dropped);
+	sync_line(r, &y);
 	line(&y, "keys: s sort (%s)  g group  v VM (%s)  p pause  q quit", sort_names[s->sort], vm);
 	line(&y, "");
 	vcpus(s, r, secs, &y);

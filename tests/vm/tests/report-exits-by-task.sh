@@ -23,6 +23,9 @@
 #   rows sorted by their total column; s (the sort: count) reorders the
 #   same interval's rows by exits/s, in another order; g
 #   groups by guest task: exit-io and exit-cpuid are rows; q ends it, exit 0.
+# Both say the VM's clock alignment: in the JSON, "no agent" before the
+# agent connected, then "bounded" with the bound of the VM's last guest
+# record put out (always so at the end); the screen's header, that bound.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
@@ -153,6 +156,17 @@ got = {}
 agent = [v["agent"] for l in lines for v in l["vms"]]
 if not agent or agent[-1] is not True or agent != sorted(agent):
     bad.append("the VM's agent by interval: %s" % agent)
+# each VM's clock alignment: "no agent" before its agent, then bounded
+# (by the last guest record put out) once its records are converted
+sync = [(v["sync"], v["sync_bound_ns"]) for l in lines for v in l["vms"]]
+print("sync by interval:", sync)
+for (st, b), a in zip(sync, agent):
+    if not a and (st, b) != ("no agent", None) or a and st not in ("bounded", "no sync yet"):
+        bad.append("sync %r, bound %r with agent %r" % (st, b, a))
+    if (st == "bounded") != (b is not None and b > 0):
+        bad.append("sync %r with bound %r" % (st, b))
+if sync and sync[-1][0] != "bounded":
+    bad.append("the last interval's sync: %r" % (sync[-1],))
 for l in lines:
     for t in l["tasks"]:
         for r in t["reasons"]:
@@ -195,9 +209,10 @@ top_shows() {
 # `top --pid` on a screen in tmux over the guest's third run.
 top_screen() {
 	printf 'set -g remain-on-exit on\n' >/tmp/tmux.conf
-	# exec: top is the pane's process, so C-c signals it alone
+	# the shell ignores C-c's SIGINT (top sets its own handler) and says
+	# how top ended
 	tmux -L vmtest -f /tmp/tmux.conf new-session -d -s top -x 200 -y 50 \
-		"exec '$VMSCOPE' top --pid $qpid --interval 600 2>/vmtest/top-screen.err" ||
+		"trap '' INT; '$VMSCOPE' top --pid $qpid --interval 600 2>/vmtest/top-screen.err; echo \$? >/vmtest/top-screen.rc" ||
 		fail "tmux new-session failed"
 	"$VMTEST_WAIT" --timeout 60 --line /vmtest/top-screen.err 'vmscope top: live from the host module' ||
 		fail "top on the screen did not start: $(cat /vmtest/top-screen.err)"
@@ -215,7 +230,7 @@ top_screen() {
 	top_pane >/vmtest/screen-task.txt
 	tmux -L vmtest send-keys -t top q
 	wait_until 30 "top ending on q" sh -c '[ "$(tmux -L vmtest display -p -t top "#{pane_dead}")" = 1 ]'
-	rc=$(tmux -L vmtest display -p -t top '#{pane_dead_status}')
+	rc=$(cat /vmtest/top-screen.rc)
 	tmux -L vmtest kill-server
 	cat /vmtest/screen-total.txt
 	log "top on the screen exited $rc; stderr: $(tr '\n' ';' </vmtest/top-screen.err)"
@@ -256,6 +271,11 @@ if sorted(tot) != sorted(cnt):
     bad.append("the two sorts do not show the same rows")
 if [r[0] for r in tot] == [r[0] for r in cnt]:
     bad.append("pressing s did not reorder the table")
+# the header: the VM's sync bound, a duration
+m = re.search(r"^sync bound: VM 0 ([0-9.]+ (ns|us|ms|s))$", open(sys.argv[1]).read(), re.M)
+print("the header's sync bound:", m.group(1) if m else None)
+if not m:
+    bad.append("no sync bound of VM 0 in the header")
 for t in ("exit-io", "exit-cpuid"):
     if not any(r[0].startswith(t) for r in task):
         bad.append("no %s row grouped by guest task" % t)
