@@ -231,10 +231,13 @@ top_screen() {
 	tmux -L vmtest send-keys -t top q
 	wait_until 30 "top ending on q" sh -c '[ "$(tmux -L vmtest display -p -t top "#{pane_dead}")" = 1 ]'
 	rc=$(cat /vmtest/top-screen.rc)
+	# what the terminal shows after top ended (glibc writes its fatal
+	# messages to the terminal, not to stderr)
+	top_pane >/vmtest/screen-end.txt
 	tmux -L vmtest kill-server
 	cat /vmtest/screen-total.txt
 	log "top on the screen exited $rc; stderr: $(tr '\n' ';' </vmtest/top-screen.err)"
-	[ "$rc" = 0 ] || fail "top on the screen exited $rc: $(cat /vmtest/top-screen.err)"
+	[ "$rc" = 0 ] || fail "top on the screen exited $rc: $(cat /vmtest/top-screen.err; grep . /vmtest/screen-end.txt | tail -n 5)"
 	python3 - /vmtest/screen-total.txt /vmtest/screen-count.txt /vmtest/screen-task.txt \
 		>/vmtest/check-screen.txt 2>&1 <<'PY'
 import re, sys
