@@ -5,7 +5,8 @@
  * interval windows of a fixed span of host time, with a cumulative window
  * beside them; each closed interval is handed to a view.
  *
- * Today's source is a recorded trace (ol_replay): `vmscope top --replay`.
+ * Its sources: a recorded trace (ol_replay, `vmscope top --replay`) and
+ * the host module's buffers with the guest agents (live.h, `--pid`).
  * Memory: two windows (bounded by the walk's tables of VMs, vCPUs,
  * reasons and tasks) and the walk's own state, whatever the duration.
  */
