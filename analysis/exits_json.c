@@ -60,6 +60,22 @@ void an_json_group(json_object *o, const struct an_group *g, const double *share
 	an_json_u64(o, "max_ns", g->h.max);
 }
 
+json_object *an_json_reason_shares(const struct an_walk *w, const struct an_group *g)
+{
+	json_object *rs = json_object_new_array();
+
+	for (uint32_t r = 0; r < g->nr; r++) {
+		json_object *jr = json_object_new_object();
+
+		json_object_object_add(jr, "reason", json_object_new_string(
+			an_walk_reason_name(w, g->r[r].reason)));
+		an_json_u64(jr, "count", g->r[r].count);
+		an_json_u64(jr, "total_ns", g->r[r].total_ns);
+		json_object_array_add(rs, jr);
+	}
+	return rs;
+}
+
 json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool with_task)
 {
 	json_object *j = json_object_new_object();

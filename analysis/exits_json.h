@@ -28,6 +28,10 @@ void an_json_counts(json_object *o, const struct an_counts *c);
  * halted_ns, min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns into @o. */
 void an_json_group(json_object *o, const struct an_group *g, const double *share);
 
+/* [{"reason", "count", "total_ns"}]: the exits of group @g (by task, vCPU,
+ * port, ...: not by reason) split by reason, in the group's order. */
+json_object *an_json_reason_shares(const struct an_walk *w, const struct an_group *g);
+
 /* A completed exit: vm, vcpu, reason, start_ns, duration_ns, user_ns,
  * halted, task (when @with_task), rip. */
 json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool with_task);

@@ -329,20 +329,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 		json_detail(j, &g->d, true);
 		sh = share(w, x, g);
 		an_json_group(j, g, &sh);
-		if (x->by != AN_BY_REASON) {
-			json_object *rs = json_object_new_array();
-
-			for (uint32_t r = 0; r < g->nr; r++) {
-				json_object *jr = json_object_new_object();
-
-				json_object_object_add(jr, "reason", json_object_new_string(
-					an_walk_reason_name(w, g->r[r].reason)));
-				an_json_u64(jr, "count", g->r[r].count);
-				an_json_u64(jr, "total_ns", g->r[r].total_ns);
-				json_object_array_add(rs, jr);
-			}
-			json_object_object_add(j, "reasons", rs);
-		}
+		if (x->by != AN_BY_REASON)
+			json_object_object_add(j, "reasons", an_json_reason_shares(w, g));
 		json_object_array_add(groups, j);
 	}
 	json_object_object_add(root, "groups", groups);

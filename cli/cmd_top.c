@@ -1,9 +1,9 @@
 /*
  * `vmscope top`: the online pipeline (online/pipe.h) shown per interval.
- * Its source is the host's ring buffers (--pid: online/live.h, host only)
- * or a recorded trace (--replay: merged, or raw and merged as it is
- * read); the views are JSON lines, plain text (online/view.h) and, for a
- * replay, the screen.
+ * Its source is the host's ring buffers (--pid: online/live.h)
+ * and its guest agents, or a recorded trace (--replay: merged, or raw and
+ * merged as it is read); the views are JSON lines, plain text
+ * (online/view.h) and the screen (online/screen.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,7 +29,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] [-o TRACE] (--json | --batch)\n"
+	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] [-o TRACE] [--json | --batch]\n"
 		"       vmscope top --replay TRACE [--speed X] [--json | --batch] [--accept-damage]\n"
 		"         both: [--interval S] [--sort count|total|p99|max] [--tasks N] [--top N]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -89,11 +89,14 @@ static void usage(FILE *out)
 		"interval's exits by reason, guest task or vCPU (exits/s, total, p50, p99,\n"
 		"max) or the host tasks that had vCPU threads' CPUs, the worst stalls with who\n"
 		"caused them, the longest exits. Keys: s the sort, g the grouping, v one VM or\n"
-		"all, p pause, q quit. After the last interval it stays until q.\n"
+		"all, p pause (--replay waits; --pid goes on, the screen frozen), q quit (--pid:\n"
+		"the session stops). Keys are read as intervals close. After the last interval\n"
+		"it stays until q. While it is up, what would go to stderr on the terminal is\n"
+		"held, and written there when it ends.\n"
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
 		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: the screen with --pid; --domain, --all.\n\n"
+		"Not built yet: --domain, --all.\n\n"
 		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
 		"TRACE is not a readable trace, is damaged (every interval read is still\n"
 		"shown) or has no records, the host module cannot be used or saw no record\n"
@@ -213,13 +216,26 @@ static int parse_option(int c, const char *arg, void *ctx)
 	return -1;	/* 'h' and what getopt refused */
 }
 
-/* --pid: the host's session through the pipeline until a signal. */
+/* The screen as @o's view, showing @source. 0, or -1 (said). */
+static int screen_open(struct ol_screen *s, const char *source, struct ol_opts *o, bool live)
+{
+	if (ol_screen_open(s, source, o->sort, live)) {
+		fprintf(stderr, "vmscope top: the screen needs a terminal on stdin and stdout (and TERM): or give --json or --batch\n");
+		return -1;
+	}
+	o->view = ol_view_screen;
+	o->view_ctx = s;
+	return 0;
+}
+
+/* --pid: the host's session through the pipeline until a signal (or q). */
 static int run_live(struct top_args *a, int argc, char **argv)
 {
 	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
 	static struct hb h;
 	struct rec_opts *ro = &a->rec;
-	char err[1024] = "";
+	struct ol_screen screen = { 0 };
+	char err[1024] = "", source[64];
 	int e;
 
 	/* each VM's CID from its QEMU: only those VMs' agents are taken */
@@ -237,9 +253,18 @@ static int run_live(struct top_args *a, int argc, char **argv)
 		hb_close(&h);
 		return EXIT_FAILURE_RUNTIME;
 	}
+	/* the screen once the module is open: what failed before is said on
+	 * a plain terminal */
+	snprintf(source, sizeof(source), "--pid %d%s", ro->ctl.pids[0],
+		 ro->ctl.nr_pids > 1 ? " ..." : "");
+	if (!a->o.view && screen_open(&screen, source, &a->o, true)) {
+		hb_close(&h);
+		return EXIT_FAILURE_RUNTIME;
+	}
 	util_stop_on_signals();
 	e = ol_live(&h, ro, &a->o, &util_stop_requested, err, sizeof(err));
 	hb_close(&h);
+	ol_screen_close(&screen);
 	if (e) {
 		fprintf(stderr, "vmscope top: %s\n", err);
 		return EXIT_FAILURE_RUNTIME;
@@ -280,19 +305,11 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "vmscope top: --duration and -o are for --pid\n");
 		return EXIT_USAGE;
 	}
-	if (!replay && !o->view) {
-		fprintf(stderr, "vmscope top: the screen is not built for --pid yet: give --json or --batch\n");
-		return EXIT_USAGE;
-	}
 	if (!replay)
 		return run_live(&a, argc, argv);
 	if (!o->view) {
-		if (ol_screen_open(&screen, replay, o->sort)) {
-			fprintf(stderr, "vmscope top: the screen needs a terminal on stdin and stdout (and TERM): or give --json or --batch\n");
+		if (screen_open(&screen, replay, o, false))
 			return EXIT_FAILURE_RUNTIME;
-		}
-		o->view = ol_view_screen;
-		o->view_ctx = &screen;
 		if (!a.speed_set)
 			o->speed = 1;
 	}

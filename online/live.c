@@ -42,6 +42,7 @@ struct live {
 	uint32_t n_vms;
 	struct gcpu *g;			/* [n_vms][OL_LIVE_GUEST_CPUS] */
 	struct vr_events **gev;		/* [n_vms]: the table of the last hello */
+	struct ol_sync *sync;		/* [n_vms]: the views' alignment figures */
 	struct lo_stats gst;		/* the guests' chunks decoded */
 	uint64_t hellos, gone;		/* guest connections begun, ended */
 	int error;
@@ -101,12 +102,15 @@ static int start(struct live *l)
 	l->n_vms = s ? (uint32_t)s->n_vms : 0;
 	l->g = calloc((size_t)(l->n_vms ? l->n_vms : 1) * OL_LIVE_GUEST_CPUS, sizeof(*l->g));
 	l->gev = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->gev));
+	l->sync = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->sync));
 	l->piped = true;
-	e = l->g && l->gev ? ol_pipe_open(&l->p, l->w, l->o, &l->h) : -ENOMEM;
+	e = l->g && l->gev && l->sync ? ol_pipe_open(&l->p, l->w, l->o, &l->h) : -ENOMEM;
 	if (e) {
 		fail(l, e, "out of memory");
 		return e;
 	}
+	l->p.sync = l->sync;
+	l->p.n_sync = l->n_vms;
 	e = om_live_open(&l->om, an_walk_fed_trace(l->w), &mo, OL_LIVE_GUEST_CPUS,
 			 OL_LIVE_LAG_NS, om_emit, l, err, sizeof(err));
 	if (e)
@@ -122,6 +126,11 @@ static int om_emit(void *ctx, const struct om_rec *r)
 
 	om_rec_item(r, &it);
 	an_walk_feed(l->w, &l->h, &it, &r->o);
+	/* after the feed: an interval it closed ended before this record */
+	if (r->kind == VR_EVENT && r->o.origin && r->o.origin <= l->n_vms &&
+	    r->bound_ns != UINT64_MAX)
+		l->sync[r->o.origin - 1] = (struct ol_sync){ .bounded = true,
+							      .bound_ns = r->bound_ns };
 	return l->p.quit || l->p.error ? 1 : 0;
 }
 
@@ -393,6 +402,7 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 	for (uint32_t v = 0; l->gev && v < l->n_vms; v++)
 		vr_events_free(l->gev[v]);
 	free(l->gev);
+	free(l->sync);
 	free(l->g);
 	lo_free(&l->lo);
 	free(l->cpu);

@@ -9,8 +9,11 @@
  * them, through the walk (analysis/walk.h, an_walk_feed) into the
  * windows (pipe.h). README.md, "Live sources".
  *
- * Host only: no guest agent is accepted, so every VM's guest columns say
- * "no agent". Without a trace folder (rec_opts.path NULL) the recording's
+ * The session VMs' guest agents are taken as record takes them (vsock,
+ * only their CIDs): each guest CPU's sub-buffers decoded, and merged with
+ * the host's records by the online merge fed (merge/online.h, om_live_*);
+ * a VM whose agent has not connected has "no agent" in its guest columns.
+ * Without a trace folder (rec_opts.path NULL) the recording's
  * metadata (and nothing else) is written to a private folder under
  * $TMPDIR (or /tmp), removed at the end; with one (`top -o TRACE`), the
  * whole recording `vmscope record` makes is written there and kept. The

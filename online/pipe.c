@@ -76,7 +76,7 @@ static void on_loss(void *ctx, uint64_t ts)
 static void close_interval(struct pipe *p, uint64_t end, bool final)
 {
 	struct ol_report r = { .w = p->w, .iv = &p->iv, .cum = &p->cum, .index = p->index,
-			       .final = final };
+			       .final = final, .sync = p->sync, .n_sync = p->n_sync };
 	int e;
 
 	if (p->error || p->quit)
@@ -108,6 +108,21 @@ static void close_interval(struct pipe *p, uint64_t end, bool final)
 	ol_window_free(&p->iv);
 	if (ol_window_init(&p->iv, end, p->o->top))
 		fail(p, -ENOMEM, "out of memory");
+}
+
+const char *const ol_sync_names[] = { "bounded", "no agent", "no sync yet",
+					"not shown in a replay" };
+
+enum ol_sync_state ol_sync_of(const struct ol_report *r, uint32_t vm, uint64_t *bound_ns)
+{
+	if (!r->sync)
+		return OL_SYNC_REPLAY;
+	if (!an_walk_vm_has_guest(r->w, vm) || vm >= r->n_sync)
+		return OL_SYNC_NO_AGENT;
+	if (!r->sync[vm].bounded)
+		return OL_SYNC_NOT_YET;
+	*bound_ns = r->sync[vm].bound_ns;
+	return OL_SYNC_BOUNDED;
 }
 
 /* --speed: wait until the wall clock has caught up with host time @ts. */

@@ -22,6 +22,9 @@ struct pipe {
 	uint64_t next_edge, index, first_ts;
 	struct timespec wall0;
 	bool started, quit;
+	/* the live source's (live.c), for the views; NULL: a replay */
+	const struct ol_sync *sync;
+	uint32_t n_sync;
 	int error;			/* the first failure: -errno */
 	char why[128];
 };

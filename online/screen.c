@@ -15,12 +15,51 @@ static const char *const sort_names[] = { "count", "total", "p99", "max" };
 static const enum an_sort sort_next[] = { AN_SORT_P99, AN_SORT_COUNT, AN_SORT_MAX,
 					  AN_SORT_TOTAL };
 
-int ol_screen_open(struct ol_screen *s, const char *source, enum an_sort sort)
+/* stderr into a temporary file while the screen is up, when it is the
+ * terminal; left as it is if that cannot be done. */
+static void hold_stderr(struct ol_screen *s)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	fflush(stderr);
+	s->held = tmpfile();
+	s->saved_err = s->held ? dup(STDERR_FILENO) : -1;
+	if (s->saved_err >= 0 && dup2(fileno(s->held), STDERR_FILENO) >= 0)
+		return;
+	if (s->saved_err >= 0)
+		close(s->saved_err);
+	if (s->held)
+		fclose(s->held);
+	s->saved_err = -1;
+	s->held = NULL;
+}
+
+/* stderr back on the terminal, and what was held written to it. */
+static void release_stderr(struct ol_screen *s)
+{
+	char buf[4096];
+	size_t n;
+
+	if (s->saved_err < 0)
+		return;
+	fflush(stderr);
+	dup2(s->saved_err, STDERR_FILENO);
+	close(s->saved_err);
+	s->saved_err = -1;
+	rewind(s->held);
+	while ((n = fread(buf, 1, sizeof(buf), s->held)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fflush(stderr);
+	fclose(s->held);
+	s->held = NULL;
+}
+
+int ol_screen_open(struct ol_screen *s, const char *source, enum an_sort sort, bool live)
 {
 	SCREEN *t;
 
 	*s = (struct ol_screen){ .source = source, .sort = sort, .group = OL_GROUP_REASON,
-				 .vm = -1 };
+				 .vm = -1, .live = live, .saved_err = -1 };
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return -1;
 	t = newterm(NULL, stdout, stdin);
@@ -31,6 +70,7 @@ int ol_screen_open(struct ol_screen *s, const char *source, enum an_sort sort)
 	noecho();
 	keypad(stdscr, TRUE);
 	curs_set(0);
+	hold_stderr(s);
 	return 0;
 }
 
@@ -41,6 +81,7 @@ void ol_screen_close(struct ol_screen *s)
 	endwin();
 	delscreen(s->term);
 	s->term = NULL;
+	release_stderr(s);
 }
 
 /* One line at row *@y, cut at the screen's width; nothing past its end. */
@@ -208,7 +249,24 @@ static void longest(const struct ol_screen *s, const struct ol_report *r, int *y
 	}
 }
 
-static void draw(const struct ol_screen *s, const struct ol_report *r)
+/* Each VM's clock alignment, on one line. */
+static void sync_line(const struct ol_report *r, int *y)
+{
+	char buf[256], b[32];
+	int n = snprintf(buf, sizeof(buf), "sync bound:");
+
+	for (uint32_t vm = 0; vm < r->iv->t.n_vms && n > 0 && (size_t)n < sizeof(buf); vm++) {
+		uint64_t bound = 0;
+		enum ol_sync_state st = ol_sync_of(r, vm, &bound);
+
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s VM %u %s", vm ? "," : "", vm,
+			      st == OL_SYNC_BOUNDED ? an_dur(bound, b, sizeof(b)) :
+			      ol_sync_names[st]);
+	}
+	line(y, "%s", buf);
+}
+
+static void draw(struct ol_screen *s, const struct ol_report *r)
 {
 	const struct ol_window *iv = r->iv;
 	const struct an_counts *c = &iv->t.counts;
@@ -216,7 +274,13 @@ static void draw(const struct ol_screen *s, const struct ol_report *r)
 	char b[32], vm[32], cpus[16];
 	int y = 0;
 
-	erase();
+	/* anything written to the terminal before (the live source's start
+	 * on stderr) is not ncurses' to know of: the first draw repaints all */
+	if (!s->drawn)
+		clear();
+	else
+		erase();
+	s->drawn = true;
 	if (s->vm < 0)
 		snprintf(vm, sizeof(vm), "all");
 	else
@@ -224,17 +288,18 @@ static void draw(const struct ol_screen *s, const struct ol_report *r)
 	attron(A_BOLD);
 	line(&y, "vmscope top  %s  interval %" PRIu64 " (%s of host time)%s%s", s->source,
 	     r->index, an_dur(iv->end - iv->start, b, sizeof(b)),
-	     r->final ? "  END OF TRACE" : "", s->paused ? "  PAUSED" : "");
+	     r->final ? (s->live ? "  STOPPED" : "  END OF TRACE") : "",
+	     s->paused ? (s->live ? "  PAUSED (still running)" : "  PAUSED") : "");
 	attroff(A_BOLD);
 	if (an_walk_host_cpus(r->w))
 		snprintf(cpus, sizeof(cpus), "%u", an_walk_host_cpus(r->w));
 	else
 		snprintf(cpus, sizeof(cpus), "?");
 	line(&y, "host CPUs %s   VMs %u   records/s %.0f   exits/s %.0f   lost %" PRIu64
-	     " (cut exits %" PRIu64 ")   sync bound: not stored in a merged trace", cpus,
-	     iv->t.n_vms,
+	     " (cut exits %" PRIu64 ")", cpus, iv->t.n_vms,
 	     secs > 0 ? (double)c->records / secs : 0, secs > 0 ? (double)c->exits / secs : 0,
 	     c->losses, c->open_dropped);
+	sync_line(r, &y);
 	line(&y, "keys: s sort (%s)  g group  v VM (%s)  p pause  q quit", sort_names[s->sort], vm);
 	line(&y, "");
 	vcpus(s, r, secs, &y);
@@ -270,22 +335,30 @@ static int key(struct ol_screen *s, const struct ol_report *r, int k)
 int ol_view_screen(void *ctx, const struct ol_report *r)
 {
 	struct ol_screen *s = ctx;
+	bool frozen;
 	int k;
 
-	draw(s, r);
-	/* the keys pressed since the last interval, then wait while paused or
-	 * at the end */
+	/* live and paused: the screen keeps the interval it froze on */
+	frozen = s->live && s->paused && !r->final;
+	if (!frozen)
+		draw(s, r);
+	/* the keys pressed since the last interval, then wait while a replay
+	 * is paused, or at the end */
 	timeout(0);
 	for (;;) {
 		k = getch();
 		if (k == ERR) {
-			if (!s->paused && !r->final)
+			if ((!s->paused || s->live) && !r->final)
 				return 0;
 			timeout(200);
 			continue;
 		}
 		if (key(s, r, k) == OL_VIEW_QUIT)
 			return OL_VIEW_QUIT;
-		draw(s, r);	/* also for KEY_RESIZE */
+		/* also for KEY_RESIZE; a frozen screen's interval is gone: it
+		 * is drawn again once unpaused, with the next interval */
+		frozen = frozen && s->paused;
+		if (!frozen)
+			draw(s, r);
 	}
 }

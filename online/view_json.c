@@ -60,23 +60,33 @@ static json_object *jtasks(const struct an_walk *w, const struct ol_window *win,
 			continue;
 		j = jgroup(g, secs);
 		json_object_object_add(j, "task", an_json_task(w, g->task));
+		json_object_object_add(j, "reasons", an_json_reason_shares(w, g));
 		json_object_array_add(a, j);
 		k++;
 	}
 	return a;
 }
 
-static json_object *jvms(const struct an_walk *w, const struct ol_snap *t)
+static json_object *jvms(const struct ol_report *r, const struct ol_snap *t)
 {
+	const struct an_walk *w = r->w;
 	json_object *vms = json_object_new_array();
 
 	for (uint32_t vm = 0; vm < t->n_vms; vm++) {
 		json_object *v = json_object_new_object(), *cpus = json_object_new_array();
+		enum ol_sync_state st;
+		uint64_t bound = 0;
 
 		json_object_object_add(v, "vm", json_object_new_int((int)vm));
 		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
 		json_object_object_add(v, "agent", json_object_new_boolean(
 			an_walk_vm_has_guest(w, vm)));
+		st = ol_sync_of(r, vm, &bound);
+		json_object_object_add(v, "sync", json_object_new_string(ol_sync_names[st]));
+		if (st == OL_SYNC_BOUNDED)
+			an_json_u64(v, "sync_bound_ns", bound);
+		else
+			json_object_object_add(v, "sync_bound_ns", NULL);
 		for (uint32_t c = 0; c < t->n_vcpus[vm]; c++) {
 			const struct ol_vcpu *x = &t->t[vm][c];
 			json_object *j = json_object_new_object();
@@ -189,7 +199,7 @@ int ol_view_json(void *ctx, const struct ol_report *r)
 	json_object_object_add(o, "host_cpus", an_walk_host_cpus(r->w) ?
 			       json_object_new_int((int)an_walk_host_cpus(r->w)) : NULL);
 	json_object_object_add(o, "counts", jcounts(&r->iv->t.counts));
-	json_object_object_add(o, "vms", jvms(r->w, &r->iv->t));
+	json_object_object_add(o, "vms", jvms(r, &r->iv->t));
 	json_object_object_add(o, "reasons", jreasons(r->w, r->iv));
 	json_object_object_add(o, "tasks", jtasks(r->w, r->iv, v->tasks));
 	json_object_object_add(o, "longest", jlongest(r->w, r->iv));

@@ -93,8 +93,12 @@ int ol_view_text(void *ctx, const struct ol_report *r)
 		an_dur(iv->end - iv->start, b, sizeof(b)), per_s(c->records, secs),
 		per_s(c->exits, secs), c->losses, c->open_dropped, c->unattributed);
 	for (uint32_t vm = 0; vm < iv->t.n_vms; vm++) {
-		fprintf(v->out, "VM %u %s%s\n", vm, an_walk_vm_name(r->w, vm),
-			an_walk_vm_has_guest(r->w, vm) ? "" : " (no agent)");
+		uint64_t bound = 0;
+		enum ol_sync_state st = ol_sync_of(r, vm, &bound);
+
+		fprintf(v->out, "VM %u %s%s, sync bound: %s\n", vm, an_walk_vm_name(r->w, vm),
+			an_walk_vm_has_guest(r->w, vm) ? "" : " (no agent)",
+			st == OL_SYNC_BOUNDED ? an_dur(bound, b, sizeof(b)) : ol_sync_names[st]);
 		vcpus(v->out, r->w, &iv->t, vm, secs);
 		reasons(v->out, r->w, iv, vm, secs);
 		tasks(v->out, r->w, iv, vm, v->tasks);

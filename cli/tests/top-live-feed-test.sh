@@ -65,6 +65,17 @@ for path in sys.argv[2:]:
       assert rt == lt, (rt, lt)
       assert lc["counts"]["exits_before_session"] == 0, lc["counts"]
       assert all(v["agent"] for l in live for v in l["vms"]), path
+  # each VM's clock alignment: the live source's, a replay says it has none
+  for l in live:
+      for v in l["vms"]:
+          want = ("no sync yet" if v["agent"] else "no agent") if not guests else None
+          assert want is None or (v["sync"], v["sync_bound_ns"]) == (want, None), (path, v)
+  if guests:
+      for v in live[-1]["vms"]:
+          assert v["sync"] == "bounded" and v["sync_bound_ns"] > 0, v
+  for l in rep:
+      for v in l["vms"]:
+          assert (v["sync"], v["sync_bound_ns"]) == ("not shown in a replay", None), v
   print("live feed %s: %d intervals, %d exits%s, as the replay's" % (path.split("/")[-1], len(live), lc["counts"]["exits"], ", %d guest tasks" % len(tasks(live)) if guests else ""))
 PY
 then :; else echo "FAIL: the live feed against the replay"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi

@@ -25,7 +25,7 @@ out=$dir/out
 m=$dir/merged
 expect 0 'usage: vmscope top --pid QEMU_PID' -- top --help
 expect 0 'vmscope top --replay TRACE' -- top --help
-expect 0 'Not built yet: the screen with --pid' -- top --help
+expect 0 'Not built yet: --domain, --all' -- top --help
 expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json
 expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json --pid 1 --replay "$m"
 expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --speed 2
@@ -35,7 +35,8 @@ expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" -o "$dir/
 expect 0 '  -o TRACE              with --pid: also write the recording' -- top --help
 expect 2 "top: --duration: '0' is not a duration" -- top --json --pid 1 --duration 0
 expect 2 "top: --pid: a number from 1 to" -- top --json --pid 0
-expect 2 'the screen is not built for --pid yet' -- top --pid 1
+# the screen is built for --pid: without the module, the module is what is said
+expect 1 'is vmscope_host.ko loaded' -- top --pid 1
 # the live source's errors before any module is asked (none is loaded here)
 expect 1 'top: pid 1073741823: no such process' -- top --json --pid 1073741823
 if [ ! -e /dev/vmscope-host ]; then
