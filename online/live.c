@@ -42,6 +42,11 @@ struct live {
 	uint32_t n_vms;
 	struct gcpu *g;			/* [n_vms][OL_LIVE_GUEST_CPUS] */
 	struct vr_events **gev;		/* [n_vms]: the table of the last hello */
+	/* [n_vms]: the width of the clock bound the VM's latest guest record
+	 * was converted with; UINT64_MAX: none yet, unbounded, or its agent
+	 * gone (gone: until its next hello) */
+	uint64_t *bound;
+	bool *agent_gone;
 	struct lo_stats gst;		/* the guests' chunks decoded */
 	uint64_t hellos, gone;		/* guest connections begun, ended */
 	int error;
@@ -101,8 +106,15 @@ static int start(struct live *l)
 	l->n_vms = s ? (uint32_t)s->n_vms : 0;
 	l->g = calloc((size_t)(l->n_vms ? l->n_vms : 1) * OL_LIVE_GUEST_CPUS, sizeof(*l->g));
 	l->gev = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->gev));
+	l->bound = malloc((l->n_vms ? l->n_vms : 1) * sizeof(*l->bound));
+	l->agent_gone = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->agent_gone));
+	for (uint32_t v = 0; l->bound && v < l->n_vms; v++)
+		l->bound[v] = UINT64_MAX;
 	l->piped = true;
-	e = l->g && l->gev ? ol_pipe_open(&l->p, l->w, l->o, &l->h) : -ENOMEM;
+	if (l->g && l->gev && l->bound && l->agent_gone)
+		e = ol_pipe_open(&l->p, l->w, l->o, &l->h);
+	else
+		e = -ENOMEM;
 	if (e) {
 		fail(l, e, "out of memory");
 		return e;
@@ -121,6 +133,11 @@ static int om_emit(void *ctx, const struct om_rec *r)
 	struct vr_item it;
 
 	om_rec_item(r, &it);
+	/* a guest record: its VM's clock bound is the one it was converted
+	 * with (none once its agent is gone: the alignment is not current) */
+	if (r->kind == VR_EVENT && r->o.origin && r->o.origin <= l->n_vms &&
+	    !l->agent_gone[r->o.origin - 1])
+		l->bound[r->o.origin - 1] = r->bound_ns;
 	an_walk_feed(l->w, &l->h, &it, &r->o);
 	return l->p.quit || l->p.error ? 1 : 0;
 }
@@ -212,6 +229,7 @@ static int guest_hello(struct live *l, const struct rec_chunk *c)
 		return 0;
 	}
 	om_live_guest_table(l->om, c->vm, ev, ncpus);
+	l->agent_gone[c->vm] = false;
 	vr_events_free(l->gev[c->vm]);
 	l->gev[c->vm] = ev;
 	return 0;
@@ -225,6 +243,8 @@ static int guest_gone(struct live *l, uint32_t vm)
 	int e = 0;
 
 	l->gone++;
+	l->agent_gone[vm] = true;
+	l->bound[vm] = UINT64_MAX;
 	for (uint32_t cpu = 0; cpu < OL_LIVE_GUEST_CPUS && !e; cpu++) {
 		struct gcpu *c = &l->g[(size_t)vm * OL_LIVE_GUEST_CPUS + cpu];
 		struct vr_item it = { .kind = VR_LOSS, .ts = c->last_ts,
@@ -354,6 +374,14 @@ uint64_t ol_live_lost(const struct live *l)
 	return l->lo.st.lost_events + l->lo.st.late;
 }
 
+bool ol_live_bound(const struct live *l, uint32_t vm, uint64_t *ns)
+{
+	if (!l->bound || vm >= l->n_vms || l->bound[vm] == UINT64_MAX)
+		return false;
+	*ns = l->bound[vm];
+	return true;
+}
+
 int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 {
 	int e;
@@ -393,6 +421,8 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 	for (uint32_t v = 0; l->gev && v < l->n_vms; v++)
 		vr_events_free(l->gev[v]);
 	free(l->gev);
+	free(l->bound);
+	free(l->agent_gone);
 	free(l->g);
 	lo_free(&l->lo);
 	free(l->cpu);

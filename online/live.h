@@ -9,8 +9,10 @@
  * them, through the walk (analysis/walk.h, an_walk_feed) into the
  * windows (pipe.h). README.md, "Live sources".
  *
- * Host only: no guest agent is accepted, so every VM's guest columns say
- * "no agent". Without a trace folder (rec_opts.path NULL) the recording's
+ * The guest agents' streams the recorder takes (hello, chunks, losses,
+ * end: rec_chunk.guest) are decoded as the host's and merged with them
+ * by the online merge, fed (merge/online.h, om_live_*); a VM whose agent
+ * has not connected says "no agent". Without a trace folder (rec_opts.path NULL) the recording's
  * metadata (and nothing else) is written to a private folder under
  * $TMPDIR (or /tmp), removed at the end; with one (`top -o TRACE`), the
  * whole recording `vmscope record` makes is written there and kept. The
@@ -70,5 +72,12 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen);
  * too late to order (live_order.h), for a view during the run (it runs
  * on the thread that feeds @l). */
 uint64_t ol_live_lost(const struct live *l);
+
+/* VM @vm's clock alignment now: the width (hi - lo, ns: `merge`'s
+ * "bound") of the bound its latest guest record merged was converted
+ * with (merge/online.h, om_rec.bound_ns). false while there is none: no
+ * guest record merged yet (no agent, or no clock sample), or that bound
+ * was unbounded. Same thread as ol_live_lost. */
+bool ol_live_bound(const struct live *l, uint32_t vm, uint64_t *ns);
 
 #endif
