@@ -286,6 +286,7 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	struct an_sched_task *t = task(s, v->off_task);
 	struct an_stall st;
 	struct an_off off;
+	enum an_stall_cause cause;
 
 	v->off = false;
 	if (v->off_preempted) {
@@ -308,6 +309,7 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 	off = (struct an_off){ .vm = vm, .vcpu = vc, .preempted = v->off_preempted,
 			       .start = v->off_since, .end = ts, .by = v->cur,
 			       .by_other_ns = v->cur_other_ns };
+	cause = v->off_preempted ? AN_STALL_PREEMPTED : AN_STALL_BLOCKED;
 	/* the task that was running there, if it still is in guest terms */
 	if (t && t->st == AN_T_RUNNING && t->cpu == vc) {
 		const struct an_task *k = an_walk_task(s->w, v->off_task);
@@ -321,15 +323,20 @@ static void back_on(struct an_sched *s, uint32_t vm, uint32_t vc, struct an_sche
 		if (k && k->tid != 0) {	/* the idle task is not stalled */
 			an_topn_add(&s->worst, d, &st);
 			off.stall = &st;
+			v->stall_ns[AN_STALL_RUNNING][cause] += d;
 		}
 	}
 	if (s->on_off)
 		s->on_off(s->off_ctx, &off);
 	for (uint32_t i = 0; i < v->nrunq; i++) {
 		struct an_sched_task *q = task(s, v->runq[i]);
+		const struct an_task *k = an_walk_task(s->w, v->runq[i]);
 
-		if (q && q->st == AN_T_RUNNABLE)
+		if (q && q->st == AN_T_RUNNABLE) {
 			q->stall_runnable_ns += d;
+			if (k && k->tid != 0)
+				v->stall_ns[AN_STALL_RUNNABLE][cause] += d;
+		}
 	}
 }
 

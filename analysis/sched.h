@@ -59,6 +59,13 @@ struct an_by_host {
 
 enum an_tstate { AN_T_UNKNOWN, AN_T_RUNNING, AN_T_RUNNABLE, AN_T_BLOCKED };
 
+/* A stall's classes, as the report's columns and charges name them: the
+ * guest thread's state (running: "stalled:run", runnable: "stalled:rq")
+ * and why its vCPU thread was off its CPU (preempted by a host task, or
+ * blocked in the host: "(blocked in host)"). */
+enum an_stall_state { AN_STALL_RUNNING, AN_STALL_RUNNABLE, AN_STALL_NSTATES };
+enum an_stall_cause { AN_STALL_PREEMPTED, AN_STALL_BLOCKED, AN_STALL_NCAUSES };
+
 struct an_sched_task {
 	enum an_tstate st;
 	uint64_t since;
@@ -97,6 +104,11 @@ struct an_sched_vcpu {
 	struct { uint64_t start, end; } ring[AN_OFF_RING];
 	uint32_t nring;
 	struct an_steal_vcpu steal;	/* the guest's steal next to it: steal.h */
+	/* the stalls of the guest threads on this vCPU but its idle thread
+	 * (tid 0, never a stall: it waits for nothing), by class: summed
+	 * over a VM's vCPUs, its threads' stall_running_ns and
+	 * stall_runnable_ns but the idle thread's */
+	uint64_t stall_ns[AN_STALL_NSTATES][AN_STALL_NCAUSES];
 };
 
 /* A stall: a running guest task's vCPU thread off its host CPU. */

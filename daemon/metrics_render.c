@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The text exposition of the metrics store: see metrics_render.h. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,10 @@ static void histogram(FILE *out, const struct ms_entry *e, const struct ol_mx_re
 	fprintf(out, "} %" PRIu64 "\n", r->count);
 }
 
+/* The stall classes' label values, in the frame's order (metrics_frame.h) */
+static const char *const stall_state[OL_MX_STALL_STATES] = { "running", "runnable" };
+static const char *const stall_cause[OL_MX_STALL_CAUSES] = { "preempted", "blocked_in_host" };
+
 static int by_domain(const void *a, const void *b)
 {
 	const struct ms_entry *const *x = a, *const *y = b;
@@ -88,13 +93,20 @@ static int by_domain(const void *a, const void *b)
 	return strcmp((*x)->domain, (*y)->domain);
 }
 
-/* One vCPU-time family sample per domain: @off is the ol_msnap field. */
-static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_t n,
-			       const char *name, const char *extra, size_t off)
+/* One sample per domain of a family of seconds: @off is the ol_msnap
+ * field; @has, if not SIZE_MAX, the bool field without which the domain
+ * has no sample (absent, not 0). */
+static void per_domain_seconds_if(FILE *out, const struct ms_entry *const *e, size_t n,
+				  const char *name, const char *extra, size_t off, size_t has)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v;
+		bool present = true;
 
+		if (has != SIZE_MAX)
+			memcpy(&present, (const char *)&e[i]->snap + has, sizeof(present));
+		if (!present)
+			continue;
 		memcpy(&v, (const char *)&e[i]->snap + off, sizeof(v));
 		fprintf(out, "%s{", name);
 		labels(out, e[i]);
@@ -102,6 +114,12 @@ static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_
 		seconds(out, v);
 		fputc('\n', out);
 	}
+}
+
+static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_t n,
+			       const char *name, const char *extra, size_t off)
+{
+	per_domain_seconds_if(out, e, n, name, extra, off, SIZE_MAX);
 }
 
 void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t refused,
@@ -149,6 +167,25 @@ void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t ref
 	       "Time the domain's vCPU threads were preempted off their host CPU.");
 	per_domain_seconds(out, e, n, "vmscope_vcpu_preempted_seconds_total", "",
 			   offsetof(struct ol_msnap, preempted_ns));
+	family(out, "vmscope_guest_steal_seconds_total", "counter",
+	       "Steal time the guest kernel accounted, summed over the domain's vCPUs "
+	       "between their clock-sync readings; absent without two readings.");
+	per_domain_seconds_if(out, e, n, "vmscope_guest_steal_seconds_total", "",
+			      offsetof(struct ol_msnap, steal_ns),
+			      offsetof(struct ol_msnap, has_steal));
+	family(out, "vmscope_guest_stall_seconds_total", "counter",
+	       "Time guest threads (not the idle one) were stalled, their vCPU thread off "
+	       "its host CPU, by their state and its cause; absent without the guest's agent.");
+	for (size_t i = 0; i < n; i++)
+		for (int st = 0; st < OL_MX_STALL_STATES && e[i]->snap.has_stall; st++)
+			for (int c = 0; c < OL_MX_STALL_CAUSES; c++) {
+				fputs("vmscope_guest_stall_seconds_total{", out);
+				labels(out, e[i]);
+				fprintf(out, ",state=\"%s\",cause=\"%s\"} ", stall_state[st],
+					stall_cause[c]);
+				seconds(out, e[i]->snap.stall_ns[st][c]);
+				fputc('\n', out);
+			}
 	family(out, "vmscope_events_lost_total", "counter",
 	       "Events lost: ring buffer losses and records too late to order.");
 	for (size_t i = 0; i < n; i++) {
@@ -157,16 +194,11 @@ void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t ref
 		fprintf(out, "} %" PRIu64 "\n", e[i]->snap.events_lost);
 	}
 	family(out, "vmscope_sync_bound_seconds", "gauge",
-	       "Bound of the host-guest clock alignment; absent without a clock sample.");
-	for (size_t i = 0; i < n; i++) {
-		if (!e[i]->snap.has_bound)
-			continue;
-		fputs("vmscope_sync_bound_seconds{", out);
-		labels(out, e[i]);
-		fputs("} ", out);
-		seconds(out, e[i]->snap.bound_ns);
-		fputc('\n', out);
-	}
+	       "Width of the host-guest clock alignment's bound at the domain's latest "
+	       "guest record; absent without one.");
+	per_domain_seconds_if(out, e, n, "vmscope_sync_bound_seconds", "",
+			      offsetof(struct ol_msnap, bound_ns),
+			      offsetof(struct ol_msnap, has_bound));
 	family(out, "vmscoped_metrics_domains", "gauge", "Domains whose series are served.");
 	fprintf(out, "vmscoped_metrics_domains %zu\n", n);
 	family(out, "vmscoped_metrics_refused_snapshots_total", "counter",

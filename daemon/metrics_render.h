@@ -3,7 +3,8 @@
  * The Prometheus text exposition format (version 0.0.4) of the domains'
  * snapshots (README.md, "Metrics"): each family's HELP and TYPE once,
  * then its samples, domains sorted by name; labels domain (libvirt's
- * name) and uuid, and reason for the exit families. Times in seconds,
+ * name) and uuid, reason for the exit families, state and cause for the
+ * stalls. Times in seconds,
  * written as exact decimals of the nanosecond counts.
  */
 #ifndef VMSCOPE_DAEMON_METRICS_RENDER_H

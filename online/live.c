@@ -42,7 +42,11 @@ struct live {
 	uint32_t n_vms;
 	struct gcpu *g;			/* [n_vms][OL_LIVE_GUEST_CPUS] */
 	struct vr_events **gev;		/* [n_vms]: the table of the last hello */
-	struct ol_sync *sync;		/* [n_vms]: the views' alignment figures */
+	/* [n_vms]: the views' alignment figures: the bound of the VM's
+	 * latest guest record (not bounded: none yet, an unbounded one, or
+	 * its agent gone, until its next hello) */
+	struct ol_sync *sync;
+	bool *agent_gone;
 	struct lo_stats gst;		/* the guests' chunks decoded */
 	uint64_t hellos, gone;		/* guest connections begun, ended */
 	int error;
@@ -103,8 +107,12 @@ static int start(struct live *l)
 	l->g = calloc((size_t)(l->n_vms ? l->n_vms : 1) * OL_LIVE_GUEST_CPUS, sizeof(*l->g));
 	l->gev = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->gev));
 	l->sync = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->sync));
+	l->agent_gone = calloc(l->n_vms ? l->n_vms : 1, sizeof(*l->agent_gone));
 	l->piped = true;
-	e = l->g && l->gev && l->sync ? ol_pipe_open(&l->p, l->w, l->o, &l->h) : -ENOMEM;
+	if (l->g && l->gev && l->sync && l->agent_gone)
+		e = ol_pipe_open(&l->p, l->w, l->o, &l->h);
+	else
+		e = -ENOMEM;
 	if (e) {
 		fail(l, e, "out of memory");
 		return e;
@@ -126,11 +134,13 @@ static int om_emit(void *ctx, const struct om_rec *r)
 
 	om_rec_item(r, &it);
 	an_walk_feed(l->w, &l->h, &it, &r->o);
-	/* after the feed: an interval it closed ended before this record */
+	/* a guest record: its VM's clock bound is the one it was converted
+	 * with (none once its agent is gone: the alignment is not current);
+	 * after the feed: an interval it closed ended before this record */
 	if (r->kind == VR_EVENT && r->o.origin && r->o.origin <= l->n_vms &&
-	    r->bound_ns != UINT64_MAX)
-		l->sync[r->o.origin - 1] = (struct ol_sync){ .bounded = true,
-							      .bound_ns = r->bound_ns };
+	    !l->agent_gone[r->o.origin - 1])
+		l->sync[r->o.origin - 1] = (struct ol_sync){
+			.bounded = r->bound_ns != UINT64_MAX, .bound_ns = r->bound_ns };
 	return l->p.quit || l->p.error ? 1 : 0;
 }
 
@@ -221,6 +231,7 @@ static int guest_hello(struct live *l, const struct rec_chunk *c)
 		return 0;
 	}
 	om_live_guest_table(l->om, c->vm, ev, ncpus);
+	l->agent_gone[c->vm] = false;
 	vr_events_free(l->gev[c->vm]);
 	l->gev[c->vm] = ev;
 	return 0;
@@ -234,6 +245,8 @@ static int guest_gone(struct live *l, uint32_t vm)
 	int e = 0;
 
 	l->gone++;
+	l->agent_gone[vm] = true;
+	l->sync[vm].bounded = false;
 	for (uint32_t cpu = 0; cpu < OL_LIVE_GUEST_CPUS && !e; cpu++) {
 		struct gcpu *c = &l->g[(size_t)vm * OL_LIVE_GUEST_CPUS + cpu];
 		struct vr_item it = { .kind = VR_LOSS, .ts = c->last_ts,
@@ -363,6 +376,14 @@ uint64_t ol_live_lost(const struct live *l)
 	return l->lo.st.lost_events + l->lo.st.late;
 }
 
+bool ol_live_bound(const struct live *l, uint32_t vm, uint64_t *ns)
+{
+	if (!l->sync || vm >= l->n_vms || !l->sync[vm].bounded)
+		return false;
+	*ns = l->sync[vm].bound_ns;
+	return true;
+}
+
 int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 {
 	int e;
@@ -403,6 +424,7 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen)
 		vr_events_free(l->gev[v]);
 	free(l->gev);
 	free(l->sync);
+	free(l->agent_gone);
 	free(l->g);
 	lo_free(&l->lo);
 	free(l->cpu);

@@ -74,4 +74,12 @@ int ol_live_close(struct live *l, int rc, char *err, size_t errlen);
  * on the thread that feeds @l). */
 uint64_t ol_live_lost(const struct live *l);
 
+/* VM @vm's clock alignment now: the width (hi - lo, ns: `merge`'s
+ * "bound") of the bound its latest guest record merged was converted
+ * with (merge/online.h, om_rec.bound_ns). false while there is none: no
+ * guest record merged yet (no agent, or no clock sample), or that bound
+ * was unbounded, or its agent is gone (until its next hello). Same
+ * thread as ol_live_lost. */
+bool ol_live_bound(const struct live *l, uint32_t vm, uint64_t *ns);
+
 #endif

@@ -51,9 +51,9 @@ static int view(void *ctx, const struct ol_report *r)
 	f->no_bucket = nb;
 	f->snap.seq = f->seq++;
 	f->snap.events_lost = ol_live_lost(f->l);
-	/* the live pipeline has no clock sample (host only): no bound */
-	f->snap.has_bound = false;
+	/* absent (not 0) until a guest record of the VM was merged */
 	f->snap.bound_ns = 0;
+	f->snap.has_bound = ol_live_bound(f->l, 0, &f->snap.bound_ns);
 	n = ol_msnap_encode(&f->snap, f->frame);
 	if (send(f->fd, f->frame, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n) {
 		f->sent++;

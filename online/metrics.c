@@ -5,6 +5,11 @@
 
 #include "metrics.h"
 
+/* the frame's stall classes are the analysis's */
+_Static_assert(OL_MX_STALL_STATES == AN_STALL_NSTATES && OL_MX_STALL_CAUSES == AN_STALL_NCAUSES &&
+	       AN_STALL_RUNNING == 0 && AN_STALL_PREEMPTED == 0,
+	       "metrics_frame.h's stall classes are analysis/sched.h's");
+
 /* A histogram bucket [lo, lo + width) into the 4^k bucket holding it:
  * 4^k is an edge of analysis/hist.h's buckets, so none straddles one. */
 static void to_pow4(void *ctx, uint64_t lo, uint64_t width, uint64_t count)
@@ -47,6 +52,11 @@ uint64_t ol_msnap_of(struct ol_msnap *s, const struct ol_report *rep, uint32_t v
 
 	s->end_ns = cum->end;
 	s->guest_ns = s->kernel_ns = s->user_ns = s->halted_ns = s->preempted_ns = 0;
+	s->steal_ns = 0;
+	s->has_steal = false;
+	memset(s->stall_ns, 0, sizeof(s->stall_ns));
+	/* stalls are known from the guest's scheduling: its agent's side */
+	s->has_stall = vm < an_walk_nr_vms(rep->w) && an_walk_vm_has_guest(rep->w, vm);
 	s->n_reasons = 0;
 	for (uint32_t c = 0; vm < t->n_vms && c < t->n_vcpus[vm]; c++) {
 		const struct ol_vcpu *v = &t->t[vm][c];
@@ -56,6 +66,14 @@ uint64_t ol_msnap_of(struct ol_msnap *s, const struct ol_report *rep, uint32_t v
 		s->user_ns += v->t.user_ns;
 		s->halted_ns += v->t.halted_ns;
 		s->preempted_ns += v->preempted_ns;
+		/* a vCPU's steal is known once a span had two readings */
+		if (v->steal_span_ns) {
+			s->has_steal = true;
+			s->steal_ns += v->steal_ns;
+		}
+		for (int st = 0; st < OL_MX_STALL_STATES && s->has_stall; st++)
+			for (int k = 0; k < OL_MX_STALL_CAUSES; k++)
+				s->stall_ns[st][k] += v->stall_ns[st][k];
 	}
 	/* the walk's reason order, so that the first 30 seen keep names */
 	for (uint32_t reason = 0; reason <= AN_MAX_REASONS; reason++) {

@@ -12,7 +12,9 @@
 
 /*
  * @s := VM @vm of @r's cumulative window (seq, events_lost and the bound
- * are the caller's). Exit reasons in the walk's order, which is the order
+ * are the caller's): its exits, time split and preempted time; the
+ * guest's steal (known once a vCPU's span had two readings); its guest
+ * threads' stalls by class, known when the VM has its guest side. Exit reasons in the walk's order, which is the order
  * it first saw them in: reasons beyond the first OL_MX_REASONS - 1 count
  * in OL_MX_OTHER, so a reason's series never moves. Returns the exits
  * whose latency had no histogram bucket (out of memory: counted in count

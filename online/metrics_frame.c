@@ -8,21 +8,45 @@
 #include "util_endian.h"
 
 #define FLAG_BOUND 1u
+#define FLAG_STEAL 2u
+#define FLAG_STALL 4u
+#define FLAGS_KNOWN (FLAG_BOUND | FLAG_STEAL | FLAG_STALL)
+
+/* The head's OL_MX_HEAD_U64 fields, in their order, from @s (absent ones
+ * 0); daemon-metrics checks each one's offset. */
+static void head_of(const struct ol_msnap *s, uint64_t *h)
+{
+	int i = 0;
+
+	h[i++] = s->seq;
+	h[i++] = s->end_ns;
+	h[i++] = s->guest_ns;
+	h[i++] = s->kernel_ns;
+	h[i++] = s->user_ns;
+	h[i++] = s->halted_ns;
+	h[i++] = s->preempted_ns;
+	h[i++] = s->events_lost;
+	h[i++] = s->has_bound ? s->bound_ns : 0;
+	h[i++] = s->has_steal ? s->steal_ns : 0;
+	for (int st = 0; st < OL_MX_STALL_STATES; st++)
+		for (int c = 0; c < OL_MX_STALL_CAUSES; c++)
+			h[i++] = s->has_stall ? s->stall_ns[st][c] : 0;
+}
 
 size_t ol_msnap_encode(const struct ol_msnap *s, uint8_t *buf)
 {
-	const uint64_t head[9] = { s->seq, s->end_ns, s->guest_ns, s->kernel_ns, s->user_ns,
-				   s->halted_ns, s->preempted_ns, s->events_lost,
-				   s->has_bound ? s->bound_ns : 0 };
+	uint64_t head[OL_MX_HEAD_U64];
 	uint8_t *p = buf;
 	uint32_t n = s->n_reasons < OL_MX_REASONS ? s->n_reasons : OL_MX_REASONS;
 
+	head_of(s, head);
 	le_put32(p, OL_MX_MAGIC);
 	le_put16(p + 4, OL_MX_VERSION);
-	le_put16(p + 6, s->has_bound ? FLAG_BOUND : 0);
+	le_put16(p + 6, (s->has_bound ? FLAG_BOUND : 0) | (s->has_steal ? FLAG_STEAL : 0) |
+			(s->has_stall ? FLAG_STALL : 0));
 	le_put32(p + 8, n);
 	p += 12;
-	for (int i = 0; i < 9; i++, p += 8)
+	for (unsigned int i = 0; i < OL_MX_HEAD_U64; i++, p += 8)
 		le_put64(p, head[i]);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ol_mx_reason *r = &s->r[i];
@@ -93,41 +117,56 @@ static size_t parse_reason(const uint8_t *p, size_t left, struct ol_mx_reason *r
 int ol_msnap_parse(const uint8_t *buf, size_t len, struct ol_msnap *s, char *why,
 		   size_t whylen)
 {
-	uint64_t head[9];
+	uint64_t head[OL_MX_HEAD_U64];
 	uint16_t flags;
 	size_t off;
+	int i = 0;
 
 	memset(s, 0, sizeof(*s));
+	/* magic and version first: another build's frame is named as such */
+	if (len < 6)
+		return bad(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
+	if (le_get32(buf) != OL_MX_MAGIC)
+		return bad(why, whylen, "not a metrics frame (magic 0x%08x)", le_get32(buf));
+	if (le_get16(buf + 4) != OL_MX_VERSION)
+		return bad(why, whylen, "frame version %u (this daemon reads %u: the recorder "
+			   "is of another build)", le_get16(buf + 4), OL_MX_VERSION);
 	if (len < OL_MX_HEAD)
 		return bad(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
 	if (len > OL_MX_FRAME_MAX)
 		return bad(why, whylen, "a frame of %zu bytes (at most %u)", len,
 			   OL_MX_FRAME_MAX);
-	if (le_get32(buf) != OL_MX_MAGIC)
-		return bad(why, whylen, "not a metrics frame (magic 0x%08x)", le_get32(buf));
-	if (le_get16(buf + 4) != OL_MX_VERSION)
-		return bad(why, whylen, "frame version %u (this daemon reads %u)",
-			   le_get16(buf + 4), OL_MX_VERSION);
 	flags = le_get16(buf + 6);
-	if (flags & ~FLAG_BOUND)
+	if (flags & ~FLAGS_KNOWN)
 		return bad(why, whylen, "unknown frame flags 0x%x", flags);
 	s->n_reasons = le_get32(buf + 8);
 	if (s->n_reasons > OL_MX_REASONS)
 		return bad(why, whylen, "%u reasons (at most %u)", s->n_reasons, OL_MX_REASONS);
-	for (int i = 0; i < 9; i++)
-		head[i] = le_get64(buf + 12 + 8 * i);
-	s->seq = head[0];
-	s->end_ns = head[1];
-	s->guest_ns = head[2];
-	s->kernel_ns = head[3];
-	s->user_ns = head[4];
-	s->halted_ns = head[5];
-	s->preempted_ns = head[6];
-	s->events_lost = head[7];
+	for (unsigned int k = 0; k < OL_MX_HEAD_U64; k++)
+		head[k] = le_get64(buf + 12 + 8 * k);
+	s->seq = head[i++];
+	s->end_ns = head[i++];
+	s->guest_ns = head[i++];
+	s->kernel_ns = head[i++];
+	s->user_ns = head[i++];
+	s->halted_ns = head[i++];
+	s->preempted_ns = head[i++];
+	s->events_lost = head[i++];
 	s->has_bound = flags & FLAG_BOUND;
-	s->bound_ns = head[8];
+	s->bound_ns = head[i++];
+	s->has_steal = flags & FLAG_STEAL;
+	s->steal_ns = head[i++];
+	s->has_stall = flags & FLAG_STALL;
+	for (int st = 0; st < OL_MX_STALL_STATES; st++)
+		for (int c = 0; c < OL_MX_STALL_CAUSES; c++) {
+			s->stall_ns[st][c] = head[i++];
+			if (!s->has_stall && s->stall_ns[st][c])
+				return bad(why, whylen, "a stall time without the stall flag");
+		}
 	if (!s->has_bound && s->bound_ns)
 		return bad(why, whylen, "a bound without the bound flag");
+	if (!s->has_steal && s->steal_ns)
+		return bad(why, whylen, "a steal time without the steal flag");
 	off = OL_MX_HEAD;
 	for (uint32_t i = 0; i < s->n_reasons; i++) {
 		size_t n = parse_reason(buf + off, len - off, &s->r[i], why, whylen);

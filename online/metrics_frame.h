@@ -8,14 +8,25 @@
  * fuzzed by fuzz-metrics-frame).
  *
  * Frame, little-endian, no padding:
- *   u32 magic "VMSM"  u16 version (1)  u16 flags (bit 0: has_bound)
+ *   u32 magic "VMSM"  u16 version (2)  u16 flags (bit 0: has_bound,
+ *       bit 1: has_steal, bit 2: has_stall)
  *   u32 n_reasons (<= OL_MX_REASONS)
  *   u64 seq end_ns guest_ns kernel_ns user_ns halted_ns preempted_ns
- *       events_lost bound_ns (0 without has_bound)
+ *       events_lost bound_ns steal_ns stall_ns[2][2] (each 0 without its
+ *       flag; stall_ns by [state][cause] as in struct ol_msnap)
  *   n_reasons times: u8 name length (1..OL_MX_NAME-1), the name (printable
  *       ASCII, unique in the frame), u64 count, u64 sum_ns,
  *       u64 bucket[OL_MX_BUCKETS] (their sum at most count)
  * and nothing after. No dependency beyond libc: the daemon links it alone.
+ *
+ * Version and length rule: the version fixes the layout (the head's
+ * length, its fields, a reason's); any change of either bumps it, and a
+ * parser reads its own version only. It checks the magic and the version
+ * before any length, so a recorder and a daemon of different builds are
+ * told apart by name ("frame version 1, this daemon reads 2"), never as a
+ * frame cut short; then the frame's length must be exactly the head's
+ * plus its reasons'. Version 1 (before the guest figures: no steal, no
+ * stalls) is refused.
  */
 #ifndef VMSCOPE_ONLINE_METRICS_FRAME_H
 #define VMSCOPE_ONLINE_METRICS_FRAME_H
@@ -35,8 +46,15 @@
 #define OL_MX_BUCKETS	16
 #define OL_MX_NAME	48
 #define OL_MX_MAGIC	0x4d534d56u	/* "VMSM" */
-#define OL_MX_VERSION	1u
-#define OL_MX_HEAD	(12u + 9u * 8u)
+#define OL_MX_VERSION	2u
+/* Guest-thread stall classes (analysis/sched.h, an_stall_state and
+ * an_stall_cause): state 0 running, 1 runnable; cause 0 preempted by a
+ * host task, 1 blocked in the host. */
+#define OL_MX_STALL_STATES 2
+#define OL_MX_STALL_CAUSES 2
+/* the head's u64 fields: ten, then the stall times */
+#define OL_MX_HEAD_U64	(10u + OL_MX_STALL_STATES * OL_MX_STALL_CAUSES)
+#define OL_MX_HEAD	(12u + OL_MX_HEAD_U64 * 8u)
 #define OL_MX_REASON_MAX (1u + (OL_MX_NAME - 1u) + (2u + OL_MX_BUCKETS) * 8u)
 #define OL_MX_FRAME_MAX	(OL_MX_HEAD + OL_MX_REASONS * OL_MX_REASON_MAX)
 
@@ -54,7 +72,15 @@ struct ol_msnap {
 	uint64_t guest_ns, kernel_ns, user_ns, halted_ns, preempted_ns;
 	uint64_t events_lost;		/* ring losses and records too late to order */
 	bool has_bound;			/* no clock sample yet: no bound */
-	uint64_t bound_ns;
+	uint64_t bound_ns;		/* width of the bound of the latest guest record */
+	/* the guest's own steal, summed over its vCPUs' spans (steal.h);
+	 * none without two readings of one vCPU */
+	bool has_steal;
+	uint64_t steal_ns;
+	/* the guest threads' stalls, its idle thread's left out, by
+	 * [state][cause] (OL_MX_STALL_*); none without the guest side */
+	bool has_stall;
+	uint64_t stall_ns[OL_MX_STALL_STATES][OL_MX_STALL_CAUSES];
 	uint32_t n_reasons;
 	struct ol_mx_reason r[OL_MX_REASONS];
 };

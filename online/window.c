@@ -71,6 +71,9 @@ static void vcpu_sub(struct ol_vcpu *d, const struct ol_vcpu *a, const struct ol
 	d->steal_ns = a->steal_ns - b->steal_ns;
 	d->steal_host_ns = a->steal_host_ns - b->steal_host_ns;
 	d->steal_span_ns = a->steal_span_ns - b->steal_span_ns;
+	for (int i = 0; i < AN_STALL_NSTATES; i++)
+		for (int k = 0; k < AN_STALL_NCAUSES; k++)
+			d->stall_ns[i][k] = a->stall_ns[i][k] - b->stall_ns[i][k];
 }
 
 static void vcpu_of(struct ol_vcpu *o, const struct an_walk *w, const struct an_sched *sched,
@@ -92,6 +95,7 @@ static void vcpu_of(struct ol_vcpu *o, const struct an_walk *w, const struct an_
 	o->steal_ns = st.guest_ns;
 	o->steal_host_ns = st.host_ns;
 	o->steal_span_ns = st.span_ns;
+	memcpy(o->stall_ns, v->stall_ns, sizeof(o->stall_ns));
 }
 
 int ol_snap_take(struct ol_snap *s, const struct an_walk *w, const struct an_sched *sched)

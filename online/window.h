@@ -18,13 +18,15 @@
 #include "walk.h"
 
 /* A vCPU's figures: the walk's time split, and `report sched`'s host view
- * of its thread (off its CPU: preempted, blocked in the host) and the
+ * of its thread (off its CPU: preempted, blocked in the host), the
  * guest's own steal over the spans between its readings (steal.h) with
- * the host's preempted time over the same spans. */
+ * the host's preempted time over the same spans, and the stalls of its
+ * guest threads by class (sched.h, an_sched_vcpu.stall_ns). */
 struct ol_vcpu {
 	struct an_vcpu_time t;
 	uint64_t preempted_ns, preemptions, blocked_ns, blocks;
 	uint64_t steal_readings, steal_ns, steal_host_ns, steal_span_ns;
+	uint64_t stall_ns[AN_STALL_NSTATES][AN_STALL_NCAUSES];
 };
 
 /* The cumulative figures at one moment, or their difference over a

@@ -551,6 +551,20 @@ static void test_sched(const char *dir)
 		CHECK_EQ(v->by[2].ns, kw);
 		CHECK_EQ(v->by[3].n, 0);
 		CHECK_EQ(v->by_other_ns, 0);
+		/* the stalls by class (the metrics' series): every off interval
+		 * stalled the story's running task, by its cause; runnable
+		 * stalls are the tasks' own, summed */
+		uint64_t rq = 0;
+
+		for (int t = 0; t < SCEN_TASKS; t++) {
+			int i = task_idx(w, 0, t);
+
+			rq += i >= 0 ? sc.t[i].stall_runnable_ns : 0;
+		}
+		CHECK_EQ(v->stall_ns[AN_STALL_RUNNING][AN_STALL_PREEMPTED], hog_total);
+		CHECK_EQ(v->stall_ns[AN_STALL_RUNNING][AN_STALL_BLOCKED], block_total);
+		CHECK_EQ(v->stall_ns[AN_STALL_RUNNABLE][AN_STALL_PREEMPTED] +
+			 v->stall_ns[AN_STALL_RUNNABLE][AN_STALL_BLOCKED], rq);
 	}
 	CHECK_EQ(an_topn_sort(&sc.worst), 4);
 	const struct an_stall *worst = an_topn_item(&sc.worst, 0);

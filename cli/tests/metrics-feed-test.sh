@@ -10,7 +10,22 @@
 # export of the same trace (kvm_exit .. the vCPU's next kvm_entry, a
 # repeated kvm_exit ending the open one uncounted, as analysis/README.md
 # defines an exit; VM by the record's thread); the vCPU time split
-# against `report exits --json`; no bound (no clock sample live).
+# against `report exits --json`; no bound and no guest steal (no guest
+# record fed).
+# Then with the guests' side: the raw trace `test_online --write-stalls`
+# makes (the same, with each host CPU's vCPU thread taken off it for
+# 40-200 us every 23rd filler slot, preempted by a host task 3 times in 4,
+# else blocked; steal readings growing 15 us per exchange) fed with its
+# guest CPU streams (test_metrics_feed ... guests). Its last snapshot
+# against measures made apart from the live pipeline: the guest steal
+# against the CTF export's sync_guest readings (per VM 0 guest CPU, the
+# last steal_ns minus the first), the preempted time against the CTF
+# export's host sched_switch records (a VM 0 vCPU thread switched out
+# runnable until it is switched in again), the stalls by class against
+# `report sched --json` on the same trace (the two-pass merge and the
+# report: VM 0's threads but the idle one, stalled while running and
+# runnable, and their "blocked in host" charges); a bound present, within
+# 1 us of the largest `vmscope merge` fits for VM 0.
 # Usage: metrics-feed-test.sh PATH-TO-vmscope PATH-TO-test_online PATH-TO-test_metrics_feed
 set -u
 exe=$1 writer=$2 feed=$3
@@ -65,10 +80,81 @@ v0 = [v for v in rep["vms"] if v["vm"] == 0][0]["vcpus"]
 for k in ("guest_ns", "kernel_ns", "user_ns", "halted_ns"):
     assert feed[k] == sum(c[k] for c in v0), (k, feed[k], [c[k] for c in v0])
 assert feed["frames"] >= 7 and not feed["has_bound"] and feed["events_lost"] == 0, feed
+# no guest record fed: no clock sample, no steal reading
+assert not feed["has_steal"] and feed["steal_ns"] == 0, feed
 print("metrics feed: %d frames; VM 0: %s" % (feed["frames"],
       ", ".join("%s %d exits, %d ns" % (r, w["count"], w["sum_ns"]) for r, w in sorted(want.items()))))
 PY
 then :; else echo "FAIL: the metrics feed against the trace"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
 grep -q 'too late' "$out" && { echo "FAIL: records too late: $(grep 'too late' "$out")"; fails=$((fails + 1)); }
 grep -q '8 snapshots sent, 0 dropped' "$out" || { echo "FAIL: snapshots: $(grep snapshots "$out")"; fails=$((fails + 1)); }
+
+# the guests' side: steal, stalls, bound
+"$writer" --write-stalls "$dir/stalls" >/dev/null || { echo "FAIL: writing the stalls trace"; exit 1; }
+"$feed" "$dir/stalls" "$dir/gfeed.json" 50000000 guests 2>"$out" &&
+"$exe" report sched --json "$dir/stalls" >"$dir/sched.json" 2>>"$out" &&
+"$exe" report exits --json "$dir/stalls" >"$dir/greport.json" 2>>"$out" &&
+"$exe" merge "$dir/stalls" -o "$dir/gmerged" >"$dir/gmerge.txt" 2>>"$out" &&
+"$exe" export --ctf "$dir/stalls" -o "$dir/gctf" 2>>"$out" >&2 &&
+babeltrace2 "$dir/gctf" >"$dir/gctf.txt" 2>>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/gfeed.json" "$dir/sched.json" "$dir/greport.json" "$dir/gctf.txt" \
+	"$dir/gmerge.txt" <<'PY'
+import json, re, sys
+feed = json.load(open(sys.argv[1]))
+# VM 0's segment bounds as `vmscope merge` fits them with every sample
+merge = open(sys.argv[5]).read().split("\nvm1 ")[0].split("\nvm0 ")[1]
+bounds = [int(b) for b in re.findall(r"samples, bound (\d+) ns", merge)]
+sched = json.load(open(sys.argv[2]))
+rep = json.load(open(sys.argv[3]))
+vm0 = {c["tid"] for v in rep["vms"] if v["vm"] == 0 for c in v["vcpus"]}
+line = re.compile(r" (?:vm\d+:)?(sync_guest|sched_switch): \{ origin = (\d+), cpu = (\d+), tid = -?\d+, "
+                  r"vcpu = \d+, orig_ts = (\d+) \}, \{ (.*) \}$")
+steal = {}            # VM 0's guest CPU: [first, last] steal_ns
+off, preempted = {}, 0
+for l in open(sys.argv[4]):
+    m = line.search(l)
+    if not m:
+        continue
+    ev, origin, cpu, ts = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    fields = dict(kv.split(" = ", 1) for kv in m.group(5).split(", "))
+    if ev == "sync_guest" and origin == 1:
+        v = int(fields["steal_ns"])
+        steal.setdefault(cpu, [v, v])[1] = v
+    elif ev == "sched_switch" and origin == 0:
+        # host time: a vCPU thread switched out runnable is preempted
+        # until it is switched in again
+        prev, nxt = int(fields["prev_pid"]), int(fields["next_pid"])
+        if nxt in off:
+            t0, runnable = off.pop(nxt)
+            preempted += ts - t0 if runnable else 0
+        if prev in vm0:
+            off[prev] = (ts, int(fields["prev_state"], 0) == 0)
+want_steal = sum(b - a for a, b in steal.values())
+v0 = [v for v in sched["vms"] if v["vm"] == 0][0]
+th = [t for t in v0["threads"] if t["tid"] != 0]
+run = sum(t["stall_running_ns"] for t in th)
+rq = sum(t["stall_runnable_ns"] for t in th)
+run_blocked = sum(b["ns"] for t in th for b in t["stalled_by"] if b.get("blocked_in_host"))
+g = feed["stall_ns"]
+print("guest feed: %d frames; VM 0: steal %d ns over %d guest CPUs, preempted %d ns, "
+      "stalls running %d + %d ns, runnable %d + %d ns (preempted + blocked in host), bound %d ns"
+      % (feed["frames"], feed["steal_ns"], len(steal), feed["preempted_ns"], g[0][0], g[0][1],
+         g[1][0], g[1][1], feed["bound_ns"]))
+assert all(t["stalled_by_others_ns"] == 0 for t in th), th
+assert feed["has_steal"] and feed["steal_ns"] == want_steal > 0, (feed["steal_ns"], want_steal)
+assert feed["steal_ns"] == sum(c["guest_steal_ns"] for c in v0["vcpus"]), v0["vcpus"]
+assert feed["preempted_ns"] == preempted > 0, (feed["preempted_ns"], preempted)
+assert feed["has_stall"] and min(g[0] + g[1]) > 0, g
+assert g[0][0] + g[0][1] == run and g[0][1] == run_blocked, (g, run, run_blocked)
+assert g[1][0] + g[1][1] == rq, (g, rq)
+assert g[0][0] <= preempted, (g, preempted)
+# the live bound is the last guest record's, converted with the segment as
+# it stood (all but its last samples): near the final one's bounds, the
+# extrapolation over an exchange period (1 ms) at the drift range merge
+# reports (~7 ppm) adding ns, far below the 1 us allowed
+assert bounds and feed["has_bound"] and 0 < feed["bound_ns"] <= max(bounds) + 1000, \
+    (feed["bound_ns"], bounds)
+assert feed["events_lost"] == 0, feed
+PY
+then :; else echo "FAIL: the guest figures against the trace"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
 [ "$fails" -eq 0 ]

@@ -3,7 +3,7 @@
  * ol_msnap_parse on what a recorder sends vmscoped (online/metrics_frame.h):
  * no crash, bounded; what it accepts encodes back to the very bytes (the
  * format has one encoding). Inputs starting with 'F' become a well-formed
- * frame first (its header and reason count from the next bytes, the
+ * frame first (its flags, header and reason count from the next bytes, the
  * reasons' names and numbers from the rest), so that the mutations reach
  * the reason checks and not only the header's.
  */
@@ -23,17 +23,25 @@ static uint8_t frame[OL_MX_FRAME_MAX + 64], back[OL_MX_FRAME_MAX];
 static size_t structured(const uint8_t *data, size_t size)
 {
 	uint32_t n = size > 1 ? data[1] % (OL_MX_REASONS + 2) : 0;
-	size_t in = 2, out = OL_MX_HEAD;
+	size_t in, out = OL_MX_HEAD;
 
+	/* bound, steal, stall: each present or not (its fields 0 then) */
+	unsigned int flags = size > 2 ? data[2] & 7 : 0;
+
+	in = 3;
 	memset(frame, 0, OL_MX_HEAD);
 	le_put32(frame, OL_MX_MAGIC);
 	le_put16(frame + 4, OL_MX_VERSION);
-	le_put16(frame + 6, size > 2 && (data[2] & 1));
+	le_put16(frame + 6, (uint16_t)flags);
 	le_put32(frame + 8, n);
-	for (int i = 0; i < 9 && in + 8 <= size; i++, in += 8)
+	for (unsigned int i = 0; i < OL_MX_HEAD_U64 && in + 8 <= size; i++, in += 8)
 		memcpy(frame + 12 + 8 * i, data + in, 8);
-	if (!(size > 2 && (data[2] & 1)))
+	if (!(flags & 1))
 		le_put64(frame + 12 + 8 * 8, 0);
+	if (!(flags & 2))
+		le_put64(frame + 12 + 9 * 8, 0);
+	for (unsigned int i = 10; i < OL_MX_HEAD_U64 && !(flags & 4); i++)
+		le_put64(frame + 12 + 8 * i, 0);
 	for (uint32_t r = 0; r < n && in < size; r++) {
 		size_t l = data[in++] % (OL_MX_NAME + 1);
 		size_t body = (2 + OL_MX_BUCKETS) * 8;

@@ -48,6 +48,9 @@ check "web's buckets" served "vmscope_exit_latency_seconds_bucket{$W,reason=\"EP
 check "web's guest time" served "vmscope_vcpu_seconds_total{$W,state=\"guest\"} 2.5"
 check "web's events lost" served "vmscope_events_lost_total{$W} 4"
 check "web has no bound" not_served "vmscope_sync_bound_seconds{$W"
+check "web's guest steal" served "vmscope_guest_steal_seconds_total{$W} 0.012"
+check "web's stalls by class" served "vmscope_guest_stall_seconds_total{$W,state=\"running\",cause=\"blocked_in_host\"} 0.00000025"
+check "web's stall of 0 served" served "vmscope_guest_stall_seconds_total{$W,state=\"runnable\",cause=\"blocked_in_host\"} 0"
 check "bad's frame refused, logged" wait_for 15 grep -q "bad: metrics feed ended: a bad metrics frame: " "$T/daemon.log"
 check "and counted" served "vmscoped_metrics_bad_frames_total 1"
 check "bad has no series" not_served 'domain="bad"'

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmscoped's /metrics (daemon-metrics): the snapshot frame's encoder and
- * parser (round trip, every refusal), the store's bound and removal, the
+ * parser (round trip, the guest's figures present, absent and present at
+ * 0, every refusal: another version by name at any length), the store's bound and removal, the
  * exact text of a rendered store, and the HTTP server of libmicrohttpd on
  * loopback answering a plain socket client (HTTP/1.1 answers, also to
  * HTTP/1.0 requests, as RFC 9110 allows).
@@ -28,7 +29,8 @@
 #include "util_endian.h"
 
 /* Domain "web", three exits of reason EPT_VIOLATION (3 ns, 5 ns and one
- * over 4.3 s) and two of a name to escape; no bound. */
+ * over 4.3 s) and two of a name to escape; its guest's steal and stalls
+ * (one class 0: present, as 0); no bound. */
 static void sample_web(struct ol_msnap *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -50,9 +52,17 @@ static void sample_web(struct ol_msnap *s)
 	s->r[1].count = 2;
 	s->r[1].sum_ns = 2 * 4294967295ull;
 	s->r[1].bucket[15] = 2;
+	s->has_steal = true;
+	s->steal_ns = 12000000;
+	s->has_stall = true;
+	s->stall_ns[0][0] = 3000000000ull;
+	s->stall_ns[0][1] = 250;
+	s->stall_ns[1][0] = 1;
+	s->stall_ns[1][1] = 0;
 }
 
-/* Domain "db": no exit yet, a bound of 1.5 us. */
+/* Domain "db": no exit yet, a bound of 1.5 us; no agent: no steal, no
+ * stalls. */
 static void sample_db(struct ol_msnap *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -150,13 +160,29 @@ static const char expected[] =
 	"# TYPE vmscope_vcpu_preempted_seconds_total counter\n"
 	"vmscope_vcpu_preempted_seconds_total{" DB "} 0\n"
 	"vmscope_vcpu_preempted_seconds_total{" WEB "} 0\n"
+	"# HELP vmscope_guest_steal_seconds_total Steal time the guest kernel accounted, summed "
+	"over the domain's vCPUs between their clock-sync readings; absent without two "
+	"readings.\n"
+	"# TYPE vmscope_guest_steal_seconds_total counter\n"
+	"vmscope_guest_steal_seconds_total{" WEB "} 0.012\n"
+	"# HELP vmscope_guest_stall_seconds_total Time guest threads (not the idle one) were "
+	"stalled, their vCPU thread off its host CPU, by their state and its cause; absent "
+	"without the guest's agent.\n"
+	"# TYPE vmscope_guest_stall_seconds_total counter\n"
+	"vmscope_guest_stall_seconds_total{" WEB ",state=\"running\",cause=\"preempted\"} 3\n"
+	"vmscope_guest_stall_seconds_total{" WEB ",state=\"running\",cause=\"blocked_in_host\"} "
+	"0.00000025\n"
+	"vmscope_guest_stall_seconds_total{" WEB ",state=\"runnable\",cause=\"preempted\"} "
+	"0.000000001\n"
+	"vmscope_guest_stall_seconds_total{" WEB ",state=\"runnable\",cause=\"blocked_in_host\"} "
+	"0\n"
 	"# HELP vmscope_events_lost_total Events lost: ring buffer losses and records too late "
 	"to order.\n"
 	"# TYPE vmscope_events_lost_total counter\n"
 	"vmscope_events_lost_total{" DB "} 0\n"
 	"vmscope_events_lost_total{" WEB "} 4\n"
-	"# HELP vmscope_sync_bound_seconds Bound of the host-guest clock alignment; absent "
-	"without a clock sample.\n"
+	"# HELP vmscope_sync_bound_seconds Width of the host-guest clock alignment's bound at "
+	"the domain's latest guest record; absent without one.\n"
 	"# TYPE vmscope_sync_bound_seconds gauge\n"
 	"vmscope_sync_bound_seconds{" DB "} 0.0000015\n"
 	"# HELP vmscoped_metrics_domains Domains whose series are served.\n"
@@ -271,7 +297,22 @@ static void test_frame(void)
 	n = ol_msnap_encode(&s, buf);
 	CHECK_EQ(n, OL_MX_HEAD);
 	CHECK(!ol_msnap_parse(buf, n, &out, why, sizeof(why)) && out.has_bound &&
-	      out.bound_ns == 1500);
+	      out.bound_ns == 1500 && !out.has_steal && !out.has_stall);
+	CHECK(!memcmp(&out, &s, sizeof(s)));
+	/* the guest's figures: present and 0 is not absent */
+	s.has_steal = s.has_stall = true;
+	n = ol_msnap_encode(&s, buf);
+	CHECK(!ol_msnap_parse(buf, n, &out, why, sizeof(why)) && out.has_steal &&
+	      out.has_stall && !out.steal_ns && !memcmp(&out, &s, sizeof(s)));
+	CHECK_EQ(le_get16(buf + 6), 7);
+	/* each field in its place: the stall classes [state][cause] in order */
+	sample_web(&s);
+	n = ol_msnap_encode(&s, buf);
+	CHECK_EQ(le_get64(buf + 12 + 9 * 8), 12000000);
+	CHECK_EQ(le_get64(buf + 12 + 10 * 8), 3000000000ull);
+	CHECK_EQ(le_get64(buf + 12 + 11 * 8), 250);
+	CHECK_EQ(le_get64(buf + 12 + 12 * 8), 1);
+	CHECK_EQ(le_get64(buf + 12 + 13 * 8), 0);
 	/* a full frame: 31 reasons of 47-byte names */
 	memset(&s, 0, sizeof(s));
 	s.n_reasons = OL_MX_REASONS;
@@ -284,12 +325,26 @@ static void test_frame(void)
 	sample_web(&s);
 	refused(&s, 0, 0, 0, -(long)ol_msnap_encode(&s, buf) + OL_MX_HEAD - 1, "at least");
 	refused(&s, 0, 0x4d534d57, 4, 0, "magic");
-	refused(&s, 4, 2, 2, 0, "version 2");
-	refused(&s, 6, 2, 2, 0, "flags");
+	/* another build's frames: named by their version, whatever their length */
+	refused(&s, 4, 1, 2, 0, "frame version 1 (this daemon reads 2");
+	refused(&s, 4, 1, 2, -(long)ol_msnap_encode(&s, buf) + 12 + 9 * 8,
+		"frame version 1 (this daemon reads 2");
+	refused(&s, 4, 3, 2, 0, "frame version 3 (this daemon reads 2");
+	refused(&s, 4, 1, 2, -(long)ol_msnap_encode(&s, buf) + 6, "frame version 1");
+	refused(&s, 0, 0, 0, -(long)ol_msnap_encode(&s, buf) + 5, "at least");
+	refused(&s, 6, 8, 2, 0, "flags");
+	refused(&s, 6, 0x8007, 2, 0, "flags");
 	refused(&s, 8, 32, 4, 0, "32 reasons");
 	refused(&s, 8, 3, 4, 0, "cut short");
 	refused(&s, 8, 1, 4, 0, "after the last reason");
 	refused(&s, 12 + 8 * 8, 5, 8, 0, "bound without");
+	refused(&s, 6, 4, 2, 0, "steal time without");		/* web's steal, no flag */
+	refused(&s, 6, 2, 2, 0, "stall time without");		/* web's stalls, no flag */
+	sample_db(&s);
+	for (int k = 0; k < 4; k++)
+		refused(&s, 12 + (10 + k) * 8, 1, 8, 0, "stall time without");
+	refused(&s, 12 + 9 * 8, 1, 8, 0, "steal time without");
+	sample_web(&s);
 	refused(&s, r0, 0, 1, 0, "name of 0 bytes");
 	refused(&s, r0, 48, 1, 0, "name of 48 bytes");
 	refused(&s, r0 + 1, 0x7f, 1, 0, "byte 0x7f");

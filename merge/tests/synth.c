@@ -518,6 +518,27 @@ static void hq_fill(struct synth *s, struct hq *q)
 	q->k++;
 }
 
+static const char *off_comm(int32_t tid)
+{
+	return tid > 9000 ? "hog" : tid ? "CPU/KVM" : "swapper";
+}
+
+/* synth.stalls: a host switch from @prev (@prev_state) to @next at @ts: a
+ * vCPU thread off its CPU (to host task "hog", or to the idle task), or
+ * back on it */
+static void host_off(struct synth *s, struct synth_stream *w, uint64_t ts, int32_t prev,
+		     uint32_t prev_state, int32_t next)
+{
+	struct vmscope_ev_sched_switch e = { .prev_pid = prev, .prev_tgid = prev - prev % 1000,
+					     .prev_state = prev_state, .next_pid = next,
+					     .next_tgid = next - next % 1000 };
+
+	snprintf(e.prev_comm, sizeof(e.prev_comm), "%s", off_comm(prev));
+	snprintf(e.next_comm, sizeof(e.next_comm), "%s", off_comm(next));
+	synth_stream_rec(w, ts, VMSCOPE_EV_sched_switch, &e, sizeof(e));
+	s->n_host_events++;
+}
+
 static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, int32_t tid)
 {
 	struct vmscope_ev_sched_switch e = { .prev_pid = 1, .next_pid = tid,
@@ -610,6 +631,10 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 	uint64_t end = s->H0 + s->duration_ns, fill = s->H0 + s->period_ns / 3 + h * 7;
 	uint64_t nfill = 0;
 	int32_t on_cpu = -1;	/* the vCPU thread the last switch here ran */
+	/* synth.stalls: the vCPU thread off its CPU until back (UINT64_MAX:
+	 * none), and who has the CPU meanwhile */
+	uint64_t back = UINT64_MAX, nslot = 0;
+	int32_t off_tid = 0, off_by = 0;
 	bool tsc_done = !(s->step && h == 0);
 	uint64_t storm = s->tsc_storm && h == 1 && s->n_vms > 1 ? s->H0 + s->period_ns / 3 : UINT64_MAX;
 	char name[64];
@@ -649,7 +674,7 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		s->n_host_events++;
 	}
 	for (;;) {
-		uint64_t best = fill;
+		uint64_t best = back != UINT64_MAX ? back : fill;
 		int bi = -1;
 
 		for (unsigned int i = 0; i < nq; i++)
@@ -678,6 +703,25 @@ static int write_host(struct synth *s, int dfd, unsigned int h)
 		}
 		if (best >= end)
 			break;
+		if (bi < 0 && back != UINT64_MAX) {
+			/* the off interval ends: the thread runs again */
+			host_off(s, &w, back, off_by, 0, off_tid);
+			on_cpu = off_tid;
+			fill = back + s->host_gap_ns;
+			back = UINT64_MAX;
+			continue;
+		}
+		if (bi < 0 && s->stalls && s->walkable && on_cpu > 0 && !(nfill & 1) &&
+		    ++nslot % 23 == 0) {
+			/* in the guest (its last filler an entry): off it goes */
+			uint64_t r = rnd(s, 15, h, nslot);
+
+			off_tid = on_cpu;
+			off_by = r % 4 ? (int32_t)(9001 + h) : 0;
+			host_off(s, &w, fill, off_tid, off_by ? 0 : 1, off_by);
+			back = fill + 40000 + (r >> 8) % 160000;
+			continue;
+		}
 		if (bi < 0)
 			host_fill(s, &w, &fill, &nfill, on_cpu);
 		else
@@ -735,9 +779,13 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 
 				synth_stream_rec(&w, gf, VMSCOPE_EV_softirq_entry, &n, sizeof(n));
 			} else if (s->walkable) {
+				/* stalls: each CPU its own tasks (100.., 200..),
+				 * so that which are runnable there does not hang
+				 * on how a merge orders two CPUs' switches */
+				int32_t base = s->stalls ? (int32_t)(100 * (v + 1)) : 100;
 				struct vmscope_ev_sched_switch sw = {
-					.prev_pid = (int32_t)(100 + nfill % 4),
-					.next_pid = (int32_t)(100 + (nfill + 2) % 4) };
+					.prev_pid = base + (int32_t)(nfill % 4),
+					.next_pid = base + (int32_t)((nfill + 2) % 4) };
 
 				snprintf(sw.prev_comm, sizeof(sw.prev_comm), "t%d", sw.prev_pid);
 				snprintf(sw.next_comm, sizeof(sw.next_comm), "t%d", sw.next_pid);
@@ -758,6 +806,11 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 			struct synth_gsync r = { .t1 = x->t1, .t4 = x->t4, .token = x->token,
 					    .seq = x->seq, .ret = -1000, .cpu = v,
 					    .tsc_a = x->g_tsc - 2, .tsc_b = x->g_tsc + 2 };
+
+			/* 15 us more at each exchange: never going back in
+			 * the stream's order, forged records included */
+			if (s->stalls)
+				r.steal_ns = k * 15000;
 
 			if (tau_of(s, vm, v, k - 1) >= end)
 				continue;

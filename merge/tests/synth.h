@@ -56,6 +56,15 @@ struct synth {
 				 * with three exit reasons; the guests'
 				 * records are the real sched_switch (tasks
 				 * 100..103), softirq_entry and sync_guest */
+	bool stalls;		/* with walkable: every 23rd filler slot of a
+				 * host CPU whose vCPU thread is in the guest
+				 * takes that thread off its CPU for 40-200 us
+				 * (preempted by host task 9001 + CPU 3 times
+				 * in 4, else blocked: switched to the idle
+				 * task), no exit meanwhile; and the guests'
+				 * sync records carry a steal reading that
+				 * grows by 15 us per exchange; each guest
+				 * CPU v switches its own tasks 100 (v + 1).. */
 	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
 				 * (sync_guest without steal_ns) */
 	bool last_vm_no_agent;	/* the session's last VM has no guest event

@@ -19,7 +19,9 @@
  * two-pass one with the final segment).
  *
  * `test_online --write DIR [SECONDS]` writes the raw trace
- * cli/tests/top-raw-test.sh replays (0.4 s long, or SECONDS).
+ * cli/tests/top-raw-test.sh replays (0.4 s long, or SECONDS);
+ * `--write-stalls` the same with vCPU threads off their CPUs and steal
+ * readings (synth.h, stalls).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -241,14 +243,18 @@ int main(int argc, char **argv)
 {
 	char dir[256];
 
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--write")) {
+	if ((argc == 3 || argc == 4) && (!strcmp(argv[1], "--write") ||
+					 !strcmp(argv[1], "--write-stalls"))) {
 		/* the raw trace of cli/tests/top-raw-test.sh: the default
 		 * synthetic trace with the guest module's real event table,
-		 * which the analysis reads */
+		 * which the analysis reads; --write-stalls: with vCPU threads
+		 * taken off their CPUs and growing steal readings
+		 * (cli/tests/metrics-feed-test.sh) */
 		struct synth s;
 
 		synth_defaults(&s, 1);
 		s.walkable = true;
+		s.stalls = !strcmp(argv[1], "--write-stalls");
 		if (argc == 4)
 			s.duration_ns = (uint64_t)(atof(argv[3]) * 1e9);
 		return synth_write(&s, argv[2]) ? 1 : 0;

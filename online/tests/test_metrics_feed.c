@@ -2,14 +2,16 @@
 /*
  * `vmscope record --metrics-fd`'s path without the module
  * (cli/tests/metrics-feed-test.sh): the host sub-buffers of a raw trace
- * handed in turn per host stream (as test_live_feed does) to the metrics
- * feed's tap (online/live_metrics.h) with one end of a SOCK_SEQPACKET
- * socketpair, every frame read from the other end after each sub-buffer
- * and parsed as vmscoped parses it. Every frame must parse, their seq
- * follow 0, 1, ... without a gap, and no counter may fall from one frame
- * to the next; the last frame goes to OUT as JSON.
+ * (with `guests`, its guest CPU streams' chunks and losses too, as the
+ * agents' connections deliver them) handed in turn per stream (as
+ * test_live_feed does) to the metrics feed's tap (online/live_metrics.h)
+ * with one end of a SOCK_SEQPACKET socketpair, every frame read from the
+ * other end after each sub-buffer and parsed as vmscoped parses it. Every
+ * frame must parse, their seq follow 0, 1, ... without a gap, and no
+ * counter may fall from one frame to the next (nor a guest figure, once
+ * present, go absent); the last frame goes to OUT as JSON.
  *
- *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS
+ *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,8 +37,14 @@ static int monotonic(const struct ol_msnap *a, const struct ol_msnap *b)
 	if (b->guest_ns < a->guest_ns || b->kernel_ns < a->kernel_ns ||
 	    b->user_ns < a->user_ns || b->halted_ns < a->halted_ns ||
 	    b->preempted_ns < a->preempted_ns || b->events_lost < a->events_lost ||
-	    b->n_reasons < a->n_reasons)
+	    b->n_reasons < a->n_reasons || (a->has_steal && (!b->has_steal ||
+	    b->steal_ns < a->steal_ns)) || (a->has_stall && !b->has_stall) ||
+	    (a->has_bound && !b->has_bound))
 		return 0;
+	for (int st = 0; st < OL_MX_STALL_STATES; st++)
+		for (int c = 0; c < OL_MX_STALL_CAUSES; c++)
+			if (b->stall_ns[st][c] < a->stall_ns[st][c])
+				return 0;
 	for (uint32_t i = 0; i < a->n_reasons; i++) {
 		if (strcmp(a->r[i].name, b->r[i].name) || b->r[i].count < a->r[i].count ||
 		    b->r[i].sum_ns < a->r[i].sum_ns)
@@ -78,9 +86,15 @@ static void write_json(FILE *f, const struct seen *s)
 
 	fprintf(f, "{\"frames\": %" PRIu64 ", \"guest_ns\": %" PRIu64 ", \"kernel_ns\": %" PRIu64
 		", \"user_ns\": %" PRIu64 ", \"halted_ns\": %" PRIu64 ", \"preempted_ns\": %"
-		PRIu64 ", \"events_lost\": %" PRIu64 ", \"has_bound\": %s, \"reasons\": {",
+		PRIu64 ", \"events_lost\": %" PRIu64 ", \"has_bound\": %s, ",
 		s->frames, m->guest_ns, m->kernel_ns, m->user_ns, m->halted_ns, m->preempted_ns,
 		m->events_lost, m->has_bound ? "true" : "false");
+	fprintf(f, "\"bound_ns\": %" PRIu64 ", \"has_steal\": %s, \"steal_ns\": %" PRIu64
+		", \"has_stall\": %s, \"stall_ns\": [[%" PRIu64 ", %" PRIu64 "], [%" PRIu64
+		", %" PRIu64 "]], ", m->bound_ns, m->has_steal ? "true" : "false", m->steal_ns,
+		m->has_stall ? "true" : "false", m->stall_ns[0][0], m->stall_ns[0][1],
+		m->stall_ns[1][0], m->stall_ns[1][1]);
+	fputs("\"reasons\": {", f);
 	for (uint32_t i = 0; i < m->n_reasons; i++) {
 		/* the names test_online writes need no JSON escape */
 		fprintf(f, "%s\"%s\": {\"count\": %" PRIu64 ", \"sum_ns\": %" PRIu64
@@ -118,8 +132,10 @@ int main(int argc, char **argv)
 	char byte;
 	FILE *out;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS\n");
+	bool guests = argc == 5 && !strcmp(argv[4], "guests");
+
+	if (argc != 4 && !guests) {
+		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests]\n");
 		return 2;
 	}
 	out = fopen(argv[2], "w");
@@ -127,7 +143,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_metrics_feed: %s\n", strerror(errno));
 		return 1;
 	}
-	if (feed_open(&f, argv[1], false, &h))
+	if (feed_open(&f, argv[1], guests, &h))
 		return 1;
 	x.peer = sv[1];
 	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10));

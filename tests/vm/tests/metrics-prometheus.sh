@@ -2,8 +2,9 @@
 # vmscoped's /metrics scraped by a real Prometheus (Debian's `prometheus`),
 # in the test host: `meson install`'s daemon and hook as libvirt-hook.sh
 # installs them, vmscoped --metrics 127.0.0.1:9464, libvirtd, Prometheus on
-# loopback scraping the daemon every 2 s. Domain m1 (1 vCPU, no agent)
-# opts in; its guest, once booted and idle, runs PIO_N port writes and
+# loopback scraping the daemon every 2 s. Domain m1 (1 vCPU) opts in; its
+# guest starts `vmscope agent` (vmscoped hands its vsock connection to
+# m1's recorder) and, once booted and idle, runs PIO_N port writes and
 # CPUID_N CPUIDs (vmscope-exitloop) when the test host says go. Through
 # Prometheus's HTTP API (PromQL instant queries of vmscope_exits_total):
 #  - m1's series carry its libvirt name and UUID;
@@ -15,12 +16,22 @@
 #    neither in that window);
 #  - the exit latency histogram's count equals the exits counter for
 #    every reason, and the scrape itself passes `promtool check metrics`;
+#  - the guest's figures from its agent: vmscope_sync_bound_seconds
+#    present and below SYNC_BOUND_MAX (below), the guest steal series and
+#    the four stall series (state x cause) present for m1;
 #  - after m1 powers off, its series are gone from the scrapes: an
 #    instant query of them returns nothing (Prometheus marked them stale).
 # The test host's init leaves loopback down: the test brings it up.
 # Runs (2026-12-06): with 10 000 CPUIDs and 5 000 port writes, cpuid +10 132
 # and +10 198 (the guest's process starts run CPUID too), io +5 000; with
 # 100 000 and 20 000: cpuid +100 132 (+0.13 %), io +20 000, 104.3 s.
+# With the agent (2026-12-06, back to back on a shared machine: 148.1 s
+# without it, 223.9 s with it): sync bound 5.8 us (the running scrape
+# 25.2 us), guest steal 5.73 s, stalls running/preempted 2.66 s,
+# runnable/preempted 0.88 s, running/blocked_in_host 1.1 ms,
+# runnable/blocked_in_host 4.7 ms; cpuid +100 064, io +19 942 (-0.29 %:
+# the recorder's live pipeline refused 575 host records as too late to
+# order, counted as losses, which it had not without the agent).
 
 # large enough that the guest's own process starts (each runs a few dozen
 # CPUIDs: +132 and +198 over 10 000 in two runs) stay far below 2 %
@@ -31,9 +42,30 @@ PROM="http://127.0.0.1:$PPORT/api/v1"
 
 . "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
 
-# the workload once the test host says go; then up until it says bye
+# The sync bound gauge's ceiling: the width of the clock alignment's
+# bound at the latest guest record. Near its samples it is at most an
+# exchange's round trip less its time in the host (the nested test host's
+# minimum: 23.6 us in record-guest, merge/README.md), growing with the
+# drift range over the distance to them (the agent syncs every 10 ms);
+# merges of this test host's recordings measured 3.6 us (record-guest)
+# and 29.7 us (report-sched-hog). 1 ms is above anything an honest
+# alignment gives here, and below what ordering exits of a few us against
+# guest events needs to mean anything.
+SYNC_BOUND_MAX=0.001
+PORT=5643
+
+. "$VMTEST_REPO/tests/vm/lib/agent.sh"
+
+# the agent (its connection goes to m1's recorder through vmscoped), the
+# workload once the test host says go; then up until it says bye. A
+# 1-second flush keeps the agent's own vsock traffic small next to it.
 guest_main() {
+	guest_prepare_vsock
+	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	guest_agent_start "$PORT" --flush-ms 1000
 	guest_exitloop_turns
+	kill -TERM "$agent"
+	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 }
 
 # promql QUERY [TIME]: an instant query through Prometheus's HTTP API;
@@ -142,17 +174,41 @@ EOP
 	t1=$(date +%s.%N)
 	promql 'vmscope_exits_total{domain="m1"}' "$t1" >/vmtest/after.json
 	promql 'vmscope_exit_latency_seconds_count{domain="m1"}' "$t1" >/vmtest/hist-count.json
+	# the guest's figures, from its agent's streams
+	promql 'vmscope_sync_bound_seconds{domain="m1"}' "$t1" >/vmtest/bound.json
+	promql 'vmscope_guest_steal_seconds_total{domain="m1"}' "$t1" >/vmtest/steal.json
+	curl -sf --data-urlencode 'query=vmscope_guest_stall_seconds_total{domain="m1"}' \
+		--data-urlencode "time=$t1" "$PROM/query" |
+		jq -c '.data.result[] | {state: .metric.state, cause: .metric.cause, value: (.value[1] | tonumber)}' \
+		>/vmtest/stall.json
+	log "sync bound: $(cat /vmtest/bound.json); guest steal: $(cat /vmtest/steal.json)"
+	log "stalls: $(tr '\n' ' ' </vmtest/stall.json)"
+
 	log "guest: $(cat "$gdir/loop.txt")"
 	log "before ($t0): $(tr '\n' ' ' </vmtest/before.json)"
 	log "after ($t1): $(tr '\n' ' ' </vmtest/after.json)"
 
 	python3 - "$PIO_N" "$CPUID_N" "$uuid" /vmtest/before.json /vmtest/after.json \
-		/vmtest/hist-count.json >/vmtest/check.txt 2>&1 <<'PY'
+		/vmtest/hist-count.json /vmtest/bound.json /vmtest/steal.json /vmtest/stall.json \
+		"$SYNC_BOUND_MAX" >/vmtest/check.txt 2>&1 <<'PY'
 import json, sys
 pio_n, cpuid_n, uuid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 load = lambda p: [json.loads(l) for l in open(p) if l.strip()]
-before, after, hist = (load(p) for p in sys.argv[4:7])
+before, after, hist, bound, steal, stall = (load(p) for p in sys.argv[4:10])
+bound_max = float(sys.argv[10])
 bad = []
+if len(bound) != 1 or not 0 < bound[0]["value"] < bound_max:
+    bad.append("sync bound %s: not one value in (0, %g) s" % (bound, bound_max))
+else:
+    print("sync bound: %.9f s (below %g s)" % (bound[0]["value"], bound_max))
+if len(steal) != 1 or steal[0]["value"] < 0:
+    bad.append("guest steal %s: not one value" % steal)
+classes = sorted((r["state"], r["cause"]) for r in stall)
+want = sorted((s, c) for s in ("running", "runnable") for c in ("preempted", "blocked_in_host"))
+if classes != want or any(r["value"] < 0 for r in stall):
+    bad.append("stall series %s: not the four classes %s" % (stall, want))
+print("guest steal: %s s; stalls: %s" % ([r["value"] for r in steal],
+      ", ".join("%s/%s %g s" % (r["state"], r["cause"], r["value"]) for r in stall)))
 b = {r["reason"]: r["value"] for r in before}
 a = {r["reason"]: r["value"] for r in after}
 h = {r["reason"]: r["value"] for r in hist}
