@@ -43,8 +43,9 @@ struct live {
 	struct gcpu *g;			/* [n_vms][OL_LIVE_GUEST_CPUS] */
 	struct vr_events **gev;		/* [n_vms]: the table of the last hello */
 	/* [n_vms]: the views' alignment figures: the bound of the VM's
-	 * latest guest record (not bounded: none yet, an unbounded one, or
-	 * its agent gone, until its next hello) */
+	 * latest guest record (not bounded: none yet, or an unbounded one);
+	 * kept when its agent is gone, which the metrics do not show
+	 * (ol_live_bound) */
 	struct ol_sync *sync;
 	bool *agent_gone;
 	struct lo_stats gst;		/* the guests' chunks decoded */
@@ -135,8 +136,8 @@ static int om_emit(void *ctx, const struct om_rec *r)
 	om_rec_item(r, &it);
 	an_walk_feed(l->w, &l->h, &it, &r->o);
 	/* a guest record: its VM's clock bound is the one it was converted
-	 * with (none once its agent is gone: the alignment is not current);
-	 * after the feed: an interval it closed ended before this record */
+	 * with; after the feed: an interval it closed ended before this
+	 * record */
 	if (r->kind == VR_EVENT && r->o.origin && r->o.origin <= l->n_vms &&
 	    !l->agent_gone[r->o.origin - 1])
 		l->sync[r->o.origin - 1] = (struct ol_sync){
@@ -245,8 +246,7 @@ static int guest_gone(struct live *l, uint32_t vm)
 	int e = 0;
 
 	l->gone++;
-	l->agent_gone[vm] = true;
-	l->sync[vm].bounded = false;
+	l->agent_gone[vm] = true;	/* the views keep its last bound */
 	for (uint32_t cpu = 0; cpu < OL_LIVE_GUEST_CPUS && !e; cpu++) {
 		struct gcpu *c = &l->g[(size_t)vm * OL_LIVE_GUEST_CPUS + cpu];
 		struct vr_item it = { .kind = VR_LOSS, .ts = c->last_ts,
@@ -378,7 +378,7 @@ uint64_t ol_live_lost(const struct live *l)
 
 bool ol_live_bound(const struct live *l, uint32_t vm, uint64_t *ns)
 {
-	if (!l->sync || vm >= l->n_vms || !l->sync[vm].bounded)
+	if (!l->sync || vm >= l->n_vms || l->agent_gone[vm] || !l->sync[vm].bounded)
 		return false;
 	*ns = l->sync[vm].bound_ns;
 	return true;
