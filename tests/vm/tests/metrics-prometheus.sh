@@ -1,7 +1,7 @@
 # vmtest-timeout: 900
 # vmscoped's /metrics scraped by a real Prometheus (Debian's `prometheus`),
-# in the test host: `meson install`'s daemon and hook as libvirt-hook.sh
-# installs them, vmscoped --metrics 127.0.0.1:9464, libvirtd, Prometheus on
+# in the test host: `meson install`'s daemon and hook (what `make install`
+# installs; libvirt-hook.sh runs the Debian packages'), vmscoped --metrics 127.0.0.1:9464, libvirtd, Prometheus on
 # loopback scraping the daemon every 2 s. Domain m1 (1 vCPU, no agent)
 # opts in; its guest, once booted and idle, runs PIO_N port writes and
 # CPUID_N CPUIDs (vmscope-exitloop) when the test host says go. Through
