@@ -39,6 +39,10 @@ PACKAGES=(
 	# vmscoped's /metrics HTTP server; Prometheus (its promtool checks the
 	# text, the VM test scrapes the daemon) and curl for the tests
 	libmicrohttpd-dev prometheus curl
+	# `make deb` (debian/): dpkg-buildpackage with dh and dh_dkms; DKMS
+	# builds the modules of the installed packages (scripts/deb-test.sh);
+	# lintian checks them by hand (debian/README)
+	debhelper dh-dkms dkms lintian
 )
 
 missing=()

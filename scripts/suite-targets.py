@@ -4,7 +4,11 @@ BUILD_DIR) that the tests of SUITE need, from meson's introspection: each
 test's own executable and the targets it depends on (its `depends:` and the
 built files among its arguments). scripts/test builds only these, not the
 whole tree: the fuzz build compiled all 367 targets with clang for its 13
-fuzz targets, the sanitizer builds every benchmark and VM tool."""
+fuzz targets, the sanitizer builds every benchmark and VM tool.
+
+suite-targets.py BUILD_DIR --installed: the targets that `meson install`
+installs, for the Debian package build
+(debian/rules), which needs no test or benchmark."""
 import json
 import os
 import subprocess
@@ -19,11 +23,18 @@ def introspect(build_dir, what):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit("usage: suite-targets.py BUILD_DIR SUITE")
+        sys.exit("usage: suite-targets.py BUILD_DIR SUITE|--installed")
     build_dir, suite = os.path.abspath(sys.argv[1]), sys.argv[2]
-    files = {t["id"]: t["filename"] for t in introspect(build_dir, "--targets")}
+    targets = introspect(build_dir, "--targets")
+    files = {t["id"]: t["filename"] for t in targets}
     wanted = set()
-    for test in introspect(build_dir, "--tests"):
+    if suite == "--installed":
+        for t in targets:
+            if t.get("installed"):
+                wanted.update(t["filename"])
+        if not wanted:
+            sys.exit("suite-targets: no installed target")
+    for test in [] if suite == "--installed" else introspect(build_dir, "--tests"):
         # meson names suites "project:suite"
         if not any(s == suite or s.endswith(":" + suite) for s in test["suite"]):
             continue

@@ -1,9 +1,15 @@
 # vmtest-timeout: 900
 # vmtest-long: 260-400 s in clean-clone runs with two lanes (2026-12-02)
-# The libvirt path end to end, with a real libvirtd in the test host:
-# `meson install` puts vmscope, vmscoped and the hook
-# /etc/libvirt/hooks/qemu.d/vmscope in place (wrapped here to time each
-# call); vmscoped runs; three domains are defined and started side by
+# The libvirt path end to end, with a real libvirtd in the test host,
+# from the Debian packages (debian/README) that scripts/deb-test.sh
+# installed on the machine, whose root the test host mounts: the host
+# module is loaded from where DKMS installed it for this kernel (modprobe;
+# t1's guest does the same with the guest module), vmscoped is started
+# with the command line of the package's systemd unit, and every vmscope
+# command here and in t1 is the package's /usr/bin/vmscope; nothing of
+# the build tree runs but the test's own tools (pingpong, vsock-xfer).
+# The package's hook /etc/libvirt/hooks/qemu.d/vmscope is wrapped here to
+# time each call; three domains are defined and started side by
 # side: t1 and t2 opted in through <metadata>, u1 not. t1's guest loads
 # the guest module, runs `vmscope agent` and a pipe ping-pong, and powers
 # off; t2 and u1 have no OS (their firmware waits for a boot device: a
@@ -43,6 +49,9 @@
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 . "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
 
+# the installed command, in the test host and in t1 (vmlib.sh's is the
+# build tree's)
+VMSCOPE=/usr/bin/vmscope
 PORT=5643
 ROUNDS=200
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
@@ -51,7 +60,7 @@ NS=http://vmscope.org/xmlns/trace/1
 
 traced_main() {
 	guest_prepare_vsock
-	check "insmod vmscope_guest" insmod "$GUEST_KO"
+	dkms_modprobe vmscope_guest
 	# the daemon's recorder listens from the domain's start: the agent
 	# connects (it retries until then)
 	guest_agent_start "$PORT" --flush-ms 50
@@ -60,6 +69,19 @@ traced_main() {
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	check "rmmod vmscope_guest" rmmod vmscope_guest
+}
+
+# dkms_modprobe MODULE: MODULE loaded by modprobe from where DKMS put it
+# for the running kernel (scripts/deb-test.sh), and that file is the one
+# loaded
+dkms_modprobe() {
+	_ko=$(modinfo -n "$1") || fail "modinfo finds no $1: run scripts/deb-test.sh first"
+	[ "$_ko" = "/lib/modules/$(uname -r)/updates/dkms/$1.ko" ] ||
+		fail "$1 is $_ko, not DKMS's: run scripts/deb-test.sh first"
+	check "modprobe $1" modprobe "$1"
+	[ "$(cat "/sys/module/$1/srcversion")" = "$(modinfo -F srcversion "$_ko")" ] ||
+		fail "the loaded $1 is not $_ko"
+	log "$1 loaded from $_ko"
 }
 
 # firmware_xml NAME CID METADATA: a domain with no OS: its firmware looks
@@ -141,13 +163,15 @@ trace_checks() {
 host_main() {
 	t_start=$(cut -d' ' -f1 /proc/uptime)
 	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
+	dkms_modprobe vmscope_host
 
-	# install as `make install` does (the overlay root is writable)
-	check "meson install" sh -c "meson install -C '$VMTEST_BUILD' --no-rebuild --quiet >/vmtest/install.out 2>&1"
+	for p in vmscope vmscope-host-dkms vmscope-guest-dkms; do
+		dpkg-query -W -f='${Package} ${Version} ${Status}\n' "$p" | grep ' install ok installed$' ||
+			fail "package $p is not installed: run scripts/deb-test.sh first"
+	done
 	hook=/etc/libvirt/hooks/qemu.d/vmscope
-	[ -x "$hook" ] || fail "no $hook after install"
-	grep -q 'exec /usr/local/bin/vmscope hook "\$@"' "$hook" || fail "hook: $(cat "$hook")"
+	[ -x "$hook" ] || fail "no $hook: the vmscope package installs it"
+	grep -q 'exec /usr/bin/vmscope hook "\$@"' "$hook" || fail "hook: $(cat "$hook")"
 	# wrap it to time each call (the wrapper lives outside qemu.d)
 	mv "$hook" /etc/libvirt/hooks/vmscope.real
 	cat >"$hook" <<'EOW'
@@ -165,10 +189,23 @@ EOW
 	chmod 755 "$hook"
 
 	busybox syslogd -n -O /vmtest/syslog.txt &
-	/usr/local/sbin/vmscoped 2>/vmtest/vmscoped.log &
+	# as systemd would start the package's unit: its folders with their
+	# modes, then its ExecStart command line
+	unit=/lib/systemd/system/vmscoped.service
+	exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+	case $exec_start in /usr/sbin/vmscoped\ *) ;; *) fail "$unit: ExecStart=$exec_start" ;; esac
+	for d in Runtime:/run State:/var/lib; do
+		name=$(sed -n "s/^${d%%:*}Directory=//p" "$unit")
+		mode=$(sed -n "s/^${d%%:*}DirectoryMode=//p" "$unit")
+		[ -n "$name" ] && [ -n "$mode" ] || fail "$unit: no ${d%%:*}Directory or its mode"
+		mkdir -p "${d#*:}/$name" && chmod "$mode" "${d#*:}/$name"
+	done
+	log "vmscoped: $exec_start"
+	# shellcheck disable=SC2086 # the unit's words, as systemd splits them
+	$exec_start 2>/vmtest/vmscoped.log &
 	vmscoped=$!
-	for _ in $(seq 100); do vmscope daemon status >/dev/null 2>&1 && break; sleep 0.2; done
-	check "vmscoped answers" vmscope daemon status
+	for _ in $(seq 100); do "$VMSCOPE" daemon status >/dev/null 2>&1 && break; sleep 0.2; done
+	check "vmscoped answers" "$VMSCOPE" daemon status
 
 	libvirtd_start
 
@@ -189,7 +226,7 @@ EOW
 		eval "wait \$start_$g" || fail "virsh start $g: $(cat /vmtest/start-$g.txt)"
 	done
 	log "all three started in $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s"
-	vmscope session list
+	"$VMSCOPE" session list
 
 	# an agent's connection from a CID that no recorded domain has (the
 	# test host's own, over vsock loopback): the daemon refuses it
@@ -211,7 +248,7 @@ EOW
 		ls $TRACES/t1/*/summary.txt $TRACES/t2/*/summary.txt >/dev/null 2>&1 && break
 		sleep 0.5
 	done
-	vmscope session list
+	"$VMSCOPE" session list
 	cat /vmtest/vmscoped.log
 	dirs=$(ls -d $TRACES/*/*/ 2>/dev/null)
 	log "trace folders: $dirs"

@@ -1,10 +1,11 @@
 # vmtest-timeout: 900
 # vmscoped's /metrics scraped by a real Prometheus (Debian's `prometheus`),
-# in the test host: `meson install`'s daemon and hook as libvirt-hook.sh
-# installs them, vmscoped --metrics 127.0.0.1:9464, libvirtd, Prometheus on
-# loopback scraping the daemon every 2 s. Domain m1 (1 vCPU) opts in; its
-# guest starts `vmscope agent` (vmscoped hands its vsock connection to
-# m1's recorder) and, once booted and idle, runs PIO_N port writes and
+# in the test host: `meson install`'s daemon and hook (what `make install`
+# installs; libvirt-hook.sh runs the Debian packages'), vmscoped --metrics
+# 127.0.0.1:9464, libvirtd, Prometheus on loopback scraping the daemon
+# every 2 s. Domain m1 (1 vCPU) opts in; its guest starts `vmscope agent`
+# (vmscoped hands its vsock connection to m1's recorder) and, once booted
+# and idle, runs PIO_N port writes and
 # CPUID_N CPUIDs (vmscope-exitloop) when the test host says go. Through
 # Prometheus's HTTP API (PromQL instant queries of vmscope_exits_total):
 #  - m1's series carry its libvirt name and UUID;
