@@ -204,21 +204,35 @@ static struct vcpu *host_vcpu(struct an_walk *w, const struct mo_origin *o, bool
 	return vcpu_of(w, vm, vcpu);
 }
 
-static void drop_open(struct an_walk *w)
+/*
+ * A loss (or gap) at origin @o: what the lost records would have said is
+ * unknown from here. A host stream's loss: every vCPU's exit or entry may
+ * be among them (a vCPU thread runs on any host CPU), and its CPU's
+ * thread; the guest tasks stay known, since they come from the guests'
+ * own streams. A guest CPU's loss: that vCPU's task (its switches may be
+ * lost). A loss of no known origin: all of it.
+ */
+static void drop_open(struct an_walk *w, const struct mo_origin *o, bool has_o)
 {
+	bool host = !has_o || o->origin == 0;
+
 	for (uint32_t v = 0; v < w->n_vms; v++)
 		for (uint32_t c = 0; c < w->vm[v].n; c++) {
 			struct vcpu *p = &w->vm[v].v[c];
+			bool guest = !has_o || (o->origin == v + 1 && o->cpu == c);
 
-			if (p->st == V_EXIT || p->st == V_USER)
-				w->n.open_dropped++;
-			p->st = V_UNKNOWN;
+			if (host) {
+				if (p->st == V_EXIT || p->st == V_USER)
+					w->n.open_dropped++;
+				p->st = V_UNKNOWN;
+			}
 			/* still before the session: a loss does not change that */
-			if (p->task != AN_TASK_BEFORE)
+			if (guest && p->task != AN_TASK_BEFORE)
 				p->task = AN_TASK_UNKNOWN;
 		}
-	for (uint32_t h = 0; h < w->nhc; h++)
-		w->hc[h].valid = false;
+	if (host)
+		for (uint32_t h = 0; h < w->nhc; h++)
+			w->hc[h].valid = false;
 }
 
 static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const struct mo_origin *o,
@@ -476,6 +490,10 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 				return 0;
 		} while (!mg_p2_as_merged(&p, w->raw, &w->uni, w->uev, it, has_o));
 		*o = p.o;
+		if (it->kind == VR_LOSS && it->has_loss_origin) {
+			mo_origin_of_stream(&it->loss_origin, o);
+			*has_o = true;
+		}
 		return 1;
 	}
 	if (!w->om)
@@ -528,7 +546,7 @@ static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_it
 		h->tick(h->ctx, ts);
 	if (it->kind == VR_LOSS || it->kind == VR_GAP || it->kind == VR_BAD) {
 		w->n.losses++;
-		drop_open(w);
+		drop_open(w, o, has_o);
 		if (h->loss)
 			h->loss(h->ctx, ts);
 		return;

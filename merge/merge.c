@@ -335,6 +335,9 @@ int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struc
 		it->loss_kind = kind;
 		it->last = 0;
 		it->text = detail;
+		/* and the origin write_rec gives it: its stream's */
+		it->has_loss_origin = true;
+		it->loss_origin = rec->st->origin;
 		return 1;
 	}
 	id = mo_union_id(u, t, rec->o.origin, it->desc);

@@ -226,7 +226,8 @@ int mg_p2_next(struct mg_p2 *p, struct mg_p2_rec *rec);
  * @rec as the merged trace's reader (out.h mr_next) gives it back once
  * mg_merge wrote it: an event with its descriptor in @uev (the union
  * table @u, of @t, decoded with vr_events_from_pb) and its origin (*@has_o),
- * a loss or gap as the LossRecord written for it, at the merged time.
+ * a loss or gap as the LossRecord written for it, at the merged time,
+ * with its stream's origin (it->loss_origin; *@has_o false).
  * 1 with *@it, or 0 when the merged trace does not hold it.
  */
 int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struct mo_union *u,

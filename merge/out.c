@@ -156,6 +156,14 @@ void mo_origin_decode(const uint8_t *p, struct mo_origin *o)
 	o->vcpu = le_get32(p + 20);
 }
 
+void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o)
+{
+	bool guest = so->side == VMSCOPE__TRACE__SIDE__SIDE_GUEST;
+
+	*o = (struct mo_origin){ .cpu = so->cpu, .tid = -1, .origin = guest ? so->vm + 1 : 0,
+				 .vcpu = guest ? so->cpu : MO_NONE };
+}
+
 static int flush(struct mo *m)
 {
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
@@ -428,6 +436,10 @@ int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o)
 	int r = vr_stream_next(m->s, it);
 
 	*has_o = false;
+	if (r == 1 && it->kind == VR_LOSS && it->has_loss_origin) {
+		mo_origin_of_stream(&it->loss_origin, o);
+		*has_o = true;
+	}
 	if (r != 1 || it->kind != VR_EVENT)
 		return r;
 	if (!m->in_chunk || it->offset != m->cur_off)

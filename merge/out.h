@@ -126,5 +126,8 @@ const struct vr_stream_stats *mr_stats(const struct mr *m);
 void mr_close(struct mr *m);
 
 void mo_origin_decode(const uint8_t *p, struct mo_origin *o);
+/* The merged trace's origin of the records of stream origin @so (a loss's:
+ * no time, no thread). */
+void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o);
 
 #endif

@@ -122,9 +122,13 @@ struct vr_item {
 	const struct vmscope_event_desc *desc;
 	const uint8_t *payload;	/* valid until the next vr_stream_next() */
 	uint16_t size;
-	/* VR_LOSS: events (0: unknown), LossKind (0: ring buffer counter) */
+	/* VR_LOSS: events (0: unknown), LossKind (0: ring buffer counter);
+	 * a LossRecord's own origin (the stream that lost them), when it
+	 * has one (a merged trace's losses come from many streams) */
 	uint64_t events;
 	int loss_kind;
+	bool has_loss_origin;
+	Vmscope__Trace__Origin loss_origin;
 	/* VR_GAP: sub-buffers first..last missing */
 	uint64_t first, last;
 	/* VR_LOSS (detail), VR_BAD: text, valid until the next call */

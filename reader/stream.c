@@ -280,6 +280,14 @@ static void on_loss(struct vr_stream *s, const struct tf_frame *f,
 	it->events = l->events;
 	it->loss_kind = l->kind;
 	it->first = l->subbufs;
+	if (l->origin) {
+		it->has_loss_origin = true;
+		vmscope__trace__origin__init(&it->loss_origin);
+		it->loss_origin.side = l->origin->side;
+		it->loss_origin.vm = l->origin->vm;
+		it->loss_origin.cpu = l->origin->cpu;
+		it->loss_origin.channel = l->origin->channel;
+	}
 	snprintf((char *)it->text, sizeof(s->pending_text[0]), "%s",
 		 l->detail ? l->detail : "");
 }
