@@ -12,6 +12,7 @@
 
 #include "dur.h"
 #include "exits.h"
+#include "halt.h"
 #include "sched.h"
 #include "walk.h"
 
@@ -38,6 +39,11 @@ void report_sched_text(const struct an_walk *w, const struct an_sched *s, int32_
 		       size_t max_tasks, size_t ntop);
 struct json_object *report_sched_json(const char *path, const struct an_walk *w,
 				      const struct an_sched *s, int32_t *idx, size_t ntop);
+
+/* `report wake`: per vCPU its halts (halt.h), as text on stdout or JSON. */
+void report_wake_text(const struct an_walk *w, const struct an_halt *a);
+struct json_object *report_wake_json(const char *path, const struct an_walk *w,
+				     const struct an_halt *a);
 
 /* "comm/tid" of walk task @task, or its placeholder (an_task_placeholder). */
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);

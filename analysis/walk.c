@@ -204,12 +204,26 @@ static struct vcpu *host_vcpu(struct an_walk *w, const struct mo_origin *o, bool
 	return vcpu_of(w, vm, vcpu);
 }
 
-static void drop_open(struct an_walk *w)
+/* vCPU @v's wake-up waiting for its entry, passed on with the entry
+ * unknown (a loss, the end of the trace). */
+static void wake_flush(const struct an_hooks *h, struct vcpu *v)
+{
+	if (!v->wake.ts)
+		return;
+	v->wake.entry_ns = AN_UNKNOWN_NS;
+	if (h->wakeup)
+		h->wakeup(h->ctx, &v->wake);
+	v->wake.ts = 0;
+}
+
+static void drop_open(struct an_walk *w, const struct an_hooks *h)
 {
 	for (uint32_t v = 0; v < w->n_vms; v++)
 		for (uint32_t c = 0; c < w->vm[v].n; c++) {
 			struct vcpu *p = &w->vm[v].v[c];
 
+			wake_flush(h, p);
+			p->block_ts = 0;
 			if (p->st == V_EXIT || p->st == V_USER)
 				w->n.open_dropped++;
 			p->st = V_UNKNOWN;
@@ -256,17 +270,58 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 /* The vCPU of a host kvm record without a vCPU field: its thread's, or
  * the one whose kvm_exit was the last on its host CPU; NULL when neither
  * is known. */
-static struct vcpu *thread_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o)
+static struct vcpu *thread_vcpu_id(struct an_walk *w, const struct mo_origin *o, bool has_o,
+				   uint32_t *vm, uint32_t *vcpu)
 {
 	struct host_cpu *hc = NULL;
-	uint32_t vm, vcpu;
-	struct vcpu *v = NULL;
 
-	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, &vm, &vcpu))
-		v = vcpu_of(w, vm, vcpu);
-	else if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid)
-		v = vcpu_of(w, hc->vm, hc->vcpu);
-	return v;
+	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, vm, vcpu))
+		return vcpu_of(w, *vm, *vcpu);
+	if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid) {
+		*vm = hc->vm;
+		*vcpu = hc->vcpu;
+		return vcpu_of(w, *vm, *vcpu);
+	}
+	return NULL;
+}
+
+static struct vcpu *thread_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o)
+{
+	uint32_t vm, vcpu;
+
+	return thread_vcpu_id(w, o, has_o, &vm, &vcpu);
+}
+
+/* kvm_vcpu_wakeup: a halt of the record's vCPU ended at @ts; held until
+ * the vCPU's next kvm_entry. */
+static void on_kvm_wakeup(struct an_walk *w, const struct an_hooks *h, uint64_t ts,
+			  const uint8_t *p, const struct mo_origin *o, bool has_o)
+{
+	uint32_t vm, vcpu;
+	struct vcpu *v = thread_vcpu_id(w, o, has_o, &vm, &vcpu);
+	struct an_wakeup *k;
+	uint64_t start;
+
+	if (!v) {
+		w->n.unattributed++;
+		return;
+	}
+	wake_flush(h, v);	/* a second halt without an entry between */
+	k = &v->wake;
+	memset(k, 0, sizeof(*k));
+	k->vm = vm;
+	k->vcpu = vcpu;
+	k->ts = ts;
+	k->halt_ns = mg_get(&w->fwake[K_NS], p);
+	k->waited = mg_get(&w->fwake[K_WAITED], p) != 0;
+	k->valid = mg_get(&w->fwake[K_VALID], p) != 0;
+	start = k->halt_ns <= ts ? ts - k->halt_ns : 0;
+	if (!k->waited)
+		k->poll_ns = k->halt_ns;
+	else if (v->block_ts && v->block_ts >= start && v->block_ts <= ts)
+		k->poll_ns = v->block_ts - start;
+	else
+		k->poll_ns = AN_UNKNOWN_NS;
 }
 
 static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
@@ -293,6 +348,12 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 	if (!v) {
 		w->n.unattributed++;
 		return;
+	}
+	if (v->wake.ts) {
+		v->wake.entry_ns = ts - v->wake.ts;
+		if (h->wakeup)
+			h->wakeup(h->ctx, &v->wake);
+		v->wake.ts = 0;
 	}
 	if (v->st == V_EXIT || v->st == V_USER) {
 		memset(&x, 0, sizeof(x));
@@ -413,6 +474,9 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	case R_USER:
 		on_kvm_user(w, ts, o, has_o);
 		break;
+	case R_WAKE:
+		on_kvm_wakeup(w, h, ts, it->payload, o, has_o);
+		break;
 	case R_PIO:
 	case R_MMIO:
 	case R_MSR: {
@@ -424,11 +488,20 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		break;
 	}
 	case R_HSWITCH:
+		if (has_o) {
+			uint32_t vm, vcpu;
+			struct vcpu *v;
+
+			/* a vCPU thread going to sleep: where a halt's polling ended */
+			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
+			if (!s.prev_runnable && an_walk_thread_vcpu(w, s.prev_tid, &vm, &vcpu) &&
+			    (v = vcpu_of(w, vm, vcpu)))
+				v->block_ts = ts;
+		}
 		if (has_o && h->host_switch) {
 			const struct mg_field *pc = r->sw->has_comm ? &r->sw->prev_comm : NULL;
 			const struct mg_field *nc = r->sw->has_comm ? &r->sw->next_comm : NULL;
 
-			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
 			h->host_switch(h->ctx, &s,
 				       task_of(w, AN_VM_HOST, s.prev_tid, it->payload, pc),
 				       task_of(w, AN_VM_HOST, s.next_tid, it->payload, nc));
@@ -528,7 +601,7 @@ static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_it
 		h->tick(h->ctx, ts);
 	if (it->kind == VR_LOSS || it->kind == VR_GAP || it->kind == VR_BAD) {
 		w->n.losses++;
-		drop_open(w);
+		drop_open(w, h);
 		if (h->loss)
 			h->loss(h->ctx, ts);
 		return;
@@ -550,12 +623,14 @@ static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_it
 	record(w, h, it, ts, o, has_o);
 }
 
-static void count_open(struct an_walk *w)
+static void count_open(struct an_walk *w, const struct an_hooks *h)
 {
 	for (uint32_t v = 0; v < w->n_vms; v++)
-		for (uint32_t c = 0; c < w->vm[v].n; c++)
+		for (uint32_t c = 0; c < w->vm[v].n; c++) {
 			w->n.open_at_end += w->vm[v].v[c].st == V_EXIT ||
 					    w->vm[v].v[c].st == V_USER;
+			wake_flush(h, &w->vm[v].v[c]);
+		}
 }
 
 /* One record as the pass takes it: the walk's, then the record hook. */
@@ -578,7 +653,7 @@ void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_i
 
 void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h)
 {
-	count_open(w);
+	count_open(w, h);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
 }
@@ -598,7 +673,7 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1)
 		one(w, h, &it, &o, has_o);
-	count_open(w);
+	count_open(w, h);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
 	if (w->stop)

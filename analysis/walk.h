@@ -112,6 +112,28 @@ struct an_vcpu_time {
 	uint64_t exits;
 };
 
+/*
+ * A halted vCPU's wake-up: the host's kvm_vcpu_wakeup record (the end of
+ * KVM's kvm_vcpu_halt) of its thread, passed on at the vCPU's next
+ * kvm_entry, or without one at a loss or the end of the trace.
+ */
+#define AN_UNKNOWN_NS	UINT64_MAX
+struct an_wakeup {
+	uint32_t vm, vcpu;
+	uint64_t ts;		/* host time of the record */
+	uint64_t halt_ns;	/* KVM's: the whole halt, polling included */
+	bool waited;		/* the vCPU thread slept; else polling saw it */
+	bool valid;		/* KVM's vcpu_valid_wakeup() */
+	/* time polling: all of halt_ns when not waited; when waited, from the
+	 * halt's start (ts - halt_ns) to the host switch that took the vCPU
+	 * thread off its CPU asleep, AN_UNKNOWN_NS when no such switch lies
+	 * in the halt (not recorded, or before a loss) */
+	uint64_t poll_ns;
+	/* the record .. the vCPU's next kvm_entry; AN_UNKNOWN_NS when a loss
+	 * or the trace's end came first */
+	uint64_t entry_ns;
+};
+
 /* A sched_switch, host or guest. Tasks are the walk's (guest) or host
  * thread ids with their names as the record has them. */
 struct an_switch {
@@ -147,6 +169,8 @@ struct an_hooks {
 	 * CPU's kernel had accounted, cumulative */
 	void (*guest_sync)(void *ctx, uint32_t vm, uint64_t ts, uint32_t cpu, bool has_steal,
 			   uint64_t steal_ns);
+	/* a halted vCPU's wake-up (struct an_wakeup) */
+	void (*wakeup)(void *ctx, const struct an_wakeup *k);
 	/* a loss: every open interval ends without being counted */
 	void (*loss)(void *ctx, uint64_t ts);
 	/* the end of the trace at @ts */
@@ -291,6 +315,9 @@ void an_walk_stop(struct an_walk *w);
 uint32_t an_walk_nr_vms(const struct an_walk *w);
 /* The host's CPUs as the session metadata says, 0 when it does not. */
 uint32_t an_walk_host_cpus(const struct an_walk *w);
+/* Whether the trace's host table has kvm_vcpu_wakeup (host modules of
+ * ABI 1.3 on): without it no halt's end is known. */
+bool an_walk_has_wakeup(const struct an_walk *w);
 /* Whether the trace has @vm's guest side (its merged vmN:sched_switch):
  * without it (no agent streamed) no exit has a guest task. */
 bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm);
