@@ -460,7 +460,7 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		return;
 	/* host roles need a host record, guest roles their VM's */
 	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC ||
-		      r->role == R_GTASK) != (o->origin != 0))
+		      r->role == R_GTASK || r->role == R_GVEC) != (o->origin != 0))
 		return;
 	if (has_o && o->origin && o->origin - 1 != r->vm)
 		return;
@@ -476,6 +476,25 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		break;
 	case R_WAKE:
 		on_kvm_wakeup(w, h, ts, it->payload, o, has_o);
+		break;
+	case R_INJ: {
+		struct an_inject j = { .ts = ts };
+
+		if (!thread_vcpu_id(w, o, has_o, &j.vm, &j.vcpu)) {
+			w->n.unattributed++;
+			break;
+		}
+		j.vector = (uint32_t)mg_get(&w->finj[J_VECTOR], it->payload);
+		j.soft = mg_get(&w->finj[J_SOFT], it->payload) != 0;
+		j.reinjected = mg_get(&w->finj[J_REINJ], it->payload) != 0;
+		if (h->inject)
+			h->inject(h->ctx, &j);
+		break;
+	}
+	case R_GVEC:
+		if (has_o && h->guest_vector)
+			h->guest_vector(h->ctx, r->vm, o->cpu, ts,
+					(uint32_t)mg_get(&r->vector, it->payload));
 		break;
 	case R_PIO:
 	case R_MMIO:

@@ -25,6 +25,8 @@ enum role {
 	R_MMIO,
 	R_MSR,
 	R_WAKE,		/* host kvm_vcpu_wakeup: a halt's end */
+	R_INJ,		/* host kvm_inj_virq: an interrupt injected */
+	R_GVEC,		/* vmN:irq_vector_entry: a guest vector's handler */
 };
 
 /* The fields of the detail records (walk_detail.c). */
@@ -34,6 +36,7 @@ enum { D_MSR_ECX, D_MSR_WRITE, D_MSR_N };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
 enum { K_NS, K_WAITED, K_VALID, K_N };	/* kvm_vcpu_wakeup */
+enum { J_VECTOR, J_SOFT, J_REINJ, J_N };	/* kvm_inj_virq */
 enum { S_PREV, S_STATE, S_NEXT, S_N };
 
 struct switch_fields {
@@ -50,6 +53,7 @@ struct role_of {
 	struct mg_field steal;			/* R_GSYNC */
 	bool has_steal;
 	struct mg_field task_pid, task_comm;	/* R_GTASK */
+	struct mg_field vector;			/* R_GVEC */
 	bool has_task_comm;
 };
 
@@ -78,6 +82,7 @@ struct vm {
 	struct vcpu *v;
 	struct switch_fields sw;
 	bool has_cpu_task;	/* its guest module records cpu_task */
+	bool has_vector;	/* ... irq_vector_entry (ABI 1.3) */
 	bool guest;		/* its vmN:sched_switch is in the table */
 };
 
@@ -131,6 +136,7 @@ struct an_walk {
 	uint32_t ntab;
 	struct mg_field fx[X_N], entry_vcpu;
 	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N], fwake[K_N];
+	struct mg_field finj[J_N];
 	struct switch_fields host_sw;
 	uint32_t n_vms;
 	struct vm *vm;
@@ -147,6 +153,7 @@ struct an_walk {
 	uint64_t first_ts, last_ts;
 	bool any, stop;
 	bool has_wakeup;		/* the table has kvm_vcpu_wakeup (ABI 1.3) */
+	bool has_inj;			/* ... kvm_inj_virq */
 	const Vmscope__Trace__SessionMetadata *sess;
 };
 

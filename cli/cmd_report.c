@@ -24,7 +24,9 @@ static void usage(FILE *out)
 		"          host did to their vCPU threads: stalls and who caused them\n"
 		"  wake    how halted vCPUs run again: per vCPU the time halted, wake-ups\n"
 		"          caught by halt polling against those that slept, the time spent\n"
-		"          polling, and the latency from the wake-up to the next guest entry\n\n"
+		"          polling, and the latency from the wake-up to the next guest entry;\n"
+		"          per VM and vector, the latency from KVM's injection of an interrupt\n"
+		"          to the guest's handler entry\n\n"
 		"`vmscope report CMD --help` describes each, and its exit status.\n");
 }
 

@@ -4,7 +4,8 @@
 # JSON fields equal the story's (wake-ups, polled, slept, halted_ns,
 # polling_ns, polling_unknown, wake_to_entry count / max / unknown exact;
 # p50 and p99 within the histogram's 1/128 of the story's values at those
-# ranks), the text row shows the counts; --help explains the columns; a
+# ranks), no interrupt row (the story injects none; analysis-irq tests
+# them), the text row shows the counts; --help explains the columns; a
 # trace without kvm_vcpu_wakeup records (test_steal's) says so and has no
 # vCPU.
 # Usage: report-wake-test.sh PATH-TO-vmscope PATH-TO-test_wake PATH-TO-test_steal
@@ -19,6 +20,8 @@ mkdir "$dir/s" && "$old" "$dir/s" >"$dir/old.out" 2>&1 || { echo "FAIL: test_ste
 expect 0 'polled: KVM.s halt polling saw the' -- report wake --help
 expect 0 'wake_to_entry \{count, p50_ns, p99_ns, max_ns, unknown\}' -- report wake --help
 expect 0 '^  wake +how halted vCPUs run again' -- report --help
+expect 0 'Then interrupt delivery, per VM and x86 vector' -- report wake --help
+expect 0 'injected = matched \+ unmatched \+ reinj\., for every vector' -- report wake --help
 while read -r v n polled slept halted poll punk cnt max unk p50 p99; do
 	expect 0 "^  $v +100$((v + 1)) +[0-9.]+ [mu]?s +$n +$polled +$slept +[0-9.]+ [mu]?s +$punk +$cnt, " \
 		-- report wake "$dir/merged"
@@ -33,6 +36,8 @@ v = {c["vcpu"]: c for c in j["vms"][0]["vcpus"]}
 bad = []
 if j["has_wakeup_records"] is not True:
     bad.append("has_wakeup_records not true")
+if j["vms"][0]["interrupts"] != [] or j["vms"][0]["has_vector_records"] is not True:
+    bad.append("interrupt rows in a trace without injections, or no vector records")
 for line in open(sys.argv[2]):
     x = [int(f) for f in line.split()]
     c = v[x[0]]

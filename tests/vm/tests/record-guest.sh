@@ -21,7 +21,10 @@
 #    with the event counts of `vmscope dump`;
 #  - `vmscope report wake`'s polled and slept wake-ups add up to the
 #    host's kvm_vcpu_wakeup records of the dump by their waited field,
-#    and per vCPU to those of its thread in the merged timeline.
+#    and per vCPU to those of its thread in the merged timeline; its
+#    interrupt rows hold every kvm_inj_virq record of the dump, by
+#    vector, each matched, unmatched or a reinjection, and the timer's
+#    (0xec) has matched ones with a p50 above 0.
 # The test host records, stops and copies the raw trace to the results;
 # every check of the trace above runs on the machine (machine_main):
 # under TCG, dumping it as text (23 MB written to the 9p export) and
@@ -332,11 +335,12 @@ PY
 	fi
 }
 
-# `report wake` (halt polling) against the records themselves: the
+# `report wake` against the records themselves: the
 # polled and slept wake-ups it counts, over all vCPUs, equal the host's
 # kvm_vcpu_wakeup lines of the raw trace's dump with waited 0 and 1 (and
 # invalid, valid 0); per vCPU, the lines of its thread in the merged
-# timeline (`merge --show`: the thread merge gave each host record). Run
+# timeline (`merge --show`: the thread merge gave each host record); the
+# interrupt rows against the dump's kvm_inj_virq lines by vector. Run
 # after trace_checks, in $VMTEST_OUT.
 wake_checks() {
 	"$VMSCOPE" report wake --json ./merged >./wake.json 2>./wake.err ||
@@ -371,13 +375,38 @@ for c in cpus:
         ok = False
     if c["polled"] + c["slept"] != c["wakeups"] or e["count"] + e["unknown"] != c["wakeups"]:
         ok = False
+# interrupt delivery: every kvm_inj_virq record of the dump is in a row of
+# its vector, and matched, unmatched or a reinjection; the local APIC
+# timer's row (0xec) has matched ones with a p50 above 0
+inj = {}
+for l in open(sys.argv[2]):
+    m = re.search(r" host cpu\d+ kvm_inj_virq: vector (0x[0-9a-f]+|0) ", l)
+    if m:
+        inj[int(m[1], 16)] = inj.get(int(m[1], 16), 0) + 1
+rows = {r["vector"]: r for vm in j["vms"] for r in vm["interrupts"]}
+for v, n in sorted(inj.items()):
+    r = rows.get(v)
+    if not r or r["injections"] != n or r["matched"] + r["unmatched"] + r["reinjections"] != n:
+        print(f"FAIL: vector {v:#x}: dump {n} kvm_inj_virq, report {r and (r['injections'], r['matched'], r['unmatched'], r['reinjections'])}")
+        ok = False
+t = rows.get(0xec)
+if t:
+    print(f"timer 0xec: {t['injections']} injected (dump {inj.get(0xec)}), {t['matched']} matched, "
+          f"{t['unmatched']} unmatched {t['unmatched_by']}, {t['reinjections']} reinjected, "
+          f"{t['guest_without_injection']} guest entries without one; latency p50 "
+          f"{t['latency']['p50_ns']} p99 {t['latency']['p99_ns']} max {t['latency']['max_ns']} ns")
+if not t or t["matched"] == 0 or t["latency"]["p50_ns"] <= 0:
+    print("FAIL: no timer row with matched injections and p50 > 0"); ok = False
+if set(rows) != set(inj):
+    print(f"FAIL: report rows {sorted(rows)}, dump vectors {sorted(inj)}"); ok = False
 print("ok" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY
 	st=$?
 	cat ./wake.check
-	[ "$st" -eq 0 ] || fail "report wake against the records: $(head -n 1 ./wake.check)"
+	[ "$st" -eq 0 ] || fail "report wake against the records: $(grep -m1 FAIL ./wake.check)"
 	log "$(head -n 1 ./wake.check)"
+	log "$(grep '^timer 0xec' ./wake.check)"
 }
 
 machine_main() {
