@@ -66,11 +66,11 @@ void an_halt_add(struct an_halt *a, const struct an_wakeup *k)
 		v->polled++;
 	v->invalid += !k->valid;
 	v->halted_ns += k->halt_ns;
-	if (k->poll_ns == AN_UNKNOWN_NS)
+	if (!k->poll_known)
 		v->poll_unknown++;
 	else
 		v->poll_ns += k->poll_ns;
-	if (k->entry_ns == AN_UNKNOWN_NS)
+	if (!k->entry_known)
 		v->entry_unknown++;
 	else
 		an_hist_add(&v->entry, k->entry_ns);

@@ -180,13 +180,25 @@ void report_wake_text(const struct an_walk *w, const struct report_wake *rw)
 	report_clock_line(stdout, an_walk_counts(w));
 }
 
+/* {count, p50_ns, p99_ns, max_ns} of @h */
+static json_object *lat_json(const struct an_hist *h)
+{
+	json_object *l = json_object_new_object();
+
+	an_json_u64(l, "count", h->count);
+	an_json_u64(l, "p50_ns", an_hist_quantile(h, 0.5));
+	an_json_u64(l, "p99_ns", an_hist_quantile(h, 0.99));
+	an_json_u64(l, "max_ns", h->max);
+	return l;
+}
+
 static json_object *irq_json(const struct an_walk *w, const struct an_irq *q, uint32_t vm)
 {
 	json_object *rows = json_object_new_array();
 
 	for (uint32_t v = 0; v <= AN_IRQ_VECTORS; v++) {
 		const struct an_irq_row *r = an_irq_row(q, vm, v);
-		json_object *o, *u, *l;
+		json_object *o, *u;
 
 		if (!r)
 			continue;
@@ -204,12 +216,7 @@ static json_object *irq_json(const struct an_walk *w, const struct an_irq *q, ui
 			an_json_u64(u, an_irq_miss_names[k], r->unmatched[k]);
 		json_object_object_add(o, "unmatched_by", u);
 		an_json_u64(o, "guest_without_injection", r->guest_unmatched);
-		l = json_object_new_object();
-		an_json_u64(l, "count", r->lat.count);
-		an_json_u64(l, "p50_ns", an_hist_quantile(&r->lat, 0.5));
-		an_json_u64(l, "p99_ns", an_hist_quantile(&r->lat, 0.99));
-		an_json_u64(l, "max_ns", r->lat.max);
-		json_object_object_add(o, "latency", l);
+		json_object_object_add(o, "latency", lat_json(&r->lat));
 		if (r->lat.count) {
 			json_object *x = json_object_new_object();
 
@@ -256,11 +263,7 @@ json_object *report_wake_json(const char *path, const struct an_walk *w,
 			an_json_u64(j, "invalid", v->invalid);
 			an_json_u64(j, "polling_ns", v->poll_ns);
 			an_json_u64(j, "polling_unknown", v->poll_unknown);
-			e = json_object_new_object();
-			an_json_u64(e, "count", v->entry.count);
-			an_json_u64(e, "p50_ns", an_hist_quantile(&v->entry, 0.5));
-			an_json_u64(e, "p99_ns", an_hist_quantile(&v->entry, 0.99));
-			an_json_u64(e, "max_ns", v->entry.max);
+			e = lat_json(&v->entry);
 			an_json_u64(e, "unknown", v->entry_unknown);
 			json_object_object_add(j, "wake_to_entry", e);
 			json_object_array_add(cpus, j);

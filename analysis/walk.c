@@ -208,12 +208,12 @@ static struct vcpu *host_vcpu(struct an_walk *w, const struct mo_origin *o, bool
  * unknown (a loss, the end of the trace). */
 static void wake_flush(const struct an_hooks *h, struct vcpu *v)
 {
-	if (!v->wake.ts)
+	if (!v->wake_on)
 		return;
-	v->wake.entry_ns = AN_UNKNOWN_NS;
+	v->wake.entry_known = false;
 	if (h->wakeup)
 		h->wakeup(h->ctx, &v->wake);
-	v->wake.ts = 0;
+	v->wake_on = false;
 }
 
 static void drop_open(struct an_walk *w, const struct an_hooks *h)
@@ -309,6 +309,7 @@ static void on_kvm_wakeup(struct an_walk *w, const struct an_hooks *h, uint64_t 
 	wake_flush(h, v);	/* a second halt without an entry between */
 	k = &v->wake;
 	memset(k, 0, sizeof(*k));
+	v->wake_on = true;
 	k->vm = vm;
 	k->vcpu = vcpu;
 	k->ts = ts;
@@ -316,12 +317,13 @@ static void on_kvm_wakeup(struct an_walk *w, const struct an_hooks *h, uint64_t 
 	k->waited = mg_get(&w->fwake[K_WAITED], p) != 0;
 	k->valid = mg_get(&w->fwake[K_VALID], p) != 0;
 	start = k->halt_ns <= ts ? ts - k->halt_ns : 0;
+	k->poll_known = true;
 	if (!k->waited)
 		k->poll_ns = k->halt_ns;
 	else if (v->block_ts && v->block_ts >= start && v->block_ts <= ts)
 		k->poll_ns = v->block_ts - start;
 	else
-		k->poll_ns = AN_UNKNOWN_NS;
+		k->poll_known = false;
 }
 
 static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
@@ -349,11 +351,12 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		w->n.unattributed++;
 		return;
 	}
-	if (v->wake.ts) {
+	if (v->wake_on) {
 		v->wake.entry_ns = ts - v->wake.ts;
+		v->wake.entry_known = true;
 		if (h->wakeup)
 			h->wakeup(h->ctx, &v->wake);
-		v->wake.ts = 0;
+		v->wake_on = false;
 	}
 	if (v->st == V_EXIT || v->st == V_USER) {
 		memset(&x, 0, sizeof(x));

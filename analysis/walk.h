@@ -117,7 +117,6 @@ struct an_vcpu_time {
  * KVM's kvm_vcpu_halt) of its thread, passed on at the vCPU's next
  * kvm_entry, or without one at a loss or the end of the trace.
  */
-#define AN_UNKNOWN_NS	UINT64_MAX
 struct an_wakeup {
 	uint32_t vm, vcpu;
 	uint64_t ts;		/* host time of the record */
@@ -126,12 +125,15 @@ struct an_wakeup {
 	bool valid;		/* KVM's vcpu_valid_wakeup() */
 	/* time polling: all of halt_ns when not waited; when waited, from the
 	 * halt's start (ts - halt_ns) to the host switch that took the vCPU
-	 * thread off its CPU asleep, AN_UNKNOWN_NS when no such switch lies
-	 * in the halt (not recorded, or before a loss) */
+	 * thread off its CPU asleep; !poll_known when no such switch lies in
+	 * the halt (not recorded, or before a loss) */
 	uint64_t poll_ns;
-	/* the record .. the vCPU's next kvm_entry; AN_UNKNOWN_NS when a loss
-	 * or the trace's end came first */
+	bool poll_known;
+	/* the record .. the vCPU's next kvm_entry; !entry_known when a loss
+	 * or the trace's end came first (no value is kept for "unknown": the
+	 * ns come from the trace) */
 	uint64_t entry_ns;
+	bool entry_known;
 };
 
 /* An interrupt KVM injected into a vCPU: the host's kvm_inj_virq of its

@@ -68,9 +68,10 @@ struct vcpu {
 	struct an_vcpu_time t;
 	/* the last host switch that took its thread off its CPU asleep
 	 * (0: none since the last loss), and its wake-up waiting for the
-	 * next kvm_entry (wake.ts 0: none) */
+	 * next kvm_entry (when wake_on) */
 	uint64_t block_ts;
 	struct an_wakeup wake;
+	bool wake_on;
 	/* into its VM's clock-unreliable spans: exits, guest records */
 	size_t span_x, span_g;
 	bool span_init;

@@ -32,6 +32,7 @@
 #include "../../tests/lib/check.h"
 #include "../../tests/lib/xorshift.h"
 #include "../../tracefmt/tests/util.h"
+#include "exact.h"
 #include "irqlat.h"
 #include "out.h"
 #include "scen.h"
@@ -144,13 +145,6 @@ static int cmp_rec(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int write_trace(const char *dir)
 {
 	struct scen_out *o;
@@ -184,20 +178,6 @@ static int write_trace(const char *dir)
 		}
 	}
 	return scen_out_close(o);
-}
-
-static bool within(uint64_t approx, uint64_t exact)
-{
-	uint64_t d = approx > exact ? approx - exact : exact - approx;
-
-	return d * 128 <= exact;
-}
-
-static uint64_t exact_q(const uint64_t *sorted, size_t n, double q)
-{
-	size_t rank = (size_t)ceil(q * (double)n);
-
-	return sorted[(rank ? rank : 1) - 1];
 }
 
 static void check(const char *merged)
