@@ -23,7 +23,7 @@ static const struct { uint32_t vector; const char *name; } traced[] = {
 };
 
 const char *const an_irq_miss_names[AN_IRQ_MISS_N] = {
-	"next_injection_first", "loss", "trace_end", "no_guest_tracepoint", "no_guest_records",
+	"next_injection_first", "before_guest_records", "after_guest_records", "loss", "trace_end", "no_guest_tracepoint", "no_guest_records",
 	"soft",
 };
 
@@ -55,6 +55,8 @@ void an_irq_free(struct an_irq *a)
 		for (uint32_t v = 0; a->vm[vm].row && v <= AN_IRQ_VECTORS; v++)
 			an_hist_free(&a->vm[vm].row[v].lat);
 		free(a->vm[vm].row);
+		for (uint32_t c = 0; c < a->vm[vm].n; c++)
+			free(a->vm[vm].wait[c].tail);
 		free(a->vm[vm].wait);
 	}
 	free(a->vm);
@@ -106,13 +108,38 @@ static struct an_irq_wait *wait_of(struct an_irq *a, uint32_t vm, uint32_t vcpu)
 /* The injection waiting on @q ends unmatched, for @why. */
 static void miss(struct an_irq *a, uint32_t vm, struct an_irq_wait *q, enum an_irq_miss why)
 {
+	uint32_t v = q->vector < AN_IRQ_VECTORS ? q->vector : AN_IRQ_VECTORS;
 	struct an_irq_row *r;
 
 	if (!q->on)
 		return;
 	q->on = false;
-	if ((r = row(a, vm, q->vector)))
+	if (!(r = row(a, vm, q->vector)))
+		return;
+	if (why == AN_IRQ_NEXT && !q->guest_seen) {
+		r->unmatched[AN_IRQ_BEFORE]++;
+	} else if (why == AN_IRQ_NEXT) {
+		/* held until the vCPU's next guest record says it was recording */
+		if (!q->tail && !(q->tail = calloc(AN_IRQ_VECTORS + 1, sizeof(*q->tail)))) {
+			a->oom = true;
+			return;
+		}
+		q->tail[v]++;
+	} else {
 		r->unmatched[why]++;
+	}
+}
+
+/* @q's held misses, as @why. */
+static void flush_tail(struct an_irq *a, uint32_t vm, struct an_irq_wait *q, enum an_irq_miss why)
+{
+	if (!q->tail)
+		return;
+	for (uint32_t v = 0; v <= AN_IRQ_VECTORS; v++) {
+		if (q->tail[v] && a->vm[vm].row)
+			a->vm[vm].row[v].unmatched[why] += q->tail[v];
+		q->tail[v] = 0;
+	}
 }
 
 void an_irq_inject(struct an_irq *a, const struct an_inject *j)
@@ -128,14 +155,17 @@ void an_irq_inject(struct an_irq *a, const struct an_inject *j)
 		return;
 	}
 	miss(a, j->vm, q, AN_IRQ_NEXT);
-	if (j->soft)
+	if (j->soft) {
 		r->unmatched[AN_IRQ_SOFT]++;
-	else if (!an_irq_traced(j->vector))
+	} else if (!an_irq_traced(j->vector)) {
 		r->unmatched[AN_IRQ_UNTRACED]++;
-	else if (!an_walk_vm_has_vector(a->w, j->vm))
+	} else if (!an_walk_vm_has_vector(a->w, j->vm)) {
 		r->unmatched[AN_IRQ_NO_GUEST]++;
-	else
-		*q = (struct an_irq_wait){ .on = true, .vector = j->vector, .ts = j->ts };
+	} else {
+		q->on = true;
+		q->vector = j->vector;
+		q->ts = j->ts;
+	}
 }
 
 void an_irq_guest(struct an_irq *a, uint32_t vm, uint32_t cpu, uint64_t ts, uint32_t vector)
@@ -146,6 +176,8 @@ void an_irq_guest(struct an_irq *a, uint32_t vm, uint32_t cpu, uint64_t ts, uint
 
 	if (!r || !q)
 		return;
+	q->guest_seen = true;
+	flush_tail(a, vm, q, AN_IRQ_NEXT);
 	if (!q->on || q->vector != vector || ts < q->ts) {
 		r->guest_unmatched++;
 		return;
@@ -178,6 +210,9 @@ void an_irq_loss(struct an_irq *a)
 void an_irq_end(struct an_irq *a)
 {
 	miss_all(a, AN_IRQ_END);
+	for (uint32_t vm = 0; vm < a->n_vms; vm++)
+		for (uint32_t c = 0; c < a->vm[vm].n; c++)
+			flush_tail(a, vm, &a->vm[vm].wait[c], AN_IRQ_AFTER);
 }
 
 const struct an_irq_row *an_irq_row(const struct an_irq *a, uint32_t vm, uint32_t vector)

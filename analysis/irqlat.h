@@ -16,7 +16,10 @@
  * the first irq_vector_entry of its vector on its vCPU after it; it stays
  * unmatched, each counted by why, when: the vCPU's next injection comes
  * first (its handler's record is missing, or lies on the other side of
- * that injection in the merged timeline: the clock alignment's error);
+ * that injection in the merged timeline: the clock alignment's error),
+ * told apart when that happens before the vCPU's first guest vector
+ * record or after its last (the guest was not recording yet, or no
+ * longer: an agent starts after the host's recording and stops before);
  * a loss or the trace's end comes first; its vector has no guest
  * tracepoint (AN_IRQ_TRACED), or the VM no guest records of vectors; it
  * is a soft interrupt (the guest's own INT n). A kvm_inj_virq with
@@ -46,6 +49,8 @@ const char *an_irq_vector_name(uint32_t vector);
 
 enum an_irq_miss {
 	AN_IRQ_NEXT,		/* the vCPU's next injection came first */
+	AN_IRQ_BEFORE,		/* ... before the vCPU's first guest vector record */
+	AN_IRQ_AFTER,		/* ... after its last one */
 	AN_IRQ_LOSS,		/* a loss came first */
 	AN_IRQ_END,		/* the trace ended first */
 	AN_IRQ_UNTRACED,	/* no guest tracepoint for its vector */
@@ -73,6 +78,11 @@ struct an_irq_wait {
 	bool on;
 	uint32_t vector;
 	uint64_t ts;
+	bool guest_seen;	/* a guest vector record of this vCPU came */
+	/* injections missed (AN_IRQ_NEXT) since its last guest vector record,
+	 * by row: AN_IRQ_NEXT once another guest record comes, AN_IRQ_AFTER
+	 * at the end (the guest stopped recording); NULL: none */
+	uint64_t *tail;
 };
 
 struct an_irq_vm {

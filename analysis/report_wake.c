@@ -129,7 +129,9 @@ static void irq_text(const struct an_walk *w, const struct an_irq *q)
 	       "between, in host time; it includes the guest's entry code and, for the timer,\n"
 	       "its EOI); reinj.: deliveries KVM had to repeat; unmatched, by why: the vCPU's\n"
 	       "next injection came first (the guest record is missing, or the clock\n"
-	       "alignment's error put it after that), a loss or the trace's end came first,\n"
+	       "alignment's error put it after that; before_guest_records and\n"
+	       "after_guest_records: before the vCPU's first guest vector record or after its\n"
+	       "last, the guest not recording), a loss or the trace's end came first,\n"
 	       "the vector has no guest tracepoint (device vectors: their guest handlers name\n"
 	       "a Linux IRQ, not the vector), the VM has no guest records of vectors, a soft\n"
 	       "interrupt (the guest's INT n). injected = matched + unmatched + reinj.\n");

@@ -14,8 +14,11 @@
  * runs (a reinjection, latency from the first); every 70th iteration adds
  * a soft injection after the handler; one guest handler entry with no
  * injection waiting; a loss between an injection and its handler (the
- * record lost with it); vCPU 1's last injection without a handler (the
- * trace ends first).
+ * record lost with it); vCPU 0's last injection without a handler (the
+ * trace ends first); three timer injections on vCPU 0 before its first
+ * guest record, and three IPIs on vCPU 1 after its last (a guest not
+ * recording yet, or no longer): the misses before a vCPU's first guest
+ * record, after its last and between are counted apart.
  *
  * Expected per vector: injections, matched, each unmatched reason,
  * reinjections, guest entries without an injection, latencies' count and
@@ -89,29 +92,61 @@ static void matched(struct want *x, uint64_t lat, uint64_t ts, uint32_t vcpu)
 	}
 }
 
+/* Which misses of the vCPU's next injection the analysis can tell apart:
+ * before the vCPU's first guest record, after its last, or between. */
+static bool seen[2];
+static uint64_t tail[2][NV];
+
+static void next_miss(uint32_t v, unsigned int k)
+{
+	if (!seen[v])
+		want[k].miss[AN_IRQ_BEFORE]++;
+	else
+		tail[v][k]++;
+}
+
+static void guest_rec(uint32_t v)
+{
+	seen[v] = true;
+	for (unsigned int k = 0; k < NV; k++) {
+		want[k].miss[AN_IRQ_NEXT] += tail[v][k];
+		tail[v][k] = 0;
+	}
+}
+
 static void make_story(void)
 {
 	uint64_t t = SCEN_H0 + MS;
 	unsigned int traced = 0;
 
+	memset(seen, 0, sizeof(seen));
+	memset(tail, 0, sizeof(tail));
+	/* vCPU 0's guest not recording yet: three timer injections, no handler */
+	for (int i = 0; i < 3; i++, t += 200 * US) {
+		add(t, K_INJ, 0, 0xec, false, false);
+		want[0].inj++;
+		next_miss(0, 0);
+	}
 	for (uint32_t v = 0; v < 2; v++) {
 		for (unsigned int i = 0; i < N; i++) {
 			unsigned int k = rnd(2) ? 0 : 1 + rnd(3);
 			uint64_t lat = rnd(40) ? US + rnd(30 * US) : MS;
 			struct want *x = &want[k];
-			bool last = v == 1 && i == N - 1;
+			bool last = i == N - 1;
 
 			add(t, K_INJ, v, vec[k], false, false);
 			x->inj++;
 			if (vec[k] == 0x22) {
 				x->miss[AN_IRQ_UNTRACED]++;
+			} else if (last && v == 0) {
+				x->miss[AN_IRQ_END]++;	/* vCPU 0 injects no more */
 			} else if (last) {
-				x->miss[AN_IRQ_END]++;
+				next_miss(v, k);	/* the epilogue's first comes next */
 			} else if (v == 0 && i == 150) {
 				add(t + lat / 2, K_LOSS, v, 0, false, false);
 				x->miss[AN_IRQ_LOSS]++;
 			} else if (++traced % 50 == 0) {
-				x->miss[AN_IRQ_NEXT]++;	/* no guest record */
+				next_miss(v, k);	/* no guest record */
 			} else {
 				if (traced % 60 == 0) {
 					add(t + lat / 2, K_INJ, v, vec[k], false, true);
@@ -119,6 +154,7 @@ static void make_story(void)
 					x->reinj++;
 				}
 				add(t + lat, K_GUEST, v, vec[k], false, false);
+				guest_rec(v);
 				matched(x, lat, t, v);
 			}
 			t += lat + 2 * US;
@@ -130,12 +166,26 @@ static void make_story(void)
 			}
 			if (v == 1 && i == 100) {	/* a handler entry without one */
 				add(t, K_GUEST, v, 0xec, false, false);
+				guest_rec(v);
 				want[0].guest_un++;
 				t += US;
 			}
 			t += 5 * US + rnd(100 * US);
 		}
 	}
+	/* vCPU 1's guest no longer recording: three reschedule IPIs, no
+	 * handler; the last one waits at the trace's end */
+	for (int i = 0; i < 3; i++, t += 200 * US) {
+		add(t, K_INJ, 1, 0xfd, false, false);
+		want[1].inj++;
+		if (i < 2)
+			next_miss(1, 1);
+		else
+			want[1].miss[AN_IRQ_END]++;
+	}
+	for (uint32_t v = 0; v < 2; v++)
+		for (unsigned int k = 0; k < NV; k++)
+			want[k].miss[AN_IRQ_AFTER] += tail[v][k];
 }
 
 static int cmp_rec(const void *a, const void *b)
