@@ -42,8 +42,10 @@
 #define VMSCOPE_TP_softirq_entry	unsigned int
 #define VMSCOPE_TP_softirq_exit		unsigned int
 
-/* arch/x86/include/asm/trace/irq_vectors.h: class x86_irq_vector, every
- * <name>_entry of it (guest-kmod/probes.c) */
+/*
+ * arch/x86/include/asm/trace/irq_vectors.h: class x86_irq_vector, every
+ * <name>_entry of it (guest-kmod/probes.c)
+ */
 #define VMSCOPE_TP_irq_vector_entry	int
 
 /* include/trace/events/syscalls.h */
