@@ -12,6 +12,8 @@
 
 #include "dur.h"
 #include "exits.h"
+#include "halt.h"
+#include "irqlat.h"
 #include "sched.h"
 #include "walk.h"
 
@@ -38,6 +40,19 @@ void report_sched_text(const struct an_walk *w, const struct an_sched *s, int32_
 		       size_t max_tasks, size_t ntop);
 struct json_object *report_sched_json(const char *path, const struct an_walk *w,
 				      const struct an_sched *s, int32_t *idx, size_t ntop);
+
+/* `report wake`: per vCPU its halts (halt.h), per VM and vector the
+ * interrupts' delivery (irqlat.h); as text on stdout or JSON. */
+struct report_wake {
+	struct an_halt halt;
+	struct an_irq irq;
+};
+int report_wake_init(struct report_wake *r, const struct an_walk *w);
+void report_wake_hooks(struct report_wake *r, struct an_hooks *h);
+void report_wake_free(struct report_wake *r);
+void report_wake_text(const struct an_walk *w, const struct report_wake *r);
+struct json_object *report_wake_json(const char *path, const struct an_walk *w,
+				     const struct report_wake *r);
 
 /* "comm/tid" of walk task @task, or its placeholder (an_task_placeholder). */
 const char *report_task(const struct an_walk *w, int32_t task, char *buf, size_t len);

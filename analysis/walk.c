@@ -204,15 +204,28 @@ static struct vcpu *host_vcpu(struct an_walk *w, const struct mo_origin *o, bool
 	return vcpu_of(w, vm, vcpu);
 }
 
+/* vCPU @v's wake-up waiting for its entry, passed on with the entry
+ * unknown (a loss, the end of the trace). */
+static void wake_flush(const struct an_hooks *h, struct vcpu *v)
+{
+	if (!v->wake_on)
+		return;
+	v->wake.entry_known = false;
+	if (h->wakeup)
+		h->wakeup(h->ctx, &v->wake);
+	v->wake_on = false;
+}
+
 /*
  * A loss (or gap) at origin @o: what the lost records would have said is
- * unknown from here. A host stream's loss: every vCPU's exit or entry may
- * be among them (a vCPU thread runs on any host CPU), and its CPU's
- * thread; the guest tasks stay known, since they come from the guests'
- * own streams. A guest CPU's loss: that vCPU's task (its switches may be
- * lost). A loss of no known origin: all of it.
+ * unknown from here. A host stream's loss: every vCPU's exit, entry or
+ * wake-up may be among them (a vCPU thread runs on any host CPU), and
+ * each host CPU's thread; the guest tasks stay known, since they come
+ * from the guests' own streams. A guest CPU's loss: that vCPU's task
+ * (its switches may be lost). A loss of no known origin: all of it.
  */
-static void drop_open(struct an_walk *w, const struct mo_origin *o, bool has_o)
+static void drop_open(struct an_walk *w, const struct an_hooks *h, const struct mo_origin *o,
+		      bool has_o)
 {
 	bool host = !has_o || o->origin == 0;
 
@@ -222,6 +235,8 @@ static void drop_open(struct an_walk *w, const struct mo_origin *o, bool has_o)
 			bool guest = !has_o || (o->origin == v + 1 && o->cpu == c);
 
 			if (host) {
+				wake_flush(h, p);
+				p->block_ts = 0;
 				if (p->st == V_EXIT || p->st == V_USER)
 					w->n.open_dropped++;
 				p->st = V_UNKNOWN;
@@ -231,8 +246,8 @@ static void drop_open(struct an_walk *w, const struct mo_origin *o, bool has_o)
 				p->task = AN_TASK_UNKNOWN;
 		}
 	if (host)
-		for (uint32_t h = 0; h < w->nhc; h++)
-			w->hc[h].valid = false;
+		for (uint32_t k = 0; k < w->nhc; k++)
+			w->hc[k].valid = false;
 }
 
 static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const struct mo_origin *o,
@@ -270,17 +285,60 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 /* The vCPU of a host kvm record without a vCPU field: its thread's, or
  * the one whose kvm_exit was the last on its host CPU; NULL when neither
  * is known. */
-static struct vcpu *thread_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o)
+static struct vcpu *thread_vcpu_id(struct an_walk *w, const struct mo_origin *o, bool has_o,
+				   uint32_t *vm, uint32_t *vcpu)
 {
 	struct host_cpu *hc = NULL;
-	uint32_t vm, vcpu;
-	struct vcpu *v = NULL;
 
-	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, &vm, &vcpu))
-		v = vcpu_of(w, vm, vcpu);
-	else if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid)
-		v = vcpu_of(w, hc->vm, hc->vcpu);
-	return v;
+	if (has_o && o->tid >= 0 && an_walk_thread_vcpu(w, o->tid, vm, vcpu))
+		return vcpu_of(w, *vm, *vcpu);
+	if (has_o && (hc = host_cpu(w, o->cpu)) && hc->valid) {
+		*vm = hc->vm;
+		*vcpu = hc->vcpu;
+		return vcpu_of(w, *vm, *vcpu);
+	}
+	return NULL;
+}
+
+static struct vcpu *thread_vcpu(struct an_walk *w, const struct mo_origin *o, bool has_o)
+{
+	uint32_t vm, vcpu;
+
+	return thread_vcpu_id(w, o, has_o, &vm, &vcpu);
+}
+
+/* kvm_vcpu_wakeup: a halt of the record's vCPU ended at @ts; held until
+ * the vCPU's next kvm_entry. */
+static void on_kvm_wakeup(struct an_walk *w, const struct an_hooks *h, uint64_t ts,
+			  const uint8_t *p, const struct mo_origin *o, bool has_o)
+{
+	uint32_t vm, vcpu;
+	struct vcpu *v = thread_vcpu_id(w, o, has_o, &vm, &vcpu);
+	struct an_wakeup *k;
+	uint64_t start;
+
+	if (!v) {
+		w->n.unattributed++;
+		return;
+	}
+	wake_flush(h, v);	/* a second halt without an entry between */
+	k = &v->wake;
+	memset(k, 0, sizeof(*k));
+	v->wake_on = true;
+	k->vm = vm;
+	k->vcpu = vcpu;
+	k->ts = ts;
+	k->halt_ns = mg_get(&w->fwake[K_NS], p);
+	k->waited = mg_get(&w->fwake[K_WAITED], p) != 0;
+	k->valid = mg_get(&w->fwake[K_VALID], p) != 0;
+	start = k->halt_ns <= ts ? ts - k->halt_ns : 0;
+	k->poll_known = true;
+	if (!k->waited)
+		k->poll_ns = k->halt_ns;
+	else if (v->block_ts && v->block_ts >= start && v->block_ts <= ts)
+		k->poll_ns = v->block_ts - start;
+	else
+		k->poll_known = false;
 }
 
 static void on_kvm_user(struct an_walk *w, uint64_t ts, const struct mo_origin *o, bool has_o)
@@ -307,6 +365,13 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 	if (!v) {
 		w->n.unattributed++;
 		return;
+	}
+	if (v->wake_on) {
+		v->wake.entry_ns = ts - v->wake.ts;
+		v->wake.entry_known = true;
+		if (h->wakeup)
+			h->wakeup(h->ctx, &v->wake);
+		v->wake_on = false;
 	}
 	if (v->st == V_EXIT || v->st == V_USER) {
 		memset(&x, 0, sizeof(x));
@@ -413,7 +478,7 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		return;
 	/* host roles need a host record, guest roles their VM's */
 	if (has_o && (r->role == R_GSWITCH || r->role == R_GWAKE || r->role == R_GSYNC ||
-		      r->role == R_GTASK) != (o->origin != 0))
+		      r->role == R_GTASK || r->role == R_GVEC) != (o->origin != 0))
 		return;
 	if (has_o && o->origin && o->origin - 1 != r->vm)
 		return;
@@ -427,6 +492,28 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 	case R_USER:
 		on_kvm_user(w, ts, o, has_o);
 		break;
+	case R_WAKE:
+		on_kvm_wakeup(w, h, ts, it->payload, o, has_o);
+		break;
+	case R_INJ: {
+		struct an_inject j = { .ts = ts };
+
+		if (!thread_vcpu_id(w, o, has_o, &j.vm, &j.vcpu)) {
+			w->n.unattributed++;
+			break;
+		}
+		j.vector = (uint32_t)mg_get(&w->finj[J_VECTOR], it->payload);
+		j.soft = mg_get(&w->finj[J_SOFT], it->payload) != 0;
+		j.reinjected = mg_get(&w->finj[J_REINJ], it->payload) != 0;
+		if (h->inject)
+			h->inject(h->ctx, &j);
+		break;
+	}
+	case R_GVEC:
+		if (has_o && h->guest_vector)
+			h->guest_vector(h->ctx, r->vm, o->cpu, ts,
+					(uint32_t)mg_get(&r->vector, it->payload));
+		break;
 	case R_PIO:
 	case R_MMIO:
 	case R_MSR: {
@@ -438,11 +525,20 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		break;
 	}
 	case R_HSWITCH:
+		if (has_o) {
+			uint32_t vm, vcpu;
+			struct vcpu *v;
+
+			/* a vCPU thread going to sleep: where a halt's polling ended */
+			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
+			if (!s.prev_runnable && an_walk_thread_vcpu(w, s.prev_tid, &vm, &vcpu) &&
+			    (v = vcpu_of(w, vm, vcpu)))
+				v->block_ts = ts;
+		}
 		if (has_o && h->host_switch) {
 			const struct mg_field *pc = r->sw->has_comm ? &r->sw->prev_comm : NULL;
 			const struct mg_field *nc = r->sw->has_comm ? &r->sw->next_comm : NULL;
 
-			fill_switch(&s, r->sw, ts, o->cpu, it->payload);
 			h->host_switch(h->ctx, &s,
 				       task_of(w, AN_VM_HOST, s.prev_tid, it->payload, pc),
 				       task_of(w, AN_VM_HOST, s.next_tid, it->payload, nc));
@@ -546,7 +642,7 @@ static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_it
 		h->tick(h->ctx, ts);
 	if (it->kind == VR_LOSS || it->kind == VR_GAP || it->kind == VR_BAD) {
 		w->n.losses++;
-		drop_open(w, o, has_o);
+		drop_open(w, h, o, has_o);
 		if (h->loss)
 			h->loss(h->ctx, ts);
 		return;
@@ -568,12 +664,14 @@ static void item(struct an_walk *w, const struct an_hooks *h, const struct vr_it
 	record(w, h, it, ts, o, has_o);
 }
 
-static void count_open(struct an_walk *w)
+static void count_open(struct an_walk *w, const struct an_hooks *h)
 {
 	for (uint32_t v = 0; v < w->n_vms; v++)
-		for (uint32_t c = 0; c < w->vm[v].n; c++)
+		for (uint32_t c = 0; c < w->vm[v].n; c++) {
 			w->n.open_at_end += w->vm[v].v[c].st == V_EXIT ||
 					    w->vm[v].v[c].st == V_USER;
+			wake_flush(h, &w->vm[v].v[c]);
+		}
 }
 
 /* One record as the pass takes it: the walk's, then the record hook. */
@@ -596,7 +694,7 @@ void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_i
 
 void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h)
 {
-	count_open(w);
+	count_open(w, h);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
 }
@@ -616,7 +714,7 @@ int an_walk_run(struct an_walk *w, const struct an_hooks *h, char *err, size_t e
 
 	while (!w->stop && (r = next(w, &it, &o, &has_o)) == 1)
 		one(w, h, &it, &o, has_o);
-	count_open(w);
+	count_open(w, h);
 	if (h->end)
 		h->end(h->ctx, w->last_ts);
 	if (w->stop)

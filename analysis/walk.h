@@ -112,6 +112,40 @@ struct an_vcpu_time {
 	uint64_t exits;
 };
 
+/*
+ * A halted vCPU's wake-up: the host's kvm_vcpu_wakeup record (the end of
+ * KVM's kvm_vcpu_halt) of its thread, passed on at the vCPU's next
+ * kvm_entry, or without one at a loss or the end of the trace.
+ */
+struct an_wakeup {
+	uint32_t vm, vcpu;
+	uint64_t ts;		/* host time of the record */
+	uint64_t halt_ns;	/* KVM's: the whole halt, polling included */
+	bool waited;		/* the vCPU thread slept; else polling saw it */
+	bool valid;		/* KVM's vcpu_valid_wakeup() */
+	/* time polling: all of halt_ns when not waited; when waited, from the
+	 * halt's start (ts - halt_ns) to the host switch that took the vCPU
+	 * thread off its CPU asleep; !poll_known when no such switch lies in
+	 * the halt (not recorded, or before a loss) */
+	uint64_t poll_ns;
+	bool poll_known;
+	/* the record .. the vCPU's next kvm_entry; !entry_known when a loss
+	 * or the trace's end came first (no value is kept for "unknown": the
+	 * ns come from the trace) */
+	uint64_t entry_ns;
+	bool entry_known;
+};
+
+/* An interrupt KVM injected into a vCPU: the host's kvm_inj_virq of its
+ * thread (or of the host CPU's last kvm_exit). */
+struct an_inject {
+	uint32_t vm, vcpu;
+	uint64_t ts;
+	uint32_t vector;
+	bool soft;		/* a software interrupt (the guest's INT n) */
+	bool reinjected;	/* again, after its delivery was cut short */
+};
+
 /* A sched_switch, host or guest. Tasks are the walk's (guest) or host
  * thread ids with their names as the record has them. */
 struct an_switch {
@@ -147,6 +181,13 @@ struct an_hooks {
 	 * CPU's kernel had accounted, cumulative */
 	void (*guest_sync)(void *ctx, uint32_t vm, uint64_t ts, uint32_t cpu, bool has_steal,
 			   uint64_t steal_ns);
+	/* a halted vCPU's wake-up (struct an_wakeup) */
+	void (*wakeup)(void *ctx, const struct an_wakeup *k);
+	/* an interrupt injected (struct an_inject) */
+	void (*inject)(void *ctx, const struct an_inject *j);
+	/* the guest of VM @vm entered the handler of x86 vector @vector on
+	 * guest CPU @cpu (= vCPU) at @ts (its irq_vector_entry record) */
+	void (*guest_vector)(void *ctx, uint32_t vm, uint32_t cpu, uint64_t ts, uint32_t vector);
 	/* a loss: every open interval ends without being counted */
 	void (*loss)(void *ctx, uint64_t ts);
 	/* the end of the trace at @ts */
@@ -291,6 +332,13 @@ void an_walk_stop(struct an_walk *w);
 uint32_t an_walk_nr_vms(const struct an_walk *w);
 /* The host's CPUs as the session metadata says, 0 when it does not. */
 uint32_t an_walk_host_cpus(const struct an_walk *w);
+/* Whether the trace's host table has kvm_vcpu_wakeup (host modules of
+ * ABI 1.3 on): without it no halt's end is known. */
+bool an_walk_has_wakeup(const struct an_walk *w);
+/* Whether the host table has kvm_inj_virq, and whether VM @vm's guest
+ * table has irq_vector_entry (guest modules of ABI 1.3 on). */
+bool an_walk_has_inject(const struct an_walk *w);
+bool an_walk_vm_has_vector(const struct an_walk *w, uint32_t vm);
 /* Whether the trace has @vm's guest side (its merged vmN:sched_switch):
  * without it (no agent streamed) no exit has a guest task. */
 bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm);

@@ -24,6 +24,9 @@ enum role {
 	R_PIO,		/* host kvm_pio, kvm_mmio, kvm_msr: an exit's detail */
 	R_MMIO,
 	R_MSR,
+	R_WAKE,		/* host kvm_vcpu_wakeup: a halt's end */
+	R_INJ,		/* host kvm_inj_virq: an interrupt injected */
+	R_GVEC,		/* vmN:irq_vector_entry: a guest vector's handler */
 };
 
 /* The fields of the detail records (walk_detail.c). */
@@ -32,6 +35,8 @@ enum { D_MMIO_GPA, D_MMIO_TYPE, D_MMIO_LEN, D_MMIO_N };
 enum { D_MSR_ECX, D_MSR_WRITE, D_MSR_N };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
+enum { K_NS, K_WAITED, K_VALID, K_N };	/* kvm_vcpu_wakeup */
+enum { J_VECTOR, J_SOFT, J_REINJ, J_N };	/* kvm_inj_virq */
 enum { S_PREV, S_STATE, S_NEXT, S_N };
 
 struct switch_fields {
@@ -48,6 +53,7 @@ struct role_of {
 	struct mg_field steal;			/* R_GSYNC */
 	bool has_steal;
 	struct mg_field task_pid, task_comm;	/* R_GTASK */
+	struct mg_field vector;			/* R_GVEC */
 	bool has_task_comm;
 };
 
@@ -60,6 +66,12 @@ struct vcpu {
 	int32_t task, exit_task, exit_tid;
 	struct an_detail detail;	/* of the exit in progress */
 	struct an_vcpu_time t;
+	/* the last host switch that took its thread off its CPU asleep
+	 * (0: none since the last loss), and its wake-up waiting for the
+	 * next kvm_entry (when wake_on) */
+	uint64_t block_ts;
+	struct an_wakeup wake;
+	bool wake_on;
 	/* into its VM's clock-unreliable spans: exits, guest records */
 	size_t span_x, span_g;
 	bool span_init;
@@ -71,6 +83,7 @@ struct vm {
 	struct vcpu *v;
 	struct switch_fields sw;
 	bool has_cpu_task;	/* its guest module records cpu_task */
+	bool has_vector;	/* ... irq_vector_entry (ABI 1.3) */
 	bool guest;		/* its vmN:sched_switch is in the table */
 };
 
@@ -123,7 +136,8 @@ struct an_walk {
 	struct role_tab *tab;		/* [ntab]: tab[0] is ev's */
 	uint32_t ntab;
 	struct mg_field fx[X_N], entry_vcpu;
-	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N];
+	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N], fwake[K_N];
+	struct mg_field finj[J_N];
 	struct switch_fields host_sw;
 	uint32_t n_vms;
 	struct vm *vm;
@@ -139,6 +153,8 @@ struct an_walk {
 	struct an_counts n;
 	uint64_t first_ts, last_ts;
 	bool any, stop;
+	bool has_wakeup;		/* the table has kvm_vcpu_wakeup (ABI 1.3) */
+	bool has_inj;			/* ... kvm_inj_virq */
 	const Vmscope__Trace__SessionMetadata *sess;
 };
 

@@ -88,6 +88,17 @@ static void find_guest_roles(struct an_walk *w, uint32_t v)
 		r->task_pid = pid0;
 		r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
 	}
+	guest_tab(w, v, "irq_vector_entry", name, sizeof(name));
+	{
+		static const char *const fv[1] = { "vector" };
+		struct mg_field vec;
+
+		d = mg_role_find(t->ev, name, fv, 1, &vec);
+		set_role(t, d, R_GVEC, v);
+		w->vm[v].has_vector = d != NULL;
+		if (d)
+			role_at(t, d)->vector = vec;
+	}
 	guest_tab(w, v, "sync_guest", name, sizeof(name));
 	d = mg_role_find(t->ev, name, NULL, 0, NULL);
 	set_role(t, d, R_GSYNC, v);
@@ -103,6 +114,8 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	static const char *const fpio[D_PIO_N] = { "write", "port", "size" };
 	static const char *const fmmio[D_MMIO_N] = { "gpa", "type", "len" };
 	static const char *const fmsr[D_MSR_N] = { "ecx", "write" };
+	static const char *const fwake[K_N] = { "ns", "waited", "valid" };
+	static const char *const finj[J_N] = { "vector", "soft", "reinjected" };
 	const struct vmscope_event_desc *d;
 	struct role_tab *h;
 
@@ -137,6 +150,13 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	set_role(h, mg_role_find(w->ev, "kvm_pio", fpio, D_PIO_N, w->fpio), R_PIO, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_mmio", fmmio, D_MMIO_N, w->fmmio), R_MMIO, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_msr", fmsr, D_MSR_N, w->fmsr), R_MSR, 0);
+	/* halts' ends (host modules before ABI 1.3 record none) */
+	d = mg_role_find(w->ev, "kvm_vcpu_wakeup", fwake, K_N, w->fwake);
+	set_role(h, d, R_WAKE, 0);
+	w->has_wakeup = d != NULL;
+	d = mg_role_find(w->ev, "kvm_inj_virq", finj, J_N, w->finj);
+	set_role(h, d, R_INJ, 0);
+	w->has_inj = d != NULL;
 	find_switch(w->ev, "sched_switch", &w->host_sw, &d);
 	set_role(h, d, R_HSWITCH, 0);
 	if (d)

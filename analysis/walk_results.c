@@ -19,6 +19,21 @@ uint32_t an_walk_host_cpus(const struct an_walk *w)
 	       w->sess->host->kernel->nr_cpus : 0;
 }
 
+bool an_walk_has_wakeup(const struct an_walk *w)
+{
+	return w->has_wakeup;
+}
+
+bool an_walk_has_inject(const struct an_walk *w)
+{
+	return w->has_inj;
+}
+
+bool an_walk_vm_has_vector(const struct an_walk *w, uint32_t vm)
+{
+	return vm < w->n_vms && w->vm[vm].has_vector;
+}
+
 bool an_walk_vm_has_guest(const struct an_walk *w, uint32_t vm)
 {
 	return vm < w->n_vms && w->vm[vm].guest;

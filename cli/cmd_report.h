@@ -7,6 +7,7 @@
 
 int report_exits(int argc, char **argv);
 int report_sched(int argc, char **argv);
+int report_wake(int argc, char **argv);
 
 /*
  * Open @path with an_walk_open, or an_walk_open_raw_exact when it is a raw

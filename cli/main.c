@@ -17,7 +17,7 @@ static const struct command commands[] = {
 	{ "dump", "print every event of a trace, its losses, gaps and damage", cmd_dump },
 	{ "merge", "one timeline in host time: align guest clocks, merge all streams", cmd_merge },
 	{ "export", "a merged trace as Perfetto protobuf or CTF 1.8 (babeltrace2)", cmd_export },
-	{ "report", "analyses of a merged trace: exit latency per guest task, guest vs host scheduling", cmd_report },
+	{ "report", "analyses of a merged trace: exit latency per guest task, guest vs host scheduling, halts and interrupt delivery", cmd_report },
 	{ "top", "VM exits per interval through the online pipeline (today: --replay a merged trace)", cmd_top },
 	{ "sync-emitter", "(in a guest) start/stop the periodic clock-sync hypercalls, show counters", cmd_sync_emitter },
 	{ "agent", "(in a guest) record the guest and stream it to the host over vsock", cmd_agent },

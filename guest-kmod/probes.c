@@ -22,6 +22,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <asm/syscall.h>
+#include <asm/trace/irq_vectors.h>
 #include <trace/events/irq.h>
 #include <trace/events/sched.h>
 #include <trace/events/syscalls.h>
@@ -149,6 +150,14 @@ static void vmscope_probe_irq_handler_exit(void *data, int irq,
 	GUEST_EMIT(irq_handler_exit, e);
 }
 
+/* Every x86_irq_vector *_entry tracepoint: the vector whose handler runs. */
+static void vmscope_probe_irq_vector_entry(void *data, int vector)
+{
+	struct vmscope_ev_irq_vector_entry e = { .vector = vector };
+
+	GUEST_EMIT(irq_vector_entry, e);
+}
+
 static void vmscope_probe_softirq_entry(void *data, unsigned int vec)
 {
 	struct vmscope_ev_softirq_entry e = { .vec = vec };
@@ -197,6 +206,7 @@ VMSCOPE_CHECK_PROBE(sched_process_exec);
 VMSCOPE_CHECK_PROBE(sched_process_exit);
 VMSCOPE_CHECK_PROBE(irq_handler_entry);
 VMSCOPE_CHECK_PROBE(irq_handler_exit);
+VMSCOPE_CHECK_PROBE(irq_vector_entry);
 VMSCOPE_CHECK_PROBE(softirq_entry);
 VMSCOPE_CHECK_PROBE(softirq_exit);
 VMSCOPE_CHECK_PROBE(sys_enter);
@@ -210,20 +220,39 @@ VMSCOPE_CHECK_HEADER(sched_process_exec);
 VMSCOPE_CHECK_HEADER(sched_process_exit);
 VMSCOPE_CHECK_HEADER(irq_handler_entry);
 VMSCOPE_CHECK_HEADER(irq_handler_exit);
+/* each tracepoint the vector probe attaches to has its prototype */
+#define VMSCOPE_CHECK_VECTOR_TP(tp) \
+	static_assert(__same_type(&trace_##tp, \
+				  (void (*)(VMSCOPE_TP_irq_vector_entry))NULL), \
+		      "TP_PROTO of " #tp " changed in this kernel")
+VMSCOPE_CHECK_VECTOR_TP(local_timer_entry);
+VMSCOPE_CHECK_VECTOR_TP(reschedule_entry);
+VMSCOPE_CHECK_VECTOR_TP(call_function_entry);
+VMSCOPE_CHECK_VECTOR_TP(call_function_single_entry);
+VMSCOPE_CHECK_VECTOR_TP(irq_work_entry);
+VMSCOPE_CHECK_VECTOR_TP(x86_platform_ipi_entry);
+VMSCOPE_CHECK_VECTOR_TP(error_apic_entry);
+VMSCOPE_CHECK_VECTOR_TP(spurious_apic_entry);
 VMSCOPE_CHECK_HEADER(softirq_entry);
 VMSCOPE_CHECK_HEADER(softirq_exit);
 VMSCOPE_CHECK_HEADER(sys_enter);
 VMSCOPE_CHECK_HEADER(sys_exit);
 
-/* One tracepoint per guest event: the tracepoint is named as the event. */
+/*
+ * A tracepoint and its probe: the one its event's descriptor names, or
+ * @name (irq_vector_entry's, one event for several tracepoints).
+ */
 struct guest_tp {
 	unsigned int ev;
 	void *probe;
+	const char *name;	/* NULL: the descriptor's tracepoint */
 	struct tracepoint *tp;	/* found at load; NULL if this kernel lacks it */
 	bool attached;
 };
 
 #define GUEST_TP(name) { .ev = VMSCOPE_EV_##name, .probe = vmscope_probe_##name }
+#define GUEST_TP_VECTOR(tp) { .ev = VMSCOPE_EV_irq_vector_entry, \
+	.probe = vmscope_probe_irq_vector_entry, .name = #tp }
 static struct guest_tp guest_tps[] = {
 	GUEST_TP(sched_switch),
 	GUEST_TP(sched_waking),
@@ -234,6 +263,14 @@ static struct guest_tp guest_tps[] = {
 	GUEST_TP(sched_process_exit),
 	GUEST_TP(irq_handler_entry),
 	GUEST_TP(irq_handler_exit),
+	GUEST_TP_VECTOR(local_timer_entry),
+	GUEST_TP_VECTOR(reschedule_entry),
+	GUEST_TP_VECTOR(call_function_entry),
+	GUEST_TP_VECTOR(call_function_single_entry),
+	GUEST_TP_VECTOR(irq_work_entry),
+	GUEST_TP_VECTOR(x86_platform_ipi_entry),
+	GUEST_TP_VECTOR(error_apic_entry),
+	GUEST_TP_VECTOR(spurious_apic_entry),
 	GUEST_TP(softirq_entry),
 	GUEST_TP(softirq_exit),
 	GUEST_TP(sys_enter),
@@ -244,12 +281,17 @@ static struct guest_tp guest_tps[] = {
 static DEFINE_MUTEX(guest_events_lock);
 static u64 guest_events_selected = VMSCOPE_GUEST_EVENTS_DEFAULT;
 
+static const char *guest_tp_name(const struct guest_tp *g)
+{
+	return g->name ? g->name : vmscope_event_descs[g->ev].tracepoint;
+}
+
 static void guest_find_tp(struct tracepoint *tp, void *priv)
 {
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(guest_tps); i++)
-		if (!strcmp(tp->name, vmscope_event_descs[guest_tps[i].ev].tracepoint))
+		if (!strcmp(tp->name, guest_tp_name(&guest_tps[i])))
 			guest_tps[i].tp = tp;
 }
 
@@ -261,7 +303,7 @@ void vmscope_guest_probes_init(void)
 	for (i = 0; i < ARRAY_SIZE(guest_tps); i++)
 		if (!guest_tps[i].tp)
 			pr_info("vmscope_guest: no tracepoint %s in this kernel\n",
-				vmscope_event_descs[guest_tps[i].ev].tracepoint);
+				guest_tp_name(&guest_tps[i]));
 }
 
 int vmscope_guest_events_select(u64 *mask)
@@ -314,6 +356,8 @@ int vmscope_guest_probes_attach(void)
 
 		if (!(guest_events_selected & BIT_ULL(g->ev)))
 			continue;
+		if (!g->tp && g->name)
+			continue;	/* one vector's tracepoint: the others still record */
 		if (!g->tp) {
 			ret = -ENOENT;
 			break;

@@ -16,6 +16,7 @@
 	 BIT_ULL(VMSCOPE_EV_sched_process_exit) | \
 	 BIT_ULL(VMSCOPE_EV_irq_handler_entry) | \
 	 BIT_ULL(VMSCOPE_EV_irq_handler_exit) | \
+	 BIT_ULL(VMSCOPE_EV_irq_vector_entry) | \
 	 BIT_ULL(VMSCOPE_EV_softirq_entry) | BIT_ULL(VMSCOPE_EV_softirq_exit) | \
 	 BIT_ULL(VMSCOPE_EV_sync_guest) | BIT_ULL(VMSCOPE_EV_cpu_task))
 

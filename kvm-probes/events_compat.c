@@ -39,7 +39,8 @@ static int drop_field(struct vmscope_event_desc *d, const struct added *a)
 }
 
 /* Events added since 0.3, at the end of the table (ids never move). */
-static const char *const events_since_03[] = { "cpu_task" };
+static const char *const events_since_03[] = { "cpu_task", "kvm_vcpu_wakeup",
+						 "irq_vector_entry" };
 
 int vmscope_events_abi03(struct vmscope_event_desc *out)
 {

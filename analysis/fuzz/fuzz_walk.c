@@ -6,6 +6,7 @@
  * vCPUs, then records of every kind the walk interprets — kvm_exit,
  * kvm_entry, kvm_userspace_exit, an exit's detail (kvm_pio, kvm_mmio,
  * kvm_msr), host sched_switch, guest sched_switch and sched_wakeup,
+ * kvm_vcpu_wakeup, kvm_inj_virq, the guest's irq_vector_entry,
  * losses — with origins (host CPU, thread: unknown, a vCPU
  * thread or another; VM; guest CPU) and fields (vCPU ids, reasons, ISA,
  * pids, names) from small sets or raw, in non-decreasing time. Asserts,
@@ -26,6 +27,10 @@
  * guest steal of a vCPU is known only from two readings, never in the
  * old layout; the host's preempted and blocked time over the spans add up
  * to no more than the spans, and they lie inside the trace.
+ * Then `report wake`'s two analyses (halt.h, irqlat.h): per vCPU the
+ * wake-ups are polled or slept and have an entry or not, no more than
+ * the records; per (VM, vector) every injection is matched, unmatched or
+ * a reinjection, the latencies are the matched ones, within min and max.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -39,6 +44,8 @@
 #include "../tests/scen.h"
 #include "exits.h"
 #include "exits_svg.h"
+#include "halt.h"
+#include "irqlat.h"
 #include "out.h"
 #include "sched.h"
 #include "vmscope_events.h"
@@ -180,13 +187,69 @@ static void write_detail(struct in *in, struct scen_out *o, struct mo_origin *mo
 	}
 }
 
+/* records written of the kinds `report wake` counts */
+static uint64_t n_wake, n_inj, n_gvec;
+
+static void check_wake(const char *merged)
+{
+	struct an_hooks h = { 0 };
+	struct an_halt a;
+	struct an_irq q;
+	struct an_walk *w;
+	char err[256];
+	uint64_t total = 0, inj = 0, g = 0;
+
+	ASSERT(an_walk_open(&w, merged, 0, err, sizeof(err)) == 0);
+	ASSERT(an_halt_init(&a, w) == 0);
+	an_halt_hooks(&a, &h);
+	ASSERT(an_walk_run(w, &h, err, sizeof(err)) == 0);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
+		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++) {
+			const struct an_halt_vcpu *v = an_halt_vcpu(&a, vm, c);
+
+			if (!v)
+				continue;
+			ASSERT(v->polled + v->slept == v->wakeups);
+			ASSERT(v->entry.count + v->entry_unknown == v->wakeups);
+			ASSERT(v->poll_unknown <= v->slept);
+			ASSERT(an_hist_quantile(&v->entry, 0.5) <= v->entry.max);
+			total += v->wakeups;
+		}
+	ASSERT(total == an_halt_total(&a) && total <= n_wake);
+	an_halt_free(&a);
+	an_walk_close(w);
+
+	memset(&h, 0, sizeof(h));
+	ASSERT(an_walk_open(&w, merged, 0, err, sizeof(err)) == 0);
+	ASSERT(an_irq_init(&q, w) == 0);
+	an_irq_hooks(&q, &h);
+	ASSERT(an_walk_run(w, &h, err, sizeof(err)) == 0);
+	ASSERT(!q.oom);
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
+		for (uint32_t v = 0; v <= AN_IRQ_VECTORS; v++) {
+			const struct an_irq_row *r = an_irq_row(&q, vm, v);
+
+			if (!r)
+				continue;
+			ASSERT(r->matched + an_irq_unmatched(r) + r->reinjections == r->injections);
+			ASSERT(r->lat.count == r->matched);
+			ASSERT(!r->lat.count || (an_hist_quantile(&r->lat, 0.99) >= r->lat.min &&
+						 an_hist_quantile(&r->lat, 0.99) <= r->lat.max));
+			inj += r->injections;
+			g += r->matched + r->guest_unmatched;
+		}
+	ASSERT(inj <= n_inj && g <= n_gvec);
+	an_irq_free(&q);
+	an_walk_close(w);
+}
+
 static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			  unsigned int vcpus, bool abi03)
 {
 	uint64_t ts = SCEN_H0;
 
 	for (int k = 0; k < 4000 && in->n; k++) {
-		unsigned int kind = (unsigned int)take(in, 1) % 10;
+		unsigned int kind = (unsigned int)take(in, 1) % 13;
 		struct mo_origin mo = { 0 };
 		uint32_t vm = (uint32_t)take(in, 1) % n_vms;
 
@@ -244,6 +307,33 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			write_sync(in, o, &mo, ts, abi03);
 		} else if (kind == 9) {	/* an exit's detail (walk_detail.c) */
 			write_detail(in, o, &mo, ts);
+		} else if (kind == 10) {	/* a halt's end */
+			struct vmscope_ev_kvm_vcpu_wakeup e = { 0 };
+
+			e.ns = take(in, 1) & 1 ? take(in, 3) : take(in, 8);
+			e.waited = (uint32_t)take(in, 1) % 3;
+			e.valid = (uint32_t)take(in, 1) % 3;
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_vcpu_wakeup, ts, &e, sizeof(e), &mo);
+			n_wake++;
+		} else if (kind == 11) {	/* an injection */
+			struct vmscope_ev_kvm_inj_virq e = { 0 };
+			static const uint32_t vecs[4] = { 0xec, 0xfd, 0x22, 0xfb };
+
+			e.vector = take(in, 1) & 1 ? vecs[take(in, 1) % 4] : (uint32_t)val(in, 0xec, 4);
+			e.soft = (uint32_t)take(in, 1) % 3 == 2;
+			e.reinjected = (uint32_t)take(in, 1) % 3 == 2;
+			scen_out_event(o, 0, VMSCOPE_EV_kvm_inj_virq, ts, &e, sizeof(e), &mo);
+			n_inj++;
+		} else if (kind == 12 && !abi03) {	/* a guest vector's handler (1.3) */
+			struct vmscope_ev_irq_vector_entry e = { 0 };
+
+			e.vector = take(in, 1) & 1 ? 0xec : (uint32_t)val(in, 0xfd, 4);
+			mo.origin = vm + 1;
+			mo.cpu %= 8;
+			mo.vcpu = mo.cpu;
+			scen_out_event(o, mo.origin, VMSCOPE_EV_irq_vector_entry, ts, &e, sizeof(e),
+				       &mo);
+			n_gvec++;
 		} else {
 			scen_out_loss(o, ts);
 		}
@@ -268,6 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!mkdtemp(dir))
 		abort();
+	n_wake = n_inj = n_gvec = 0;
 	ASSERT(scen_out_open_abi(&o, dir, n_vms, vcpus, abi03) == 0);
 	write_records(&in, o, n_vms, vcpus, abi03);
 	ASSERT(scen_out_close(o) == 0);
@@ -341,6 +432,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		an_sched_free(&sc);
 		an_walk_close(w);
 	}
+	check_wake(merged);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../../tracefmt/tests/util.h"
+#include "exact.h"
 #include "exit_reason.h"
 #include "exits.h"
 #include "hist.h"
@@ -44,28 +45,6 @@ static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rnd(void)
 {
 	return vmscope_xorshift64(&rng);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* |approx - exact| <= exact / 128 (the histogram's promise) */
-static bool within(uint64_t approx, uint64_t exact)
-{
-	uint64_t d = approx > exact ? approx - exact : exact - approx;
-
-	return d * 128 <= exact;
-}
-
-static uint64_t exact_q(const uint64_t *sorted, size_t n, double q)
-{
-	size_t rank = (size_t)ceil(q * (double)n);
-
-	return sorted[(rank ? rank : 1) - 1];
 }
 
 static void test_hist(void)

@@ -6,7 +6,9 @@
 # formatting was made fast (commit c134f90: printf per line, snprintf per
 # field). A change here is a change of the output: regenerate the file
 # only when that is intended, and say so (ABI 0.4 regenerated it for
-# sync_guest's new steal_ns field, ABI 1.2 for the new cpu_task records:
+# sync_guest's new steal_ns field, ABI 1.2 for the new cpu_task records,
+# ABI 1.3 for the new kvm_vcpu_wakeup and irq_vector_entry records (which also changed the
+# cpu_task records' random fields, drawn from the same stream):
 # no other difference).
 # With --abi03, the same trace with the event tables of ABI 0.3 (a trace
 # recorded by 0.3 modules, sync_guest without steal_ns) against

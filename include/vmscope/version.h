@@ -15,8 +15,9 @@
  */
 #define VMSCOPE_ABI_MAJOR 1	/* 1.0: sessions with channels (ioctl.h) */
 /* minor 1: kvm_exit details from the VMCB (events.h); 2: cpu_task records
- * at a guest session's start (events.def)
+ * at a guest session's start (events.def); 3: kvm_vcpu_wakeup and
+ * irq_vector_entry records (events.def)
  */
-#define VMSCOPE_ABI_MINOR 2
+#define VMSCOPE_ABI_MINOR 3
 
 #endif /* VMSCOPE_VERSION_H */

@@ -320,6 +320,23 @@ static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 	VMSCOPE_EMIT(to, kvm_userspace_exit, e);
 }
 
+/* kvm_vcpu_halt()'s end, on the vCPU thread (virt/kvm/kvm_main.c). */
+static void vmscope_probe_kvm_vcpu_wakeup(void *data, __u64 ns, bool waited,
+					  bool valid)
+{
+	struct vmscope_ev_kvm_vcpu_wakeup e;
+	unsigned long to;
+
+	to = vmscope_probe_begin(VMSCOPE_EV_kvm_vcpu_wakeup, current->tgid);
+	if (!to)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.ns = ns;
+	e.waited = waited;
+	e.valid = valid;
+	VMSCOPE_EMIT(to, kvm_vcpu_wakeup, e);
+}
+
 /*
  * One switch on this CPU for one slot's waiters (struct vmscope_waiters):
  * @next runs here again, so it no longer waits; @prev waits now when
@@ -444,12 +461,14 @@ VMSCOPE_CHECK_PROBE(kvm_msr);
 VMSCOPE_CHECK_PROBE(kvm_inj_virq);
 VMSCOPE_CHECK_PROBE(kvm_write_tsc_offset);
 VMSCOPE_CHECK_PROBE(kvm_userspace_exit);
+VMSCOPE_CHECK_PROBE(kvm_vcpu_wakeup);
 VMSCOPE_CHECK_PROBE(sched_switch);
 VMSCOPE_CHECK_PROBE(sched_waking);
 VMSCOPE_CHECK_PROBE(sched_wakeup);
 VMSCOPE_CHECK_PROBE(sched_migrate_task);
 VMSCOPE_CHECK_HEADER(kvm_mmio);
 VMSCOPE_CHECK_HEADER(kvm_userspace_exit);
+VMSCOPE_CHECK_HEADER(kvm_vcpu_wakeup);
 VMSCOPE_CHECK_HEADER(sched_switch);
 VMSCOPE_CHECK_HEADER(sched_waking);
 VMSCOPE_CHECK_HEADER(sched_wakeup);
@@ -482,6 +501,7 @@ struct vmscope_tp_probe vmscope_tp_probes[] = {
 	VMSCOPE_TP(kvm_inj_virq, true, EVB(kvm_inj_virq)),
 	VMSCOPE_TP(kvm_write_tsc_offset, true, EVB(kvm_write_tsc_offset)),
 	VMSCOPE_TP(kvm_userspace_exit, true, EVB(kvm_userspace_exit)),
+	VMSCOPE_TP(kvm_vcpu_wakeup, true, EVB(kvm_vcpu_wakeup)),
 	VMSCOPE_TP(sched_switch, false, EVB(sched_switch)),
 	VMSCOPE_TP(sched_waking, false, EVB(sched_waking)),
 	VMSCOPE_TP(sched_wakeup, false, EVB(sched_wakeup)),

@@ -49,5 +49,6 @@
 /* include/trace/events/kvm.h: also checked against the header */
 #define VMSCOPE_TP_kvm_mmio		int, int, u64, void *
 #define VMSCOPE_TP_kvm_userspace_exit	__u32, int
+#define VMSCOPE_TP_kvm_vcpu_wakeup	__u64, bool, bool
 
 #endif /* VMSCOPE_KVM_PROBES_PROTOS_H */

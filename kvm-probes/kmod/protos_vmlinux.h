@@ -42,6 +42,12 @@
 #define VMSCOPE_TP_softirq_entry	unsigned int
 #define VMSCOPE_TP_softirq_exit		unsigned int
 
+/*
+ * arch/x86/include/asm/trace/irq_vectors.h: class x86_irq_vector, every
+ * <name>_entry of it (guest-kmod/probes.c)
+ */
+#define VMSCOPE_TP_irq_vector_entry	int
+
 /* include/trace/events/syscalls.h */
 #define VMSCOPE_TP_sys_enter		struct pt_regs *, long
 #define VMSCOPE_TP_sys_exit		struct pt_regs *, long

@@ -18,7 +18,13 @@
 #    test under TCG): the Perfetto file decodes with protoc, has the
 #    guest's machine with its sched_switch, exit slices on the vCPU threads
 #    named by exit reason and sync flows; babeltrace2 reads the CTF export
-#    with the event counts of `vmscope dump`.
+#    with the event counts of `vmscope dump`;
+#  - `vmscope report wake`'s polled and slept wake-ups add up to the
+#    host's kvm_vcpu_wakeup records of the dump by their waited field,
+#    and per vCPU to those of its thread in the merged timeline; its
+#    interrupt rows hold every kvm_inj_virq record of the dump, by
+#    vector, each matched, unmatched or a reinjection, and the timer's
+#    (0xec) has matched ones with a p50 above 0.
 # The test host records, stops and copies the raw trace to the results;
 # every check of the trace above runs on the machine (machine_main):
 # under TCG, dumping it as text (23 MB written to the 9p export) and
@@ -329,7 +335,82 @@ PY
 	fi
 }
 
+# `report wake` against the records themselves: the
+# polled and slept wake-ups it counts, over all vCPUs, equal the host's
+# kvm_vcpu_wakeup lines of the raw trace's dump with waited 0 and 1 (and
+# invalid, valid 0); per vCPU, the lines of its thread in the merged
+# timeline (`merge --show`: the thread merge gave each host record); the
+# interrupt rows against the dump's kvm_inj_virq lines by vector. Run
+# after trace_checks, in $VMTEST_OUT.
+wake_checks() {
+	"$VMSCOPE" report wake --json ./merged >./wake.json 2>./wake.err ||
+		fail "report wake failed: $(tail -n 3 ./wake.err)"
+	"$VMSCOPE" report wake ./merged >./wake.txt 2>&1 || fail "report wake (text) failed"
+	cat ./wake.txt
+	python3 - ./wake.json ./dump.txt ./show.txt >./wake.check 2>&1 <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+cpus = [c for vm in j["vms"] for c in vm["vcpus"]]
+def counts(lines):
+    n = {"polled": 0, "slept": 0, "invalid": 0}
+    for l in lines:
+        m = re.search(r" kvm_vcpu_wakeup: ns \d+ waited (\d+) valid (\d+)( |$)", l)
+        n["slept" if m[1] != "0" else "polled"] += 1
+        n["invalid"] += m[2] == "0"
+    return n
+raw = counts(l for l in open(sys.argv[2]) if re.search(r" host cpu\d+ kvm_vcpu_wakeup: ", l))
+got = {k: sum(c[k] for c in cpus) for k in raw}
+ok = j["has_wakeup_records"] is True and raw["polled"] + raw["slept"] > 0 and got == raw
+print(f"report wake: {got} over {len(cpus)} vCPUs; dump: {raw}")
+show = [l.split() for l in open(sys.argv[3]) if " kvm_vcpu_wakeup: " in l]
+for c in cpus:
+    mine = counts(" ".join(f) for f in show if f[1] == "host" and f[4] == str(c["tid"]))
+    e = c["wake_to_entry"]
+    print(f"vCPU {c['vcpu']} (thread {c['tid']}): polled {c['polled']} slept {c['slept']} "
+          f"(merged timeline: {mine['polled']} {mine['slept']}); halted {c['halted_ns']} ns, "
+          f"polling {c['polling_ns']} ns ({c['polling_unknown']} unknown); wake-up -> entry "
+          f"{e['count']}, p50 {e['p50_ns']} p99 {e['p99_ns']} max {e['max_ns']} ns, "
+          f"{e['unknown']} unknown")
+    if (c["polled"], c["slept"], c["invalid"]) != (mine["polled"], mine["slept"], mine["invalid"]):
+        ok = False
+    if c["polled"] + c["slept"] != c["wakeups"] or e["count"] + e["unknown"] != c["wakeups"]:
+        ok = False
+# interrupt delivery: every kvm_inj_virq record of the dump is in a row of
+# its vector, and matched, unmatched or a reinjection; the local APIC
+# timer's row (0xec) has matched ones with a p50 above 0
+inj = {}
+for l in open(sys.argv[2]):
+    m = re.search(r" host cpu\d+ kvm_inj_virq: vector (0x[0-9a-f]+|0) ", l)
+    if m:
+        inj[int(m[1], 16)] = inj.get(int(m[1], 16), 0) + 1
+rows = {r["vector"]: r for vm in j["vms"] for r in vm["interrupts"]}
+for v, n in sorted(inj.items()):
+    r = rows.get(v)
+    if not r or r["injections"] != n or r["matched"] + r["unmatched"] + r["reinjections"] != n:
+        print(f"FAIL: vector {v:#x}: dump {n} kvm_inj_virq, report {r and (r['injections'], r['matched'], r['unmatched'], r['reinjections'])}")
+        ok = False
+t = rows.get(0xec)
+if t:
+    print(f"timer 0xec: {t['injections']} injected (dump {inj.get(0xec)}), {t['matched']} matched, "
+          f"{t['unmatched']} unmatched {t['unmatched_by']}, {t['reinjections']} reinjected, "
+          f"{t['guest_without_injection']} guest entries without one; latency p50 "
+          f"{t['latency']['p50_ns']} p99 {t['latency']['p99_ns']} max {t['latency']['max_ns']} ns")
+if not t or t["matched"] == 0 or t["latency"]["p50_ns"] <= 0:
+    print("FAIL: no timer row with matched injections and p50 > 0"); ok = False
+if set(rows) != set(inj):
+    print(f"FAIL: report rows {sorted(rows)}, dump vectors {sorted(inj)}"); ok = False
+print("ok" if ok else "FAIL")
+sys.exit(0 if ok else 1)
+PY
+	st=$?
+	cat ./wake.check
+	[ "$st" -eq 0 ] || fail "report wake against the records: $(grep -m1 FAIL ./wake.check)"
+	log "$(head -n 1 ./wake.check)"
+	log "$(grep '^timer 0xec' ./wake.check)"
+}
+
 machine_main() {
 	trace_checks
+	wake_checks
 	export_checks "$VMTEST_OUT/merged"
 }
