@@ -165,14 +165,7 @@ static int take_pid(void *args, const char *arg)
 
 static int take_duration(void *args, const char *arg)
 {
-	struct rec_opts *o = &((struct record_args *)args)->o;
-
-	if (rec_parse_duration(arg, &o->duration_s) || o->duration_s == 0) {
-		fprintf(stderr, "vmscope record: --duration: '%s' is not a duration "
-			"above 0 and at most %.0f s\n", arg, REC_DURATION_MAX_S);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return rec_host_duration("vmscope record", arg, &((struct record_args *)args)->o);
 }
 
 static int take_buffer_size(void *args, const char *arg)

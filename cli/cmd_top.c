@@ -6,7 +6,6 @@
  * (online/view.h) and the screen (online/screen.h).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,21 +132,6 @@ static int parse_interval(const char *s, uint64_t *ns)
 	return 0;
 }
 
-static const struct option lopts[] = {
-	{ "replay", required_argument, NULL, 'r' },
-	{ "speed", required_argument, NULL, 'S' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "sort", required_argument, NULL, 's' },
-	{ "tasks", required_argument, NULL, 'T' },
-	{ "top", required_argument, NULL, 't' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "batch", no_argument, NULL, 'b' },
-	{ "accept-damage", no_argument, NULL, 'A' },
-	{ "pid", required_argument, NULL, 'P' },
-	{ "duration", required_argument, NULL, 'D' },
-	ARGS_HELP_AND_END
-};
-
 /* The command line: the pipeline's options and what only the command uses. */
 struct top_args {
 	struct ol_opts o;
@@ -158,63 +142,68 @@ struct top_args {
 	struct rec_opts rec;	/* --pid, --duration: the live source's */
 };
 
-/* One option into @ctx (struct top_args): args_option_fn. */
-static int parse_option(int c, const char *arg, void *ctx)
+/* The option parsers of top's values into struct top_args: args_value_fn. */
+static int take_speed(void *args, const char *arg)
 {
-	struct top_args *a = ctx;
-	unsigned long long n;
-	int k;
+	struct top_args *a = args;
 
-	switch (c) {
-	case 'r':
-		a->replay = arg;
-		return 0;
-	case 'S':
-		if (parse_speed(arg, &a->o.speed))
-			return EXIT_USAGE;
-		a->speed_set = true;
-		return 0;
-	case 'i':
-		return parse_interval(arg, &a->o.interval_ns) ? EXIT_USAGE : 0;
-	case 's':
-		if (args_choice("vmscope top", "--sort", arg, report_sort_names, 4, &k))
-			return EXIT_USAGE;
-		a->o.sort = (enum an_sort)k;
-		return 0;
-	case 'T':
-		if (args_number("vmscope top", "--tasks", arg, 0, AN_MAX_TASKS, &n))
-			return EXIT_USAGE;
-		a->view.tasks = (size_t)n;
-		return 0;
-	case 't':
-		if (args_number("vmscope top", "--top", arg, 0, 1000, &n))
-			return EXIT_USAGE;
-		a->o.top = (size_t)n;
-		return 0;
-	case 'j':
-		a->o.view = ol_view_json;
-		return 0;
-	case 'b':
-		a->o.view = ol_view_text;
-		return 0;
-	case 'A':
-		a->flags = MR_ACCEPT_DAMAGE;
-		return 0;
-	case 'P':
-		return rec_host_pid("vmscope top", arg, &a->rec);
-	case 'o':
-		a->rec.path = arg;
-		return 0;
-	case 'D':
-		if (rec_parse_duration(arg, &a->rec.duration_s) || a->rec.duration_s == 0) {
-			fprintf(stderr, "vmscope top: --duration: '%s' is not a duration "
-				"above 0, at most %g s\n", arg, REC_DURATION_MAX_S);
-			return EXIT_USAGE;
-		}
-		return 0;
-	}
-	return -1;	/* 'h' and what getopt refused */
+	if (parse_speed(arg, &a->o.speed))
+		return EXIT_USAGE;
+	a->speed_set = true;
+	return 0;
 }
+
+static int take_interval(void *args, const char *arg)
+{
+	return parse_interval(arg, &((struct top_args *)args)->o.interval_ns) ? EXIT_USAGE : 0;
+}
+
+static int take_json(void *args, const char *arg)
+{
+	(void)arg;
+	((struct top_args *)args)->o.view = ol_view_json;
+	return 0;
+}
+
+static int take_batch(void *args, const char *arg)
+{
+	(void)arg;
+	((struct top_args *)args)->o.view = ol_view_text;
+	return 0;
+}
+
+static int take_accept_damage(void *args, const char *arg)
+{
+	(void)arg;
+	((struct top_args *)args)->flags = MR_ACCEPT_DAMAGE;
+	return 0;
+}
+
+static int take_pid(void *args, const char *arg)
+{
+	return rec_host_pid("vmscope top", arg, &((struct top_args *)args)->rec);
+}
+
+static int take_duration(void *args, const char *arg)
+{
+	return rec_host_duration("vmscope top", arg, &((struct top_args *)args)->rec);
+}
+
+static const struct args_opt opts[] = {
+	ARGS_STR("replay", 0, struct top_args, replay),
+	ARGS_FN("speed", 0, take_speed),
+	ARGS_FN("interval", 0, take_interval),
+	ARGS_CHOICE("sort", 0, struct top_args, o.sort, report_sort_names, 4),
+	ARGS_NUM("tasks", 0, struct top_args, view.tasks, 0, AN_MAX_TASKS),
+	ARGS_NUM("top", 0, struct top_args, o.top, 0, 1000),
+	ARGS_FN_FLAG("json", 0, take_json),
+	ARGS_FN_FLAG("batch", 0, take_batch),
+	ARGS_FN_FLAG("accept-damage", 0, take_accept_damage),
+	ARGS_FN("pid", 0, take_pid),
+	ARGS_FN("duration", 0, take_duration),
+	ARGS_STR(NULL, 'o', struct top_args, rec.path),
+	ARGS_END,
+};
 
 /* The screen as @o's view, showing @source. 0, or -1 (said). */
 static int screen_open(struct ol_screen *s, const char *source, struct ol_opts *o, bool live)
@@ -276,6 +265,7 @@ static int run_live(struct top_args *a, int argc, char **argv)
 
 int cmd_top(int argc, char **argv)
 {
+	static const struct args_spec spec = { "vmscope top", usage, opts, 0 };
 	struct top_args a = { .view = { .out = stdout, .tasks = 10 },
 			      .o = { .interval_ns = 1000000000ull, .top = 5,
 				     .sort = AN_SORT_TOTAL } };
@@ -287,12 +277,10 @@ int cmd_top(int argc, char **argv)
 
 	/* the default view (--json, --batch) writes through a.view */
 	o->view_ctx = &a.view;
-	e = args_parse(argc, argv, "o:h", lopts, parse_option, &a, usage);
+	e = args_run(&spec, &a, argc, argv);
 	if (e >= 0)
 		return e;
 	replay = a.replay;
-	if (optind != argc)
-		return args_usage_error(usage);
 	if (!replay == !a.rec.ctl.nr_pids) {
 		fprintf(stderr, "vmscope top: give --pid QEMU_PID (live) or --replay TRACE\n");
 		return EXIT_USAGE;

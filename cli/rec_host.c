@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "device.h"
+#include "rec_args.h"
 #include "rec_host.h"
 
 int rec_host_ctl_pid(const char *who, const char *arg, struct vmscope_probe_ctl *ctl)
@@ -27,6 +28,16 @@ int rec_host_ctl_pid(const char *who, const char *arg, struct vmscope_probe_ctl 
 int rec_host_pid(const char *who, const char *arg, struct rec_opts *o)
 {
 	return rec_host_ctl_pid(who, arg, &o->ctl);
+}
+
+int rec_host_duration(const char *who, const char *arg, struct rec_opts *o)
+{
+	if (rec_parse_duration(arg, &o->duration_s) || o->duration_s == 0) {
+		fprintf(stderr, "%s: --duration: '%s' is not a duration above 0 and at most "
+			"%.0f s\n", who, arg, REC_DURATION_MAX_S);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms)

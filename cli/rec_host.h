@@ -16,6 +16,8 @@
 int rec_host_ctl_pid(const char *who, const char *arg, struct vmscope_probe_ctl *ctl);
 /* The same into @o's filter. */
 int rec_host_pid(const char *who, const char *arg, struct rec_opts *o);
+/* --duration @arg (above 0) into @o: 0, or EXIT_USAGE (said). */
+int rec_host_duration(const char *who, const char *arg, struct rec_opts *o);
 /* Each process of @o's filter as a VM into @vms (vm_from_pid): 0 or -1 (said). */
 int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms);
 /* The host module's device, its version into @o, its session state into

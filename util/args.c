@@ -16,7 +16,8 @@ int args_usage_error(args_usage_fn *usage)
 	return ARGS_EXIT_USAGE;
 }
 
-int args_help_or_usage(int c, args_usage_fn *usage)
+/* --help (@c 'h'): @usage to stdout, 0; anything getopt refused: to stderr. */
+static int help_or_usage(int c, args_usage_fn *usage)
 {
 	if (c != 'h')
 		return args_usage_error(usage);
@@ -185,7 +186,7 @@ int args_run(const struct args_spec *s, void *args, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		o = c == 'h' ? NULL : find(s->opts, c);
 		if (!o)
-			return args_help_or_usage(c, s->usage);
+			return help_or_usage(c, s->usage);
 		rc = take(s, o, args, optarg);
 		if (rc)
 			return rc;
@@ -195,31 +196,4 @@ int args_run(const struct args_spec *s, void *args, int argc, char **argv)
 	if (s->operands > 0 && argc - optind != s->operands)
 		return args_usage_error(s->usage);
 	return -1;
-}
-
-int args_parse(int argc, char **argv, const char *shortopts, const struct option *opts,
-	       args_option_fn *option, void *ctx, args_usage_fn *usage)
-{
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
-		rc = option(c, optarg, ctx);
-		if (rc < 0)
-			return args_help_or_usage(c, usage);
-		if (rc)
-			return rc;
-	}
-	return -1;
-}
-
-const char *args_opt_name(const struct option *opts, int val)
-{
-	static char buf[64];
-
-	for (; opts->name; opts++)
-		if (opts->val == val && !opts->flag) {
-			snprintf(buf, sizeof(buf), "--%s", opts->name);
-			return buf;
-		}
-	return "an option";
 }

@@ -8,9 +8,6 @@
  * a number out of its range or a name not among an option's choices is
  * refused as "CMD: --OPT: ..." with status 2; operands too many or too
  * few are a usage error too.
- *
- * The older loop below (args_parse over a struct option table and a
- * one-option function) serves the programs not yet stated as a table.
  */
 #ifndef VMSCOPE_UTIL_ARGS_H
 #define VMSCOPE_UTIL_ARGS_H
@@ -133,39 +130,5 @@ int args_choice(const char *cmd, const char *opt, const char *arg, const char *c
  * "@cmd: unexpected argument" and -1 (for a usage error).
  */
 int args_none_left(const char *cmd, int argc, char **argv);
-
-/* ---- the older loop, for the programs not yet stated as a table ---- */
-
-/*
- * The end of every getopt_long table: --help as 'h', the value
- * args_help_or_usage() answers, and the terminating entry.
- */
-#define ARGS_HELP_AND_END { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
-
-/*
- * The default of a getopt_long switch: @c is what getopt_long returned and
- * the program did not handle. 'h' (--help): @usage to stdout, 0; anything
- * else (getopt has already said what was wrong): @usage to stderr,
- * ARGS_EXIT_USAGE.
- */
-int args_help_or_usage(int c, args_usage_fn *usage);
-
-/*
- * One option of a program: @c as getopt_long returned it, @arg its value,
- * @ctx the program's. 0, an exit status (parsing ends with it), or -1:
- * not one of the program's (--help, or what getopt refused).
- */
-typedef int args_option_fn(int c, const char *arg, void *ctx);
-
-/*
- * getopt_long over @argv with @shortopts and @opts, each option to
- * @option; -1 when all were taken (operands from optind), else the exit
- * status to end with (args_help_or_usage's for --help and refusals).
- */
-int args_parse(int argc, char **argv, const char *shortopts, const struct option *opts,
-	       args_option_fn *option, void *ctx, args_usage_fn *usage);
-
-/* "--NAME" of the option whose getopt_long value is @val in @opts. */
-const char *args_opt_name(const struct option *opts, int val);
 
 #endif

@@ -67,6 +67,7 @@ merge cmd_merge.c
 export cmd_export.c
 report+exits cmd_report_exits.c
 report+sched cmd_report_sched.c
+top cmd_top.c
 report+wake cmd_report_wake.c
 sync-emitter cmd_sync_emitter.c
 session+start+d cmd_daemon.c

@@ -42,7 +42,7 @@ expect 1 'top: pid 1073741823: no such process' -- top --json --pid 1073741823
 if [ ! -e /dev/vmscope-host ]; then
 	expect 1 'is vmscope_host.ko loaded' -- top --json --pid $$
 fi
-expect 2 'usage: vmscope top' -- top --replay "$m" --json extra
+expect 2 "unexpected argument 'extra'" -- top --replay "$m" --json extra
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 0
 expect 2 '--interval: seconds from' -- top --replay "$m" --json --interval 1x
 expect 2 '--speed: a number above 0' -- top --replay "$m" --json --speed 0
