@@ -586,10 +586,6 @@ static int next(struct an_walk *w, struct vr_item *it, struct mo_origin *o, bool
 				return 0;
 		} while (!mg_p2_as_merged(&p, w->raw, &w->uni, w->uev, it, has_o));
 		*o = p.o;
-		if (it->kind == VR_LOSS && it->has_loss_origin) {
-			mo_origin_of_stream(&it->loss_origin, o);
-			*has_o = true;
-		}
 		return 1;
 	}
 	if (!w->om)

@@ -233,12 +233,11 @@ static void emit(struct mg_p2 *c, size_t idx, struct mg_p2_rec *rec)
 	rec->it = *it;
 	rec->ts = out;
 	rec->st = st;
-	if (it->kind == VR_LOSS) {
-		r->n.losses++;
-		return;
-	}
-	if (it->kind == VR_GAP) {
-		r->n.gaps++;
+	if (it->kind == VR_LOSS || it->kind == VR_GAP) {
+		/* the origin of the LossRecord write_rec writes: its stream's */
+		r->n.losses += it->kind == VR_LOSS;
+		r->n.gaps += it->kind == VR_GAP;
+		mo_origin_of_stream(&st->origin, o);
 		return;
 	}
 	o->orig_ts = it->ts;
@@ -335,9 +334,10 @@ int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struc
 		it->loss_kind = kind;
 		it->last = 0;
 		it->text = detail;
-		/* and the origin write_rec gives it: its stream's */
+		/* and the origin write_rec gives it: its stream's (rec->o) */
 		it->has_loss_origin = true;
 		it->loss_origin = rec->st->origin;
+		*has_o = true;
 		return 1;
 	}
 	id = mo_union_id(u, t, rec->o.origin, it->desc);

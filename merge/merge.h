@@ -216,7 +216,8 @@ struct mg_p2_rec {
 				 * valid until the next mg_p2_next() */
 	uint64_t ts;		/* its host time in the merged timeline */
 	const struct vr_stream_stats *st;	/* its stream's (origin) */
-	struct mo_origin o;	/* VR_EVENT: as the merged trace's ORIGINS */
+	struct mo_origin o;	/* VR_EVENT: as the merged trace's ORIGINS; a
+				 * loss or gap: its stream's (mo_origin_of_stream) */
 };
 int mg_p2_open(struct mg_p2 **out, struct vr_trace *t, struct mg_result *r,
 	       char *err, size_t errlen);
@@ -227,7 +228,7 @@ int mg_p2_next(struct mg_p2 *p, struct mg_p2_rec *rec);
  * mg_merge wrote it: an event with its descriptor in @uev (the union
  * table @u, of @t, decoded with vr_events_from_pb) and its origin (*@has_o),
  * a loss or gap as the LossRecord written for it, at the merged time,
- * with its stream's origin (it->loss_origin; *@has_o false).
+ * with its stream's origin (it->loss_origin, and @rec->o).
  * 1 with *@it, or 0 when the merged trace does not hold it.
  */
 int mg_p2_as_merged(const struct mg_p2_rec *rec, struct vr_trace *t, const struct mo_union *u,

@@ -158,7 +158,8 @@ static void check_as_merged(struct vr_trace *t, struct mg_result *r, const char 
 		ASSERT(a.kind == b.kind && a.ts == b.ts && ha == hb);
 		if (a.kind == VR_LOSS)
 			ASSERT(a.events == b.events && a.loss_kind == b.loss_kind &&
-			       a.first == b.first && !strcmp(a.text, b.text));
+			       a.first == b.first && !strcmp(a.text, b.text) &&
+			       !memcmp(&rec.o, &ob, sizeof(ob)));
 		if (a.kind != VR_EVENT)
 			continue;
 		ASSERT(a.desc - uev->desc == b.desc - mev->desc);
