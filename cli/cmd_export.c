@@ -26,7 +26,9 @@ static void usage(FILE *out)
 		"prints of the clocks (each VM's segments and bounds) goes to stderr.\n\n"
 		"  --perfetto      a Perfetto protobuf trace (ui.perfetto.dev): the host and\n"
 		"                  each VM as separate machines (TracePacket.machine_id: VM n\n"
-		"                  is machine n+1) with their CPUs' sched_switch; on each\n"
+		"                  is machine n+1) with their CPUs' sched_switch (batched\n"
+		"                  per CPU, as Perfetto's compact columns where they hold\n"
+		"                  every field); on each\n"
 		"                  vCPU thread a slice per VM exit, kvm_exit to the next\n"
 		"                  kvm_entry, named by the exit reason; each clock-sync\n"
 		"                  exchange as a flow from the host's t2 and t3 to the\n"
@@ -106,14 +108,20 @@ int cmd_export(int argc, char **argv)
 		e = ex_perfetto(argv[optind], a.out, &eo, &st, err, sizeof(err));
 		if (!e)
 			printf("perfetto: %s: %u machines, %" PRIu64 " events read, %" PRIu64
-			       " packets: %" PRIu64 " sched_switch, %" PRIu64 " exit slices (%"
+			       " packets: %" PRIu64 " sched_switch (%" PRIu64 " compact), %" PRIu64
+			       " exit slices (%"
 			       PRIu64 " exits without entry), %" PRIu64 " sync flow steps on the host, %"
 			       PRIu64 " guest sync records ending flows; %" PRIu64
 			       " records on unknown threads\n",
-			       a.out, st.machines, st.events, st.packets, st.sched_switch, st.slices,
+			       a.out, st.machines, st.events, st.packets, st.sched_switch,
+			       st.sched_compact, st.slices,
 			       st.exits_unpaired, st.flow_steps, st.flow_ends, st.no_thread);
 		if (!e)
 			warn_bad(st.bad);
+		if (!e && st.sched_disordered)
+			fprintf(stderr, "vmscope export: warning: %" PRIu64 " sched_switch records "
+				"earlier than their CPU's previous one: Perfetto may show the "
+				"task before such a switch wrongly\n", st.sched_disordered);
 		if (!e && st.table_full)
 			fprintf(stderr, "vmscope export: warning: %" PRIu64 " records on threads "
 				"beyond the thread table were left out\n", st.table_full);

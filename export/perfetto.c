@@ -35,6 +35,9 @@
 #include "out.h"
 #include "perfetto.h"
 #include "perfetto_subset.pb-c.h"
+#include "pf_intern.h"
+#include "pf_roles.h"
+#include "pf_sched.h"
 #include "roles.h"
 #include "walk.h"
 
@@ -43,72 +46,6 @@ typedef Perfetto__Protos__TrackEvent TrackEvent;
 typedef Perfetto__Protos__TrackDescriptor TrackDesc;
 typedef Perfetto__Protos__DebugAnnotation Annotation;
 
-/* ---- what each event of the merged table is to the export ---- */
-
-enum pf_role { R_NONE, R_SW, R_T2, R_T3, R_GSYNC };
-enum { SW_PREV, SW_NEXT, SW_PREV_PRIO, SW_NEXT_PRIO, SW_STATE, SW_N };
-enum { S_TOKEN, S_SEQ, S_CPU, S_T2, S_N };	/* T2: all; T3: no CPU; guest: no T2 */
-
-struct pf_role_of {
-	enum pf_role role;
-	struct mg_field f[SW_N];
-	bool has[SW_N];
-	const struct vmscope_field_desc *prev_comm, *next_comm;
-};
-
-static const char *base_name(const char *name, bool *guest)
-{
-	const char *c = strchr(name, ':');
-
-	*guest = c && !strncmp(name, "vm", 2);
-	return *guest ? c + 1 : name;
-}
-
-/* Fields @names[0..n) of @d into r->f, the first @need of them required. */
-static bool fields(struct pf_role_of *r, const struct vmscope_event_desc *d,
-		   const char *const *names, unsigned int n, unsigned int need)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		r->has[i] = mg_field_find(d, names[i], &r->f[i]);
-		if (i < need && !r->has[i])
-			return false;
-	}
-	return true;
-}
-
-static const struct vmscope_field_desc *str_field(const struct vmscope_event_desc *d,
-						  const char *name)
-{
-	const struct vmscope_field_desc *f = mg_field_desc(d, name);
-
-	return f && f->type == VMSCOPE_FT_str ? f : NULL;
-}
-
-static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
-{
-	static const char *const sw[SW_N] = { "prev_pid", "next_pid", "prev_prio",
-					      "next_prio", "prev_state" };
-	static const char *const t2[S_N] = { "token", "seq", "guest_cpu", "t2" };
-	static const char *const t3[S_N] = { "token", "seq", "", "t2" };
-	static const char *const g[S_N] = { "token", "seq", "cpu", "" };
-	bool guest;
-	const char *n = base_name(d->name, &guest);
-
-	memset(r, 0, sizeof(*r));
-	if (!strcmp(n, "sched_switch") && fields(r, d, sw, SW_N, 2)) {
-		r->role = R_SW;
-		r->prev_comm = str_field(d, "prev_comm");
-		r->next_comm = str_field(d, "next_comm");
-	} else if (!guest && !strcmp(n, "sync_t2") && fields(r, d, t2, S_N, S_N)) {
-		r->role = R_T2;
-	} else if (!guest && !strcmp(n, "sync_t3") && fields(r, d, t3, S_N, 2) &&
-		   (r->has[S_T2] = mg_field_find(d, "t2", &r->f[S_T2]))) {
-		r->role = R_T3;
-	} else if (guest && !strcmp(n, "sync_guest") && fields(r, d, g, S_N, 3)) {
-		r->role = R_GSYNC;
-	}
-}
-
 /* ---- fixed tables: host threads, guest sync tracks ---- */
 
 #define PF_THREADS	4096	/* power of two */
@@ -116,6 +53,9 @@ static void classify(struct pf_role_of *r, const struct vmscope_event_desc *d)
 
 struct pf_thread {
 	bool used, track_sent, has_t2;
+	uint32_t seq;			/* its packet sequence, 0: none yet */
+	bool seq_started;
+	struct pf_intern_seq names;	/* the names its sequence defined */
 	int32_t tid;
 	int32_t pid;		/* QEMU's pid for a known vCPU thread, else 0 */
 	int vm;			/* the vCPU thread's VM, or -1 */
@@ -136,7 +76,11 @@ struct pf {
 	uint32_t n_vms;
 	bool *seq_started;	/* [1 + n_vms] */
 	struct pf_thread th[PF_THREADS];
+	uint32_t thread_seqs;		/* host thread sequences begun */
 	uint64_t gtrack[PF_GTRACKS];	/* (vm + 1) << 32 | cpu, 0: free */
+	struct pf_sched *sched;		/* sched_switch bundles */
+	struct pf_sched_stats sched_st;
+	struct pf_intern intern;	/* the host sequence's names */
 };
 
 static uint64_t mix(uint64_t x)
@@ -168,12 +112,15 @@ static struct pf_thread *thread(struct pf *p, int32_t tid)
 	return NULL;
 }
 
-/* Track uuids: kind, machine, id; unique by construction. */
+/*
+ * Track uuids: id, machine, kind (2 bits); unique by construction, and
+ * small where ids are (a host thread's: about 4 bytes in every event).
+ */
 enum { U_PROCESS = 1, U_THREAD, U_GSYNC };
 
 static uint64_t uuid(unsigned int kind, uint32_t machine, uint32_t id)
 {
-	return (uint64_t)kind << 56 | (uint64_t)(machine & 0xffff) << 32 | id;
+	return ((uint64_t)id << 16 | (machine & 0xffff)) << 2 | kind;
 }
 
 static uint64_t flow_id(uint64_t token, uint64_t seq, uint64_t cpu)
@@ -185,7 +132,14 @@ static uint64_t flow_id(uint64_t token, uint64_t seq, uint64_t cpu)
 
 /* ---- writing packets ---- */
 
-static void emit(struct pf *p, Packet *pk, uint32_t machine)
+/*
+ * Packet sequences: 1 + machine for each machine's descriptors, CPU
+ * bundles and guest instants; after them one per host thread track
+ * (pf_thread_seq), whose events name their track and names by its
+ * incremental state (defaults, interned names) rather than in every packet.
+ * @started: the sequence began (its first packet clears the state).
+ */
+static void emit_seq(struct pf *p, Packet *pk, uint32_t machine, uint32_t seq, bool *started)
 {
 	uint8_t hdr[11];
 	size_t n, h = 0;
@@ -197,11 +151,11 @@ static void emit(struct pf *p, Packet *pk, uint32_t machine)
 		pk->machine_id = machine;
 	}
 	pk->has_trusted_packet_sequence_id = true;
-	pk->trusted_packet_sequence_id = 1 + machine;
-	if (machine <= p->n_vms && !p->seq_started[machine]) {
-		p->seq_started[machine] = true;
+	pk->trusted_packet_sequence_id = seq;
+	if (started && !*started) {
+		*started = true;
 		pk->has_sequence_flags = true;
-		pk->sequence_flags = 1;	/* SEQ_INCREMENTAL_STATE_CLEARED */
+		pk->sequence_flags |= 1;	/* SEQ_INCREMENTAL_STATE_CLEARED */
 	}
 	n = protobuf_c_message_get_packed_size(&pk->base);
 	if (n > p->cap) {
@@ -226,6 +180,12 @@ static void emit(struct pf *p, Packet *pk, uint32_t machine)
 	p->st->packets++;
 }
 
+static void emit(struct pf *p, Packet *pk, uint32_t machine)
+{
+	emit_seq(p, pk, machine, 1 + machine,
+		 machine <= p->n_vms ? &p->seq_started[machine] : NULL);
+}
+
 static void emit_track(struct pf *p, TrackDesc *td, uint32_t machine)
 {
 	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -235,6 +195,7 @@ static void emit_track(struct pf *p, TrackDesc *td, uint32_t machine)
 	emit(p, &pk, machine);
 }
 
+/* A guest machine's event (on its machine's sequence, names inline). */
 static void emit_event(struct pf *p, uint64_t ts, TrackEvent *te, uint32_t machine)
 {
 	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -318,6 +279,37 @@ static uint64_t thread_track(struct pf *p, struct pf_thread *t)
 	return u;
 }
 
+/*
+ * An event on host thread @t's track, on the thread's own sequence: its
+ * first packet makes that track the sequence's default, so no event names
+ * it; @names: what the packet interns, or NULL.
+ */
+static void emit_thread_event(struct pf *p, struct pf_thread *t, uint64_t ts, TrackEvent *te,
+			      Perfetto__Protos__InternedData *names)
+{
+	Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
+	Perfetto__Protos__TracePacketDefaults d = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	uint64_t u = thread_track(p, t);
+
+	if (!t->seq_started) {
+		ted.has_track_uuid = true;
+		ted.track_uuid = u;
+		d.track_event_defaults = &ted;
+		pk.trace_packet_defaults = &d;
+	}
+	pk.interned_data = names;
+	pk.has_sequence_flags = true;
+	pk.sequence_flags = 2;	/* SEQ_NEEDS_INCREMENTAL_STATE: defaults, names */
+	pk.has_timestamp = true;
+	pk.timestamp = ts;
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+	pk.track_event = te;
+	if (!t->seq)	/* numbered in order of use: small, one byte in most packets */
+		t->seq = p->n_vms + 2 + p->thread_seqs++;
+	emit_seq(p, &pk, 0, t->seq, &t->seq_started);
+}
+
 /* The "vCPU N clock sync" track of VM @vm's machine. */
 static bool guest_track(struct pf *p, uint32_t vm, uint32_t cpu, uint64_t *u)
 {
@@ -367,47 +359,43 @@ static char *str_copy(char *buf, const struct vmscope_field_desc *f, const uint8
 static void sched_switch(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
 			 const struct mo_origin *o, uint64_t ts)
 {
-	Perfetto__Protos__SchedSwitchFtraceEvent sw =
-		PERFETTO__PROTOS__SCHED_SWITCH_FTRACE_EVENT__INIT;
-	Perfetto__Protos__FtraceEvent fe = PERFETTO__PROTOS__FTRACE_EVENT__INIT, *fep = &fe;
-	Perfetto__Protos__FtraceEventBundle b = PERFETTO__PROTOS__FTRACE_EVENT_BUNDLE__INIT;
-	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	char prev[VMSCOPE_MAX_PAYLOAD + 1], next[VMSCOPE_MAX_PAYLOAD + 1];
 	const uint8_t *pl = it->payload;
+	struct pf_switch x = { .ts = ts };
 
-	sw.has_prev_pid = sw.has_next_pid = true;
-	sw.prev_pid = (int32_t)mg_get(&r->f[SW_PREV], pl);
-	sw.next_pid = (int32_t)mg_get(&r->f[SW_NEXT], pl);
-	if ((sw.has_prev_prio = r->has[SW_PREV_PRIO]))
-		sw.prev_prio = (int32_t)mg_get(&r->f[SW_PREV_PRIO], pl);
-	if ((sw.has_next_prio = r->has[SW_NEXT_PRIO]))
-		sw.next_prio = (int32_t)mg_get(&r->f[SW_NEXT_PRIO], pl);
-	if ((sw.has_prev_state = r->has[SW_STATE]))
-		sw.prev_state = (int64_t)mg_get(&r->f[SW_STATE], pl);
+	x.prev_pid = (int32_t)mg_get(&r->f[SW_PREV], pl);
+	x.next_pid = (int32_t)mg_get(&r->f[SW_NEXT], pl);
+	if ((x.has_prev_prio = r->has[SW_PREV_PRIO]))
+		x.prev_prio = (int32_t)mg_get(&r->f[SW_PREV_PRIO], pl);
+	if ((x.has_next_prio = r->has[SW_NEXT_PRIO]))
+		x.next_prio = (int32_t)mg_get(&r->f[SW_NEXT_PRIO], pl);
+	if ((x.has_prev_state = r->has[SW_STATE]))
+		x.prev_state = (int64_t)mg_get(&r->f[SW_STATE], pl);
 	if (r->prev_comm)
-		sw.prev_comm = str_copy(prev, r->prev_comm, pl);
+		x.prev_comm = str_copy(prev, r->prev_comm, pl);
 	if (r->next_comm)
-		sw.next_comm = str_copy(next, r->next_comm, pl);
-	fe.has_timestamp = fe.has_pid = true;
-	fe.timestamp = ts;
-	fe.pid = (uint32_t)sw.prev_pid;
-	fe.event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH;
-	fe.sched_switch = &sw;
-	b.has_cpu = true;
-	b.cpu = o->cpu;
-	b.n_event = 1;
-	b.event = &fep;
-	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS;
-	pk.ftrace_events = &b;
-	emit(p, &pk, o->origin);
+		x.next_comm = str_copy(next, r->next_comm, pl);
+	pf_sched_add(p->sched, o->origin, o->cpu, &x);
 	p->st->sched_switch++;
 }
 
-static void annotation(Annotation *a, Annotation **ap, const char *name, uint64_t v, bool ptr)
+/* pf_sched's output: a bundle of one machine's CPU as one packet */
+static void sched_bundle(void *ctx, uint32_t machine, Perfetto__Protos__FtraceEventBundle *b)
+{
+	Packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	pk.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS;
+	pk.ftrace_events = b;
+	emit(ctx, &pk, machine);
+}
+
+/* A debug annotation named by its iid on @seq. */
+static void annotation(struct pf_intern_seq *seq, struct pf_intern_packet *ip, Annotation *a,
+		       Annotation **ap, enum pf_ann name, uint64_t v, bool ptr)
 {
 	perfetto__protos__debug_annotation__init(a);
-	a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-	a->name = (char *)name;
+	a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
+	a->name_iid = pf_intern_ann(seq, ip, name);
 	a->value_case = ptr ? PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE
 			    : PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE;
 	if (ptr)
@@ -417,36 +405,50 @@ static void annotation(Annotation *a, Annotation **ap, const char *name, uint64_
 	*ap = a;
 }
 
+/* @te on @t's sequence named @name in category @cat: by iid, else inline. */
+static void host_names(struct pf *p, struct pf_thread *t, struct pf_intern_packet *ip,
+		       TrackEvent *te, uint64_t *cat_iid, enum pf_cat cat, const char *name)
+{
+	uint64_t iid = pf_intern_name(&p->intern, &t->names, ip, name);
+
+	*cat_iid = pf_intern_cat(&t->names, ip, cat);
+	te->n_category_iids = 1;
+	te->category_iids = cat_iid;
+	if (iid) {
+		te->name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
+		te->name_iid = iid;
+	} else {
+		te->name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+		te->name = (char *)name;
+	}
+}
+
 /* The slice of exit @x on @t's track. */
 static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *x)
 {
-	static char *cat = "kvm";
 	TrackEvent b = PERFETTO__PROTOS__TRACK_EVENT__INIT, e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	struct pf_intern_packet ip;
 	Annotation a[4], *ap[4];
 	size_t na = 0;
 	uint32_t isa, code;
-	uint64_t u = thread_track(p, t);
+	uint64_t cat;
 
+	pf_intern_packet_init(&ip);
 	/* the reason's code only where the probe recorded it ("unknown") */
 	if (an_walk_reason_code(p->w, x->reason, &isa, &code)) {
-		annotation(&a[na], &ap[na], "exit_reason", code, false), na++;
-		annotation(&a[na], &ap[na], "isa", isa, false), na++;
+		annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_EXIT_REASON, code, false), na++;
+		annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_ISA, isa, false), na++;
 	}
-	annotation(&a[na], &ap[na], "guest_rip", x->rip, true), na++;
-	annotation(&a[na], &ap[na], "vcpu", x->vcpu, false), na++;
+	annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_GUEST_RIP, x->rip, true), na++;
+	annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_VCPU, x->vcpu, false), na++;
 	b.has_type = e.has_type = true;
 	b.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 	e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
-	b.has_track_uuid = e.has_track_uuid = true;
-	b.track_uuid = e.track_uuid = u;
-	b.n_categories = 1;
-	b.categories = &cat;
-	b.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-	b.name = (char *)an_walk_reason_name(p->w, x->reason);
+	host_names(p, t, &ip, &b, &cat, PF_CAT_KVM, an_walk_reason_name(p->w, x->reason));
 	b.n_debug_annotations = na;
 	b.debug_annotations = ap;
-	emit_event(p, x->start, &b, 0);
-	emit_event(p, x->end, &e, 0);
+	emit_thread_event(p, t, x->start, &b, pf_intern_data(&ip));
+	emit_thread_event(p, t, x->end, &e, NULL);
 	p->st->slices++;
 }
 
@@ -466,30 +468,22 @@ static void pf_exit(void *ctx, const struct an_exit *x)
 		exit_slice(p, t, x);
 }
 
-/* An instant carrying flow @fid on @track (ending it when @end). */
-static void flow_instant(struct pf *p, uint64_t ts, uint64_t track, const char *name,
-			 uint64_t fid, bool end, uint32_t machine)
+/* A host sync instant on @t's track carrying flow @fid. */
+static void host_instant(struct pf *p, struct pf_thread *t, uint64_t ts, const char *name,
+			 uint64_t fid)
 {
-	static char *cat = "vmscope_sync";
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	struct pf_intern_packet ip;
+	uint64_t cat;
 
-	te.has_type = te.has_track_uuid = true;
+	te.has_type = true;
 	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
-	te.track_uuid = track;
-	te.n_categories = 1;
-	te.categories = &cat;
-	te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-	te.name = (char *)name;
-	if (end) {
-		te.n_terminating_flow_ids = 1;
-		te.terminating_flow_ids = &fid;
-		p->st->flow_ends++;
-	} else {
-		te.n_flow_ids = 1;
-		te.flow_ids = &fid;
-		p->st->flow_steps++;
-	}
-	emit_event(p, ts, &te, machine);
+	pf_intern_packet_init(&ip);
+	host_names(p, t, &ip, &te, &cat, PF_CAT_SYNC, name);
+	te.n_flow_ids = 1;
+	te.flow_ids = &fid;
+	p->st->flow_steps++;
+	emit_thread_event(p, t, ts, &te, pf_intern_data(&ip));
 }
 
 static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
@@ -511,12 +505,12 @@ static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr
 		t->t2 = mg_get(&r->f[S_T2], pl);
 		t->fid = flow_id(mg_get(&r->f[S_TOKEN], pl), mg_get(&r->f[S_SEQ], pl),
 				 mg_get(&r->f[S_CPU], pl));
-		flow_instant(p, ts, thread_track(p, t), "sync t2", t->fid, false, 0);
+		host_instant(p, t, ts, "sync t2", t->fid);
 		break;
 	case R_T3:
 		/* the module writes the t2 it paired into t3 (merge/README.md) */
 		if (t->has_t2 && t->t2 == mg_get(&r->f[S_T2], pl))
-			flow_instant(p, ts, thread_track(p, t), "sync t3", t->fid, false, 0);
+			host_instant(p, t, ts, "sync t3", t->fid);
 		t->has_t2 = false;
 		break;
 	default:
@@ -524,17 +518,28 @@ static void host_event(struct pf *p, const struct pf_role_of *r, const struct vr
 	}
 }
 
+/* A guest sync record: an instant on its vCPU's sync track ending its flow. */
 static void guest_sync(struct pf *p, const struct pf_role_of *r, const struct vr_item *it,
 		       const struct mo_origin *o, uint64_t ts)
 {
+	static char *cat = "vmscope_sync";
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	const uint8_t *pl = it->payload;
-	uint64_t cpu = mg_get(&r->f[S_CPU], pl), track;
+	uint64_t cpu = mg_get(&r->f[S_CPU], pl), fid;
 
-	if (!guest_track(p, o->origin - 1, o->cpu, &track))
+	if (!guest_track(p, o->origin - 1, o->cpu, &te.track_uuid))
 		return;
-	flow_instant(p, ts, track, "sync_guest",
-		     flow_id(mg_get(&r->f[S_TOKEN], pl), mg_get(&r->f[S_SEQ], pl), cpu), true,
-		     o->origin);
+	fid = flow_id(mg_get(&r->f[S_TOKEN], pl), mg_get(&r->f[S_SEQ], pl), cpu);
+	te.has_type = te.has_track_uuid = true;
+	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+	te.n_categories = 1;
+	te.categories = &cat;
+	te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+	te.name = "sync_guest";
+	te.n_terminating_flow_ids = 1;
+	te.terminating_flow_ids = &fid;
+	p->st->flow_ends++;
+	emit_event(p, ts, &te, o->origin);
 }
 
 /* The walk's record hook: what the export writes besides exits. */
@@ -550,6 +555,7 @@ static void pf_record(void *ctx, const struct vr_item *it, const struct mo_origi
 	if (it->kind != VR_EVENT)
 		return;
 	p->st->events++;
+
 	if (!has || i < 0 || (size_t)i >= p->ev->n || o->origin > p->n_vms)
 		return;
 	r = &p->roles[i];
@@ -591,9 +597,10 @@ int ex_perfetto(const char *in, const char *out, const struct ex_opts *opts,
 			p->s = &empty;
 		p->n_vms = (uint32_t)p->s->n_vms;
 		p->seq_started = calloc(p->n_vms + 1, sizeof(bool));
+		p->sched = pf_sched_new(sched_bundle, p, &p->sched_st);
 		p->f = fdopen(o.fd, "w");
 	}
-	if (!p || !roles || !p->seq_started || !p->f) {
+	if (!p || !roles || !p->seq_started || !p->sched || !p->f) {
 		snprintf(err, errlen, "out of memory");
 		e = -ENOMEM;
 		goto out;
@@ -605,10 +612,13 @@ int ex_perfetto(const char *in, const char *out, const struct ex_opts *opts,
 	st->machines = 1 + p->n_vms;
 	for (unsigned int i = 0; i < ev->n; i++)
 		if (!ev->why[i][0])
-			classify(&roles[i], &ev->desc[i]);
+			pf_classify(&roles[i], &ev->desc[i]);
 	known_threads(p);
 	e = an_walk_run(w, &(struct an_hooks){ .ctx = p, .exit = pf_exit, .record = pf_record },
 			err, errlen);
+	pf_sched_flush(p->sched);
+	st->sched_compact = p->sched_st.compact;
+	st->sched_disordered = p->sched_st.disordered;
 	st->exits_unpaired = an_walk_counts(w)->open_dropped + an_walk_counts(w)->open_at_end;
 	st->no_thread += an_walk_counts(w)->unattributed;
 	if (!p->err && fflush(p->f))
@@ -631,6 +641,7 @@ out:
 	if (p) {
 		free(p->buf);
 		free(p->seq_started);
+		pf_sched_free(p->sched);
 	}
 	free(p);
 	free(roles);

@@ -19,6 +19,8 @@ struct ex_pf_stats {
 	uint64_t events;	/* records read from the merged trace */
 	uint64_t packets;	/* TracePackets written */
 	uint64_t sched_switch;	/* as ftrace sched_switch, all machines */
+	uint64_t sched_compact;	/* of them, in CompactSched columns (pf_sched.h) */
+	uint64_t sched_disordered; /* earlier than their CPU's previous one (pf_sched.h) */
 	uint64_t slices;	/* exit slices: the analysis walk's exits (walk.h) */
 	uint64_t exits_unpaired; /* exits the walk left open: cut by a loss, no entry */
 	/* sync records on an unknown thread, exits of no known thread, kvm

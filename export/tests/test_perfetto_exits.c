@@ -71,12 +71,61 @@ static size_t report_names(const char *merged, char names[][64], size_t max)
 	return n;
 }
 
-static bool has_annotation(const Perfetto__Protos__TrackEvent *e, const char *name)
+/*
+ * The names packet sequences defined (InternedData), read in file order
+ * as Perfetto reads them: event names and annotation names by (sequence,
+ * iid).
+ */
+struct defined {
+	uint32_t seq;
+	uint64_t iid;
+	bool annotation;
+	const char *name;
+};
+static struct defined defs[64];
+static size_t n_defs;
+
+static void define(const Perfetto__Protos__TracePacket *p)
 {
-	for (size_t i = 0; i < e->n_debug_annotations; i++)
-		if (e->debug_annotations[i]->name &&
-		    !strcmp(e->debug_annotations[i]->name, name))
+	const Perfetto__Protos__InternedData *d = p->interned_data;
+
+	for (size_t i = 0; d && i < d->n_event_names && n_defs < 64; i++)
+		defs[n_defs++] = (struct defined){ p->trusted_packet_sequence_id,
+			d->event_names[i]->iid, false, d->event_names[i]->name };
+	for (size_t i = 0; d && i < d->n_debug_annotation_names && n_defs < 64; i++)
+		defs[n_defs++] = (struct defined){ p->trusted_packet_sequence_id,
+			d->debug_annotation_names[i]->iid, true, d->debug_annotation_names[i]->name };
+}
+
+static const char *lookup(uint32_t seq, uint64_t iid, bool annotation)
+{
+	for (size_t i = 0; i < n_defs; i++)
+		if (defs[i].seq == seq && defs[i].iid == iid && defs[i].annotation == annotation)
+			return defs[i].name;
+	return "(undefined iid)";
+}
+
+static const char *event_name(const Perfetto__Protos__TracePacket *p)
+{
+	const Perfetto__Protos__TrackEvent *e = p->track_event;
+
+	return e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID ?
+	       lookup(p->trusted_packet_sequence_id, e->name_iid, false) : e->name;
+}
+
+static bool has_annotation(const Perfetto__Protos__TracePacket *p, const char *name)
+{
+	const Perfetto__Protos__TrackEvent *e = p->track_event;
+
+	for (size_t i = 0; i < e->n_debug_annotations; i++) {
+		const Perfetto__Protos__DebugAnnotation *a = e->debug_annotations[i];
+		const char *n = a->name_field_case ==
+			PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ?
+			lookup(p->trusted_packet_sequence_id, a->name_iid, true) : a->name;
+
+		if (n && !strcmp(n, name))
 			return true;
+	}
 	return false;
 }
 
@@ -108,18 +157,21 @@ int main(void)
 	CHECK(t != NULL);
 	for (size_t i = 0; t && i < t->n_packet; i++) {
 		const Perfetto__Protos__TrackEvent *e = t->packet[i]->track_event;
+		const char *name;
 
+		define(t->packet[i]);
 		if (!e || e->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
 			continue;
+		name = event_name(t->packet[i]);
 		CHECK(slices < n_names);
 		if (slices >= n_names)
 			break;
 		/* the slices come in the order of the exits, as the reasons do */
-		if (strcmp(e->name, names[slices]))
-			fprintf(stderr, "slice %zu: '%s', the report says '%s'\n", slices, e->name,
+		if (strcmp(name, names[slices]))
+			fprintf(stderr, "slice %zu: '%s', the report says '%s'\n", slices, name,
 				names[slices]);
-		CHECK(!strcmp(e->name, names[slices]));
-		CHECK_EQ(has_annotation(e, "exit_reason"), slices != 0);
+		CHECK(!strcmp(name, names[slices]));
+		CHECK_EQ(has_annotation(t->packet[i], "exit_reason"), slices != 0);
 		slices++;
 	}
 	CHECK_EQ(slices, 2);

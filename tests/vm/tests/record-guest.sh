@@ -93,17 +93,33 @@ export_checks() {
 		"$(basename "$proto")" <"$x"/merged.pftrace >"$x"/pf.txt 2>"$x"/protoc.err ||
 		fail "protoc --decode: $(head -3 "$x"/protoc.err)"
 	grep -q '^  machine_id: 1$' "$x"/pf.txt || fail "no packet of the guest's machine"
-	# guest sched_switch: ftrace packets of machine 1
-	ngsw=$(awk '/^packet/ { sw = 0 } /sched_switch \{/ { sw = 1 }
-		/^  machine_id: 1$/ && sw { n++ } END { print n + 0 }' "$x"/pf.txt)
-	[ "$ngsw" -ge "$ROUNDS" ] || fail "only $ngsw guest sched_switch packets"
+	# guest sched_switch: full events and compact entries of machine 1's
+	# bundles; a slice's name its own or the one its sequence interned
+	awk '/^packet/ { sw = 0; seq = ""; type = ""; name = ""; niid = ""; split("", defs) }
+		/^  trusted_packet_sequence_id: / { seq = $2 }
+		/^      sched_switch \{/ || /^      switch_timestamp: / { sw++ }
+		/^    type: / { type = $2 }
+		/^    name: / { name = $2 }
+		/^    name_iid: / { niid = $2 }
+		/^    event_names \{/ { inev = 1 }
+		inev && /^      iid: / { eiid = $2 }
+		inev && /^      name: / { defs[eiid] = $2 }
+		/^    \}/ { inev = 0 }
+		/^  machine_id: 1$/ { gsw += sw }
+		/^\}/ { for (i in defs) names[seq " " i] = defs[i]
+			if (type == "TYPE_SLICE_BEGIN")
+				print "begin", (niid != "" ? names[seq " " niid] : name) }
+		END { print "guest_sched_switch", gsw + 0 }' "$x"/pf.txt >"$x"/pf.sum
+	ngsw=$(awk '$1 == "guest_sched_switch" { print $2 }' "$x"/pf.sum)
+	[ "$ngsw" -ge "$ROUNDS" ] || fail "only $ngsw guest sched_switch"
 	nbeg=$(grep -c 'type: TYPE_SLICE_BEGIN' "$x"/pf.txt)
 	nend=$(grep -c 'type: TYPE_SLICE_END' "$x"/pf.txt)
 	[ "$nbeg" -gt 0 ] && [ "$nbeg" -eq "$nend" ] || fail "exit slices: $nbeg begin, $nend end"
-	unnamed=$(grep -c '^    name: "exit 0x' "$x"/pf.txt)
+	[ "$(grep -c '^begin ' "$x"/pf.sum)" -eq "$nbeg" ] || fail "slices without a name"
+	unnamed=$(grep -c '^begin "exit 0x' "$x"/pf.sum)
 	log "perfetto: $ngsw guest sched_switch, $nbeg exit slices ($unnamed without a reason" \
-		"name), slice names: $(grep '^    name: ' "$x"/pf.txt | grep -v sync | sort |
-		uniq -c | sort -rn | head -6 | awk '{ printf "%s %s, ", $3, $1 }')"
+		"name), slice names: $(awk '$1 == "begin" { print $2 }' "$x"/pf.sum | sort |
+		uniq -c | sort -rn | head -6 | awk '{ printf "%s %s, ", $2, $1 }')"
 	[ "$unnamed" -lt "$nbeg" ] || fail "no exit slice has a reason name"
 	nflow=$(awk '/^    flow_ids: / { s[$2] = 1 } /^    terminating_flow_ids: / { t[$2] = 1 }
 		END { for (i in t) if (i in s) n++; print n + 0 }' "$x"/pf.txt)
