@@ -70,40 +70,8 @@ if ! protoc --proto_path="$(dirname "$proto")" --decode perfetto.protos.Trace \
 fi
 [ -s "$dir/p.err" ] && fail "protoc complained: $(head -5 "$dir/p.err")"
 
-# the decoded packets, summarised: one line per fact. A slice's name is
-# its own or, interned (name_iid), the one its packet sequence defined
-# (interned_data's event_names, in that packet or an earlier one of the
-# sequence); a packet's sched_switch are its full events and its
-# CompactSched entries (one switch_timestamp each).
-awk '
-/^packet \{/ { mid = 0; sw = 0; td = 0; tpid = ""; ttid = ""; type = ""; name = ""
-	niid = ""; seq = ""; inev = 0; split("", defs); next }
-/^  machine_id: / { mid = $2 }
-/^  trusted_packet_sequence_id: / { seq = $2 }
-/^      sched_switch \{/ { sw++ }
-/^      switch_timestamp: / { sw++ }
-/^  track_descriptor \{/ { td = 1 }
-/^      pid: / { tpid = $2 }
-/^      tid: / { ttid = $2 }
-/^    type: / { type = $2 }
-/^    name: / { name = $2 }
-/^    name_iid: / { niid = $2 }
-/^    event_names \{/ { inev = 1 }
-inev && /^      iid: / { eiid = $2 }
-inev && /^      name: / { defs[eiid] = $2 }
-/^    \}/ { inev = 0 }
-/^    flow_ids: / { step[$2]++ }
-/^    terminating_flow_ids: / { term[$2]++ }
-/^\}/ {
-	for (i in defs) names[seq " " i] = defs[i]
-	print "machine", mid
-	if (sw) print "sched_switch", mid, sw
-	if (td && ttid != "") print "thread", tpid, ttid
-	if (type == "TYPE_SLICE_BEGIN") print "begin", (niid != "" ? names[seq " " niid] : name)
-	if (type == "TYPE_SLICE_END") print "end"
-}
-END { n = 0; for (id in term) if (id in step) n++; print "flows", n }
-' "$dir/p.txt" >"$dir/p.sum"
+# the decoded packets, summarised: one line per fact
+awk -f "$(dirname "$0")/perfetto-summary.awk" "$dir/p.txt" >"$dir/p.sum"
 
 # what the merged trace holds, from merge --show
 awk '
