@@ -101,7 +101,7 @@ static const char *lookup(uint32_t seq, uint64_t iid, bool annotation)
 {
 	for (size_t i = 0; i < n_defs; i++)
 		if (defs[i].seq == seq && defs[i].iid == iid && defs[i].annotation == annotation)
-			return defs[i].name;
+			return defs[i].name ? defs[i].name : "(no name)";
 	return "(undefined iid)";
 }
 
@@ -109,8 +109,10 @@ static const char *event_name(const Perfetto__Protos__TracePacket *p)
 {
 	const Perfetto__Protos__TrackEvent *e = p->track_event;
 
-	return e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID ?
-	       lookup(p->trusted_packet_sequence_id, e->name_iid, false) : e->name;
+	if (e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID)
+		return lookup(p->trusted_packet_sequence_id, e->name_iid, false);
+	return e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME && e->name ?
+	       e->name : "(no name)";
 }
 
 static bool has_annotation(const Perfetto__Protos__TracePacket *p, const char *name)
@@ -163,6 +165,8 @@ int main(void)
 		if (!e || e->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
 			continue;
 		name = event_name(t->packet[i]);
+		if (!name)	/* never: said to the compiler */
+			name = "";
 		CHECK(slices < n_names);
 		if (slices >= n_names)
 			break;
