@@ -37,9 +37,11 @@ guest_main() {
 		check "exit-tasks round $i" sh -c "'$EXIT_TASKS' $PIO $CPUID >/vmtest/tasks-$i.txt"
 		touch "/vmtest/done-$i"
 	done
+	# the agent stops while top still takes its stream
 	wait_file /vmtest/bye
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
+	touch /vmtest/agent-down
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
@@ -83,11 +85,12 @@ host_main() {
 		kill -0 "$perf" 2>/dev/null || fail "perf died: $(tail -n 20 /vmtest/perf.err)"
 	done
 	life_top=$(cpu_ticks "$top") life_perf=$(cpu_ticks "$perf")
+	touch "$gdir/bye"
+	wait_file "$gdir/agent-down"
 	kill -INT "$top" "$perf"
 	wait "$top" || fail "top exited $?: $(cat /vmtest/top.err)"
 	wait "$perf" || log "perf kvm stat live exited $? after SIGINT"
 	exec 7>&-
-	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest g1 failed"
 	check "rmmod vmscope_host" rmmod vmscope_host
 
