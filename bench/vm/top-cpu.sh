@@ -101,8 +101,8 @@ host_main() {
 	# (after the guest booted) to the stop: top's include the boot's
 	# exits before that, perf's what its displays counted (a perf that
 	# falls behind sheds events: its CPU time is then for fewer exits).
-	tasks=$(jq -r '.tasks[]? | "\(.task.comm) \(.count)"' /vmtest/top.json 2>/dev/null |
-		awk '{ c[$1] += $2 } END { for (t in c) printf "%s %d; ", t, c[t] }')
+	tasks=$(jq -r '.tasks[]? | "\(.count)\t\(.task.comm)"' /vmtest/top.json 2>/dev/null |
+		awk -F'\t' '{ c[$2] += $1 } END { for (t in c) printf "%s %d; ", t, c[t] }')
 	top_exits=$(jq -s 'map(.counts.exits) | add' /vmtest/top.json)
 	# perf's displays (on its stderr) each count the exits since the last one
 	perf_samples=$(awk -F'[:,]' '/^Total Samples:/ { s += $2 } END { print s + 0 }' /vmtest/perf.err)
