@@ -12,8 +12,8 @@
 # handlers) runs in the vCPU thread and is in neither figure
 # (bench/vm/kvm-exit-probe-cost.sh measures that).
 # perf's stdin is a FIFO that never has data: perf kvm stat live polls
-# stdin for its 'q' key, and /dev/null (always readable) would keep it
-# spinning. Under TCG only the ratio means something.
+# stdin for its 'q' key, and /dev/null (always readable) would end each
+# poll at once (not tried). Under TCG only the ratio means something.
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/top-cpu.sh
 # (TC_PIO, TC_CPUID: per round; TC_ROUNDS)
 
