@@ -14,13 +14,17 @@
 # perf's stdin is a FIFO that never has data: perf kvm stat live polls
 # stdin for its 'q' key, and /dev/null (always readable) would end each
 # poll at once (not tried). Under TCG only the ratio means something.
+# TC_PEER=stat puts `perf stat -e kvm:kvm_exit -I 1000 -p QEMU` (counts
+# in the kernel, printed once a second) in perf kvm stat live's place: a
+# check of what perf's events see, not a watcher doing top's work.
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/top-cpu.sh
-# (TC_PIO, TC_CPUID: per round; TC_ROUNDS)
+# (TC_PIO, TC_CPUID: per round; TC_ROUNDS; TC_PEER kvm or stat)
 
 PORT=5643	# VMSCOPE_AGENT_PORT, where top takes the agent
 PIO=${TC_PIO:-10000}
 CPUID=${TC_CPUID:-40000}
 ROUNDS=${TC_ROUNDS:-3}
+PEER=${TC_PEER:-kvm}
 EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
@@ -30,6 +34,7 @@ guest_main() {
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
 	touch /vmtest/ready
 	wait_file /vmtest/watching
+	. /vmtest/knobs	# the host's TC_* (run.sh passes them to the test host only)
 	guest_agent_start "$PORT" --flush-ms 1000
 	touch /vmtest/agent-up
 	for i in $(seq "$ROUNDS"); do
@@ -59,7 +64,11 @@ host_main() {
 	top=$BG_PID
 	mkfifo /tmp/perf-stdin || fail "mkfifo"
 	exec 7<>/tmp/perf-stdin	# a writer that never writes: perf's stdin is never readable
-	perf kvm stat live -p "$qpid" -d 1 <&7 >/vmtest/perf.out 2>/vmtest/perf.err &
+	case $PEER in
+	kvm) perf kvm stat live -p "$qpid" -d 1 <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
+	stat) perf stat -e kvm:kvm_exit -I 1000 -p "$qpid" <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
+	*) fail "TC_PEER is kvm or stat, not $PEER" ;;
+	esac
 	perf=$!
 	# perf is watching once it holds its perf events open
 	for _ in $(seq 300); do
@@ -69,6 +78,7 @@ host_main() {
 	done
 	ls -l /proc/"$perf"/fd | grep -q 'perf_event' || fail "perf kvm stat live opened no perf event: $(tail -n 20 /vmtest/perf.err)"
 	sleep 2
+	echo "PIO=$PIO CPUID=$CPUID ROUNDS=$ROUNDS" >"$gdir/knobs"
 	touch "$gdir/watching"
 	wait_file "$gdir/agent-up"
 	sleep 2	# the agent's first flush has reached top
@@ -105,15 +115,20 @@ host_main() {
 		awk -F'\t' '{ c[$2] += $1 } END { for (t in c) printf "%s %d; ", t, c[t] }')
 	top_exits=$(jq -s 'map(.counts.exits) | add' /vmtest/top.json)
 	# perf's displays (on its stderr) each count the exits since the last one
-	perf_samples=$(awk -F'[:,]' '/^Total Samples:/ { s += $2 } END { print s + 0 }' /vmtest/perf.err)
+	# perf stat -I: one line per second, "TIME COUNT kvm:kvm_exit"
+	case $PEER in
+	kvm) perf_samples=$(awk -F'[:,]' '/^Total Samples:/ { s += $2 } END { print s + 0 }' /vmtest/perf.err) ;;
+	stat) perf_samples=$(awk '$3 == "kvm:kvm_exit" { gsub(/,/, "", $2); s += $2 } END { print s + 0 }' /vmtest/perf.err) ;;
+	esac
 	agent=$(jq -s '[.[].vms[].agent] | any' /vmtest/top.json)
 	log "top: $(wc -l </vmtest/top.json) intervals, $top_exits exits, agent $agent, guest tasks: $tasks"
-	log "perf kvm stat live: $perf_samples exits (samples) over its $(grep -c '^Total Samples:' /vmtest/perf.err) displays"
+	log "perf ($PEER): $perf_samples exits over its $(grep -c '^Total Samples:\|kvm:kvm_exit' /vmtest/perf.err) displays"
 	log "KVM's exits while both watched (from the first round's setup to the stop): $((kw1 - kw0))"
 	[ "$agent" = true ] || fail "the agent never connected to top"
 	[ "$perf_samples" -gt 0 ] || fail "perf kvm stat live counted no exit: $(tail -n 20 /vmtest/perf.err)"
 	echo "$tasks" | grep -q 'exit-cpuid' || fail "top named no exit-cpuid task"
 
+	log "peer: $PEER (kvm: perf kvm stat live; stat: perf stat -e kvm:kvm_exit)"
 	awk -v r="$ROUNDS" -v p="$PIO" -v c="$CPUID" -v lt="$life_top" -v lp="$life_perf" \
 		-v kw="$((kw1 - kw0))" -v te="$top_exits" -v pe="$perf_samples" '
 	{ n++; s[n] = $2; k[n] = $3; a[n] = $4; b[n] = $5; q[n] = ($5 ? $4 / $5 : 0) }
@@ -123,6 +138,6 @@ host_main() {
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (q[j] < q[i]) { t = q[i]; q[i] = q[j]; q[j] = t }
 		printf "median top / perf over %d rounds (exit-tasks %d %d): %.2f (target <= 1)\n", r, p, c, q[int((n + 1) / 2)]
 		printf "whole life to the stop: top %d ticks, perf %d ticks (%.2f)\n", lt, lp, (lp ? lt / lp : 0)
-		printf "exits counted: KVM %d while both watched; top %d (since its start); perf kvm stat live %d\n", kw, te, pe
+		printf "exits counted: KVM %d while both watched; top %d (since its start); perf %d\n", kw, te, pe
 	}' /vmtest/rounds.txt | tee /vmtest/top-cpu.txt
 }
