@@ -34,8 +34,9 @@ PACKAGES=(
 	# exports: the test decodes Perfetto files with protoc and reads CTF
 	# with babeltrace2
 	protobuf-compiler babeltrace2
-	# peers measured beside vmscope in bench/, and GNU time for its timings
-	trace-cmd liblttng-ust-dev lttng-tools time
+	# peers measured beside vmscope in bench/ (perf: `perf kvm stat live`
+	# beside `vmscope top`, bench/vm/top-cpu.sh), and GNU time for its timings
+	trace-cmd liblttng-ust-dev lttng-tools time linux-perf
 	# vmscoped's /metrics HTTP server; Prometheus (its promtool checks the
 	# text, the VM test scrapes the daemon) and curl for the tests
 	libmicrohttpd-dev prometheus curl

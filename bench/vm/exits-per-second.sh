@@ -59,12 +59,6 @@ start_recorder() {
 	fail "$1 recorder did not start: $(tail -n 3 "$log")"
 }
 
-# cpu_ticks PID...: user+system clock ticks the processes have used so far
-cpu_ticks() {
-	for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null; done |
-		awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
-}
-
 stop_recorder() {
 	[ -n "$REC_PID" ] || return 0
 	# The recorder's own CPU time (trace-cmd: with its per-CPU children),

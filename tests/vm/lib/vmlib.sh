@@ -153,6 +153,13 @@ kvm_exits() {
 	echo "$_ke"
 }
 
+# cpu_ticks PID...: user+system clock ticks (USER_HZ, 100/s) the processes,
+# all their threads, have used so far (/proc/PID/stat); for benchmarks
+cpu_ticks() {
+	for _p in "$@"; do cat "/proc/$_p/stat" 2>/dev/null; done |
+		awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
+}
+
 # vm_stop_exits PID: stop QEMU PID (the caller sends SIGCONT) and, once its
 # vCPUs are out of the guest, print kvm_exits: a reading that no exit of
 # that VM changes until SIGCONT.
