@@ -101,7 +101,7 @@ host_main() {
 	kw1=$(kvm_exits "$qpid")
 	kill -INT "$top" "$perf"
 	wait "$top" || fail "top exited $?: $(cat /vmtest/top.err)"
-	wait "$perf" || log "perf kvm stat live exited $? after SIGINT"
+	wait "$perf" || log "perf ($PEER) exited $? after SIGINT"
 	exec 7>&-
 	guest_wait g1 300 || fail "guest g1 failed"
 	check "rmmod vmscope_host" rmmod vmscope_host
