@@ -11,6 +11,7 @@
  * of the message), never a user address; hit strings are terminated.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
