@@ -422,10 +422,11 @@ static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *
 {
 	static char *cat = "kvm";
 	TrackEvent b = PERFETTO__PROTOS__TRACK_EVENT__INIT, e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-	Annotation a[4], *ap[4];
+	Annotation a[5], *ap[5];
 	size_t na = 0;
 	uint32_t isa, code;
 	uint64_t u = thread_track(p, t);
+	char sym[640];
 
 	/* the reason's code only where the probe recorded it ("unknown") */
 	if (an_walk_reason_code(p->w, x->reason, &isa, &code)) {
@@ -434,6 +435,17 @@ static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *
 	}
 	annotation(&a[na], &ap[na], "guest_rip", x->rip, true), na++;
 	annotation(&a[na], &ap[na], "vcpu", x->vcpu, false), na++;
+	/* the RIP as the reports name it: "fn+0x1f [module]", or user mode */
+	if (x->sym >= 0 || x->sym == AN_SYM_USER) {
+		perfetto__protos__debug_annotation__init(&a[na]);
+		a[na].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+		a[na].name = "guest_symbol";
+		a[na].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+		a[na].string_value = (char *)an_walk_rip_label(p->w, x->vm, x->sym, x->rip, sym,
+							       sizeof(sym));
+		ap[na] = &a[na];
+		na++;
+	}
 	b.has_type = e.has_type = true;
 	b.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 	e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;

@@ -5,7 +5,9 @@
  * without a reason code, in both; one with its details has the report's
  * reason name. The slices are the report's exits: an exit open at a loss
  * is neither counted nor a slice (a pairing of its own, kvm_exit with the
- * thread's next kvm_entry, made one).
+ * thread's next kvm_entry, made one). Its guest RIP is named as the
+ * report names it (guest_symbol): from user mode "0x401000 (user)", in
+ * the guest kernel "native_cpuid+0x12" from the VM's symbols.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +30,21 @@
 static void write_trace(const char *dir)
 {
 	struct mo_origin mh = { .cpu = 1, .tid = TID, .origin = 0, .vcpu = 0 };
-	struct vmscope_ev_kvm_exit missed = { .vcpu_id = 0, .reason_valid = 0 };
+	struct vmscope_ev_kvm_exit missed = { .vcpu_id = 0, .reason_valid = 0,
+					      .guest_rip = 0x401000 };
 	struct vmscope_ev_kvm_exit cpuid = { .vcpu_id = 0, .reason_valid = 1, .isa = 2,
-					     .exit_reason = scen_svm_code[0] };
+					     .exit_reason = scen_svm_code[0],
+					     .guest_rip = 0xffffffff81000012ull };
 	struct vmscope_ev_kvm_entry en = { .vcpu_id = 0 };
+	Vmscope__Trace__GuestSymbols s = VMSCOPE__TRACE__GUEST_SYMBOLS__INIT;
+	uint64_t addr = 0xffffffff81000000ull;
 	struct scen_out *o;
 
-	CHECK_EQ(scen_out_open(&o, dir, 1, 1), 0);
+	s.addr_delta = &addr;
+	s.n_addr_delta = 1;
+	s.names.data = (uint8_t *)"native_cpuid";
+	s.names.len = sizeof("native_cpuid");
+	CHECK_EQ(scen_out_open_syms(&o, dir, 1, 1, &s), 0);
 	if (!o)
 		return;
 	mh.orig_ts = H + 1000;
@@ -71,13 +81,19 @@ static size_t report_names(const char *merged, char names[][64], size_t max)
 	return n;
 }
 
-static bool has_annotation(const Perfetto__Protos__TrackEvent *e, const char *name)
+static const Perfetto__Protos__DebugAnnotation *
+annotation_of(const Perfetto__Protos__TrackEvent *e, const char *name)
 {
 	for (size_t i = 0; i < e->n_debug_annotations; i++)
 		if (e->debug_annotations[i]->name &&
 		    !strcmp(e->debug_annotations[i]->name, name))
-			return true;
-	return false;
+			return e->debug_annotations[i];
+	return NULL;
+}
+
+static bool has_annotation(const Perfetto__Protos__TrackEvent *e, const char *name)
+{
+	return annotation_of(e, name) != NULL;
 }
 
 int main(void)
@@ -120,6 +136,17 @@ int main(void)
 				names[slices]);
 		CHECK(!strcmp(e->name, names[slices]));
 		CHECK_EQ(has_annotation(e, "exit_reason"), slices != 0);
+		{
+			const Perfetto__Protos__DebugAnnotation *a = annotation_of(e, "guest_symbol");
+			const char *want = slices ? "native_cpuid+0x12" : "0x401000 (user)";
+
+			EXPECT(a && a->value_case ==
+			       PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE &&
+			       !strcmp(a->string_value, want), "slice %zu: guest_symbol '%s', want '%s'",
+			       slices, a && a->value_case ==
+			       PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE ?
+			       a->string_value : "-", want);
+		}
 		slices++;
 	}
 	CHECK_EQ(slices, 2);
