@@ -100,7 +100,13 @@ static size_t slot(uint64_t key, size_t cap)
 static int rehash(struct an_exits *x)
 {
 	size_t cap = x->hash_cap ? 2 * x->hash_cap : 64;
-	uint32_t *h = calloc(cap, sizeof(*h));
+	uint32_t *h;
+
+	/* after a sort the table is rebuilt from nothing: room for every
+	 * group (a full table would probe forever) */
+	while (cap < 2 * (x->n + 1))
+		cap *= 2;
+	h = calloc(cap, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;

@@ -256,6 +256,30 @@ static void check(const char *merged)
 	an_exits_free(&x);
 }
 
+/* More groups than the hash's first size, sorted (which rebuilds the
+ * hash), then added to again: every exit in its group (a rebuild at the
+ * first size once probed a full table forever). */
+static void many_groups(void)
+{
+	struct an_exits x;
+	uint64_t n = 0;
+
+	CHECK_EQ(an_exits_init(&x, AN_BY_SYMBOL, 3), 0);
+	for (int round = 0; round < 2; round++) {
+		for (int32_t s = 0; s < 300; s++) {
+			struct an_exit e = { .sym = s, .start = 10, .end = 20 + (uint64_t)s };
+
+			an_exits_add(&x, &e);
+		}
+		an_exits_sort(&x, AN_SORT_TOTAL);
+	}
+	CHECK_EQ(x.n, 300);
+	for (size_t i = 0; i < x.n; i++)
+		n += x.g[i].h.count == 2;
+	CHECK_EQ(n, 300);
+	an_exits_free(&x);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[256], merged[512];
@@ -268,6 +292,7 @@ int main(int argc, char **argv)
 	write_trace(dir);
 	snprintf(merged, sizeof(merged), "%s/merged", dir);
 	check(merged);
+	many_groups();
 	tf_test_rmdir(dir);
 	return check_result("analysis-symbols");
 }
