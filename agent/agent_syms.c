@@ -49,17 +49,6 @@ static void note(struct agent_syms *s, const char *fmt, const char *a, const cha
 	snprintf(s->note + have, sizeof(s->note) - have, fmt, a, b);
 }
 
-/* Printable, no spaces, bounded: what the host's check accepts. */
-static int name_ok(const char *n, size_t len)
-{
-	if (len == 0 || len > GSYM_MAX_NAME)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (n[i] < 0x21 || n[i] > 0x7e)
-			return 0;
-	return 1;
-}
-
 /* The parse: every text symbol into @e (names in @blob). */
 static int read_kallsyms(FILE *f, struct ent **e, size_t *n, char **blob,
 			 size_t *blob_len, uint64_t *skipped, int *hidden)
@@ -88,7 +77,8 @@ static int read_kallsyms(FILE *f, struct ent **e, size_t *n, char **blob,
 			zero = 1;
 			continue;
 		}
-		if (!name_ok(name, len) || *blob_len + len + 1 > UINT32_MAX) {
+		/* what the host's check would refuse is left out, counted */
+		if (!gsym_name_ok(name, len, GSYM_MAX_NAME) || *blob_len + len + 1 > UINT32_MAX) {
 			(*skipped)++;
 			continue;
 		}

@@ -36,7 +36,7 @@ static int bad(char *why, size_t len, const char *fmt, ...)
 }
 
 /* Names end up in reports, tables and JSON: printable ASCII, no spaces. */
-static bool name_ok(const char *s, size_t n, size_t max)
+bool gsym_name_ok(const char *s, size_t n, size_t max)
 {
 	if (n == 0 || n > max)
 		return false;
@@ -70,7 +70,7 @@ int gsym_check(const Vmscope__Trace__GuestSymbols *s, char *why, size_t whylen)
 		if (!z)
 			return bad(why, whylen, "guest symbols: %zu names for %zu addresses",
 				   i, n);
-		if (!name_ok((const char *)p + at, (size_t)(z - p) - at, GSYM_MAX_NAME))
+		if (!gsym_name_ok((const char *)p + at, (size_t)(z - p) - at, GSYM_MAX_NAME))
 			return bad(why, whylen, "guest symbols: name %zu empty, too long "
 				   "or not printable", i);
 		at = (size_t)(z - p) + 1;
@@ -86,7 +86,7 @@ int gsym_check(const Vmscope__Trace__GuestSymbols *s, char *why, size_t whylen)
 	for (size_t i = 0; i < s->n_modules; i++) {
 		const Vmscope__Trace__GuestModule *m = s->modules[i];
 
-		if (!m->name || !name_ok(m->name, strlen(m->name), GSYM_MAX_MODNAME))
+		if (!m->name || !gsym_name_ok(m->name, strlen(m->name), GSYM_MAX_MODNAME))
 			return bad(why, whylen, "guest module %zu: name empty, too long "
 				   "or not printable", i);
 		if (m->size == 0 || m->addr > UINT64_MAX - m->size)

@@ -43,6 +43,10 @@ static inline bool gsym_user_rip(uint64_t rip)
 	return rip < GSYM_USER_END;
 }
 
+/* Whether @s (@n bytes) is a name the check accepts: 1..@max bytes of
+ * printable ASCII without spaces (GSYM_MAX_NAME, GSYM_MAX_MODNAME). */
+bool gsym_name_ok(const char *s, size_t n, size_t max);
+
 /* 0, or -EINVAL with the reason in @why: counts and lengths bounded, one
  * NUL-terminated printable name per address, addresses strictly
  * ascending without overflow, modules named, non-empty, ascending and
