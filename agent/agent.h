@@ -40,6 +40,8 @@ struct agent {
 	size_t frame_cap;
 	Vmscope__Trace__GuestHello *hello;	/* built once, cursors per connection */
 	int verbose;
+	/* the guest kernel's symbols (agent_syms.h); NULL: /proc's files */
+	const char *kallsyms_path, *modules_path;
 	/* totals, printed at the end */
 	uint64_t chunks, records, bytes, send_failures;
 };

@@ -18,6 +18,7 @@
 #include <vmscope/version.h>
 
 #include "agent.h"
+#include "agent_syms.h"
 #include "decode.h"
 #include "reader_desc.h"
 #include "guest_link.h"
@@ -40,6 +41,7 @@ struct hello_mem {
 	Vmscope__Trace__GuestCpuCursor *cursors;
 	Vmscope__Trace__GuestCpuCursor **cursorp;
 	size_t tasks_cap, comms_cap, irqs_cap, names_cap;	/* while loading */
+	struct agent_syms syms;
 };
 
 /* The module's descriptors, checked, then the one ABI -> stored mapping. */
@@ -221,8 +223,13 @@ int agent_hello_build(struct agent *a, uint64_t token, int sync_available,
 	e = load_events(a, m);
 	if (!e)
 		e = load_state(a, m);
+	if (!e)
+		e = agent_syms_load(&m->syms, a->kallsyms_path ? a->kallsyms_path :
+				    "/proc/kallsyms", a->modules_path ? a->modules_path :
+				    "/proc/modules", GSYM_MAX_BYTES);
 	if (e)
 		return e;
+	m->h.symbols = &m->syms.msg;
 
 	uname(&m->uts);
 	m->kernel.sysname = m->uts.sysname;
@@ -281,6 +288,7 @@ void agent_hello_free(struct agent *a)
 	free(m->irq_names);
 	free(m->cursors);
 	free(m->cursorp);
+	agent_syms_free(&m->syms);
 	free(m);
 	a->hello = NULL;
 }

@@ -172,10 +172,16 @@ static int setup(struct agent *a, const struct agent_opts *o)
 	if (agent_frame_alloc(a))
 		return -1;
 	fprintf(stderr, "vmscope agent: recording %u CPUs, %u x %u KiB each, "
-		"%zu tasks, %zu irqs, sync %s\n", a->hello->state->nr_cpus,
+		"%zu tasks, %zu irqs, %zu kernel symbols, %zu modules, sync %s\n",
+		a->hello->state->nr_cpus,
 		1u << a->cfg.chan[0].nr_subbuf_shift, (1u << a->cfg.chan[0].subbuf_shift) / 1024,
 		a->hello->state->n_tasks, a->hello->state->n_irqs,
+		a->hello->symbols->n_addr_delta, a->hello->symbols->n_modules,
 		sync_ok ? "on" : "off");
+	/* a short or empty table is not fatal, but never unsaid */
+	if (a->hello->symbols->note[0])
+		fprintf(stderr, "vmscope agent: kernel symbols: %s\n",
+			a->hello->symbols->note);
 	return 0;
 ioctl_err:
 	fprintf(stderr, "vmscope agent: event selection: %s\n", strerror(errno));

@@ -56,6 +56,12 @@ static void ident(const struct an_exits *x, const struct an_exit *e, struct an_g
 	case AN_BY_TASK:
 		k->task = e->task;
 		break;
+	case AN_BY_SYMBOL:
+		/* user mode has no kernel function: its task says who */
+		k->sym = e->sym;
+		if (e->sym == AN_SYM_USER)
+			k->task = e->task;
+		break;
 	case AN_BY_PORT:
 	case AN_BY_MSR:
 	case AN_BY_MMIO:
@@ -73,14 +79,15 @@ static void ident(const struct an_exits *x, const struct an_exit *e, struct an_g
 static bool same(const struct an_group *a, const struct an_group *b)
 {
 	return a->vm == b->vm && a->vcpu == b->vcpu && a->reason == b->reason &&
-	       a->task == b->task && a->d.kind == b->d.kind && a->d.write == b->d.write &&
+	       a->task == b->task && a->sym == b->sym && a->d.kind == b->d.kind &&
+	       a->d.write == b->d.write &&
 	       a->d.addr == b->d.addr;
 }
 
 static uint64_t group_key(const struct an_group *g)
 {
 	uint64_t k = (uint64_t)g->vm << 32 ^ g->vcpu ^ (uint64_t)g->reason << 8 ^
-		     (uint64_t)(uint32_t)g->task << 16;
+		     (uint64_t)(uint32_t)g->task << 16 ^ (uint64_t)(uint32_t)g->sym << 24;
 
 	return k ^ (g->d.addr * 0xff51afd7ed558ccdull) ^ ((uint64_t)g->d.write << 63);
 }
@@ -93,7 +100,13 @@ static size_t slot(uint64_t key, size_t cap)
 static int rehash(struct an_exits *x)
 {
 	size_t cap = x->hash_cap ? 2 * x->hash_cap : 64;
-	uint32_t *h = calloc(cap, sizeof(*h));
+	uint32_t *h;
+
+	/* after a sort the table is rebuilt from nothing: room for every
+	 * group (a full table would probe forever) */
+	while (cap < 2 * (x->n + 1))
+		cap *= 2;
+	h = calloc(cap, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
@@ -227,6 +240,8 @@ static int cmp_group(const void *a, const void *b)
 		return x->vcpu < y->vcpu ? -1 : 1;
 	if (x->reason != y->reason)
 		return x->reason < y->reason ? -1 : 1;
+	if (x->sym != y->sym)
+		return x->sym < y->sym ? -1 : 1;
 	return (x->task > y->task) - (x->task < y->task);
 }
 

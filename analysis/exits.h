@@ -24,8 +24,11 @@
  * (walk.h, struct an_detail), by (VM, port, direction), (VM, MSR index,
  * read or write), (VM, guest-physical page of AN_MMIO_PAGE bytes,
  * direction); the others are counted in no_detail. */
+/* AN_BY_SYMBOL: by (VM, the guest kernel function of the exit's RIP,
+ * walk.h an_exit.sym); exits from guest user mode by (VM, task), kernel
+ * RIPs without a symbol, or of a VM without a table, one row each. */
 enum an_by { AN_BY_VM, AN_BY_VCPU, AN_BY_REASON, AN_BY_TASK, AN_BY_PORT, AN_BY_MSR,
-	     AN_BY_MMIO, AN_BY_N };
+	     AN_BY_MMIO, AN_BY_SYMBOL, AN_BY_N };
 #define AN_MMIO_PAGE	4096u
 enum an_sort { AN_SORT_COUNT, AN_SORT_TOTAL, AN_SORT_P99, AN_SORT_MAX };
 
@@ -38,7 +41,8 @@ struct an_group {
 	uint32_t vm;
 	uint32_t vcpu;		/* AN_BY_VCPU */
 	uint32_t reason;	/* AN_BY_REASON */
-	int32_t task;		/* AN_BY_TASK: walk task, AN_TASK_UNKNOWN/OTHER */
+	int32_t task;		/* AN_BY_TASK, and AN_BY_SYMBOL's user mode: walk task */
+	int32_t sym;		/* AN_BY_SYMBOL: an_exit.sym */
 	/* AN_BY_PORT|MSR|MMIO: kind, direction, port / MSR / page's start */
 	struct an_detail d;
 	struct an_hist h;	/* exit durations; h.sum is the total */

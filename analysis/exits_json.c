@@ -79,7 +79,7 @@ json_object *an_json_reason_shares(const struct an_walk *w, const struct an_grou
 json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool with_task)
 {
 	json_object *j = json_object_new_object();
-	char rip[24];
+	char rip[24], sym[640];
 
 	json_object_object_add(j, "vm", json_object_new_int((int)e->vm));
 	json_object_object_add(j, "vcpu", json_object_new_int((int)e->vcpu));
@@ -93,5 +93,9 @@ json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool
 		json_object_object_add(j, "task", an_json_task(w, e->task));
 	snprintf(rip, sizeof(rip), "%#" PRIx64, e->rip);
 	json_object_object_add(j, "rip", json_object_new_string(rip));
+	/* "name+0x1f [module]" when the VM's symbols name it */
+	json_object_object_add(j, "rip_symbol", e->sym >= 0 ? json_object_new_string(
+		an_walk_rip_label(w, e->vm, e->sym, e->rip, sym, sizeof(sym))) : NULL);
+	json_object_object_add(j, "user_mode", json_object_new_boolean(e->sym == AN_SYM_USER));
 	return j;
 }

@@ -33,7 +33,7 @@ void an_json_group(json_object *o, const struct an_group *g, const double *share
 json_object *an_json_reason_shares(const struct an_walk *w, const struct an_group *g);
 
 /* A completed exit: vm, vcpu, reason, start_ns, duration_ns, user_ns,
- * halted, task (when @with_task), rip. */
+ * halted, task (when @with_task), rip, its symbol (or null) and user_mode. */
 json_object *an_json_exit(const struct an_walk *w, const struct an_exit *e, bool with_task);
 
 #endif

@@ -18,7 +18,7 @@
 #include "report.h"
 
 const char *const report_by_names[AN_BY_N] = { "vm", "vcpu", "reason", "task", "port", "msr",
-					       "mmio" };
+					       "mmio", "symbol" };
 const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
@@ -61,6 +61,29 @@ static const char *detail_label(const struct an_detail *d, bool page, char *buf,
 	return buf;
 }
 
+/* A --by symbol group: the guest kernel function and its module, or
+ * user mode with the task, or why there is no function. */
+static const char *const no_sym[] = {
+	[-AN_SYM_NONE] = "(kernel, no symbol)",
+	[-AN_SYM_NO_TABLE] = "(no guest symbols)",
+};
+
+static const char *sym_label(const struct an_walk *w, const struct an_group *g, char *buf,
+			     size_t len)
+{
+	const char *name, *mod;
+	char t[64];
+
+	if (an_walk_sym_name(w, g->vm, g->sym, &name, &mod))
+		snprintf(buf, len, "%s%s%s%s", name, mod ? " [" : "", mod ? mod : "",
+			 mod ? "]" : "");
+	else if (g->sym == AN_SYM_USER)
+		snprintf(buf, len, "(user) %s", report_task(w, g->task, t, sizeof(t)));
+	else
+		snprintf(buf, len, "%s", no_sym[-g->sym]);
+	return buf;
+}
+
 static const char *label(const struct an_walk *w, const struct an_exits *x,
 			 const struct an_group *g, char *buf, size_t len)
 {
@@ -80,6 +103,9 @@ static const char *label(const struct an_walk *w, const struct an_exits *x,
 	case AN_BY_MSR:
 	case AN_BY_MMIO:
 		detail_label(&g->d, true, buf, len);
+		break;
+	case AN_BY_SYMBOL:
+		sym_label(w, g, buf, len);
 		break;
 	default:
 		snprintf(buf, len, "%s", an_walk_vm_name(w, g->vm));
@@ -113,7 +139,7 @@ static void text_vms(const struct an_walk *w)
 
 static void text_groups(const struct an_walk *w, const struct an_exits *x, enum an_sort sort)
 {
-	char b[NQ + 4][32], l[96];
+	char b[NQ + 4][32], l[640];
 
 	printf("\nexits by %s, by %s:\n", report_by_names[x->by], report_sort_names[sort]);
 	printf("%-4s %-24s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM",
@@ -160,14 +186,35 @@ static void text_detail(const struct an_exits *x)
 	       detail_what[x->by], x->no_detail);
 }
 
+/* --by symbol: each VM's table, and what it lacks, said. */
+static void text_symbols(const struct an_walk *w, const struct an_exits *x)
+{
+	if (x->by != AN_BY_SYMBOL)
+		return;
+	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
+		uint64_t dropped;
+		const char *note;
+		size_t n = an_walk_vm_symbols(w, vm, &dropped, &note);
+
+		if (!n)
+			printf("VM %u: no guest symbols in the trace (no agent, an agent that "
+			       "sent none%s%s)\n", vm, note[0] ? ": " : "", note);
+		else
+			printf("VM %u: %zu guest kernel symbols%s%s\n", vm, n,
+			       dropped ? "; " : "", dropped ? note : "");
+	}
+	printf("exits from guest user mode (RIP below the kernel's half) are \"(user)\" "
+	       "with their task\n");
+}
+
 static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n)
 {
-	char b[3][32], t[64], d[96] = "";
+	char b[3][32], t[64], d[96] = "", r[640];
 
 	if (!n)
 		return;
 	printf("\nthe %zu longest exits:\n", n);
-	printf("%-4s %-5s %-20s %10s %10s %-24s %18s %s%s\n", "VM", "vcpu", "reason", "duration",
+	printf("%-4s %-5s %-20s %10s %10s %-24s %-32s %s%s\n", "VM", "vcpu", "reason", "duration",
 	       "userspace", "guest task", "guest rip", "at (host time)",
 	       detail_what[x->by] ? "  accessed" : "");
 	for (size_t i = 0; i < n; i++) {
@@ -178,11 +225,12 @@ static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n
 			d[0] = ' ';
 			detail_label(&e->detail, false, d + 1, sizeof(d) - 1);
 		}
-		printf("%-4u %-5u %-20s %10s %10s %-24s %#18" PRIx64 " %" PRIu64 ".%09" PRIu64 "%s%s\n",
+		printf("%-4u %-5u %-20s %10s %10s %-24s %-32s %" PRIu64 ".%09" PRIu64 "%s%s\n",
 		       e->vm, e->vcpu, an_walk_reason_name(w, e->reason),
 		       an_dur(e->end - e->start, b[0], sizeof(b[0])),
 		       an_dur(e->user_ns, b[1], sizeof(b[1])),
-		       report_task(w, e->task, t, sizeof(t)), e->rip, e->start / 1000000000,
+		       report_task(w, e->task, t, sizeof(t)),
+		       an_walk_rip_label(w, e->vm, e->sym, e->rip, r, sizeof(r)), e->start / 1000000000,
 		       e->start % 1000000000, e->halted ? " halted" : "", d);
 	}
 }
@@ -212,7 +260,7 @@ int report_exits_svg(int fd, const char *path, const struct an_walk *w,
 {
 	struct an_svg_panel *p = calloc(x->n ? x->n : 1, sizeof(*p));
 	char (*titles)[160] = calloc(x->n ? x->n : 1, sizeof(*titles));
-	char heading[4096 + 128], l[96];
+	char heading[4096 + 128], l[640];
 	int e = -ENOMEM;
 
 	if (p && titles) {
@@ -275,6 +323,25 @@ static void json_detail(json_object *j, const struct an_detail *d, bool page)
 	}
 }
 
+/* A --by symbol group: "symbol" and "module" (null: none, or the
+ * kernel's own code), "mode" kernel or user, and a user group's task. */
+static void json_symbol(json_object *j, const struct an_walk *w, const struct an_group *g)
+{
+	const char *name = NULL, *mod = NULL;
+	static const char *const why[] = { [-AN_SYM_NONE] = "no_symbol",
+					   [-AN_SYM_NO_TABLE] = "no_table" };
+
+	an_walk_sym_name(w, g->vm, g->sym, &name, &mod);
+	json_object_object_add(j, "symbol", name ? json_object_new_string(name) : NULL);
+	json_object_object_add(j, "module", mod ? json_object_new_string(mod) : NULL);
+	json_object_object_add(j, "mode", json_object_new_string(
+		g->sym == AN_SYM_USER ? "user" : "kernel"));
+	if (g->sym == AN_SYM_USER)
+		json_object_object_add(j, "task", an_json_task(w, g->task));
+	else if (g->sym < 0)
+		json_object_object_add(j, "unnamed", json_object_new_string(why[-g->sym]));
+}
+
 json_object *report_exits_json(const char *path, const struct an_walk *w,
 			       const struct an_exits *x, enum an_sort sort, size_t ntop)
 {
@@ -308,6 +375,14 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 			json_object_array_add(cpus, j);
 		}
 		json_object_object_add(v, "vcpus", cpus);
+		{
+			uint64_t dropped;
+			const char *note;
+
+			an_json_u64(v, "guest_symbols", an_walk_vm_symbols(w, vm, &dropped, &note));
+			an_json_u64(v, "guest_symbols_dropped", dropped);
+			json_object_object_add(v, "guest_symbols_note", json_object_new_string(note));
+		}
 		json_object_array_add(vms, v);
 	}
 	json_object_object_add(root, "vms", vms);
@@ -326,6 +401,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 				an_walk_reason_name(w, g->reason)));
 		if (x->by == AN_BY_TASK)
 			json_object_object_add(j, "task", an_json_task(w, g->task));
+		if (x->by == AN_BY_SYMBOL)
+			json_symbol(j, w, g);
 		json_detail(j, &g->d, true);
 		sh = share(w, x, g);
 		an_json_group(j, g, &sh);
@@ -353,6 +430,7 @@ void report_exits_text(const struct an_walk *w, const struct an_exits *x, enum a
 {
 	report_damage_line(w);
 	text_vms(w);
+	text_symbols(w, x);
 	text_groups(w, x, sort);
 	text_detail(x);
 	text_top(w, x, ntop);

@@ -387,6 +387,7 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		x.task = v->exit_task;
 		x.tid = v->exit_tid;
 		x.rip = v->rip;
+		x.sym = an_walk_sym_of(w, vm, v->rip);
 		x.detail = v->detail;
 		if (x.halted)
 			v->t.halted_ns += x.end - x.start;

@@ -101,8 +101,17 @@ struct an_exit {
 	int32_t task;		/* guest task running at the exit (an_walk_task) */
 	int32_t tid;		/* host thread of its kvm_exit record, -1 unknown */
 	uint64_t rip;		/* guest RIP at the exit */
+	int32_t sym;		/* its guest kernel symbol (an_walk_sym_name), or AN_SYM_* */
 	struct an_detail detail;
 };
+
+/* An exit's sym when its RIP names no kernel symbol: the guest was in
+ * user mode (the RIP lies below the kernel's half, tracefmt/gsym.h); a
+ * kernel RIP the VM's table does not cover; a VM whose trace has no
+ * symbol table (no agent, or one before symbols were sent). */
+#define AN_SYM_USER	(-1)
+#define AN_SYM_NONE	(-2)
+#define AN_SYM_NO_TABLE	(-3)
 
 struct an_vcpu_time {
 	uint64_t guest_ns;	/* kvm_entry .. kvm_exit */
@@ -369,6 +378,22 @@ uint32_t an_walk_nr_tasks(const struct an_walk *w);
 const char *an_walk_task_label(const struct an_walk *w, int32_t i, char *buf, size_t len);
 
 const struct an_counts *an_walk_counts(const struct an_walk *w);
+
+/*
+ * The guest kernel symbols of VM @vm (its agent's, VmInfo.guest_symbols;
+ * walk_syms.c). an_walk_vm_symbols: how many (0: none; *dropped the
+ * agent left out by its bound, *note what it said, "" if nothing).
+ * an_walk_sym_name: symbol @sym's name and its module (NULL: the
+ * kernel's own), false for an AN_SYM_* value. an_walk_rip_label: @rip
+ * of an exit whose symbol is @sym as the reports print it:
+ * "name+0x1f [module]", "0x401000 (user)", or the bare hex.
+ */
+size_t an_walk_vm_symbols(const struct an_walk *w, uint32_t vm, uint64_t *dropped,
+			  const char **note);
+bool an_walk_sym_name(const struct an_walk *w, uint32_t vm, int32_t sym, const char **name,
+		      const char **module);
+const char *an_walk_rip_label(const struct an_walk *w, uint32_t vm, int32_t sym, uint64_t rip,
+			      char *buf, size_t len);
 /* Host time of the first and last record (ns). */
 void an_walk_span(const struct an_walk *w, uint64_t *first, uint64_t *last);
 

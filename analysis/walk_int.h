@@ -11,6 +11,13 @@
 #include "roles.h"
 #include "walk.h"
 
+struct gsym;
+/* walk_syms.c: each VM's symbol table from the session (0, -ENOMEM,
+ * -EINVAL with @err), and the symbol of an exit's RIP (AN_SYM_*). */
+int an_walk_syms_load(struct an_walk *w, const Vmscope__Trace__SessionMetadata *s, char *err,
+		      size_t errlen);
+int32_t an_walk_sym_of(const struct an_walk *w, uint32_t vm, uint64_t rip);
+
 enum role {
 	R_NONE = 0,
 	R_EXIT,		/* host kvm_exit */
@@ -85,6 +92,9 @@ struct vm {
 	bool has_cpu_task;	/* its guest module records cpu_task */
 	bool has_vector;	/* ... irq_vector_entry (ABI 1.3) */
 	bool guest;		/* its vmN:sched_switch is in the table */
+	struct gsym *sym;	/* its guest kernel's symbols, or NULL */
+	uint64_t sym_dropped;	/* what the agent said of them */
+	const char *sym_note;	/* (into the session) */
 };
 
 struct thread {			/* the session's vCPU thread map */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gsym.h"
 #include "walk_int.h"
 
 static void find_switch(const struct vr_events *ev, const char *name, struct switch_fields *s,
@@ -355,6 +356,8 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 	w->clock = s ? s->host_clock : NULL;
 	e = load_session(w, s);
 	if (!e)
+		e = an_walk_syms_load(w, s, err, errlen);
+	if (!e)
 		e = find_roles(w, err, errlen);
 	if (e) {
 		if (e == -ENOMEM)
@@ -435,8 +438,10 @@ void an_walk_close(struct an_walk *w)
 	for (uint32_t i = 0; w->tab && i < w->ntab; i++)
 		free(w->tab[i].roles);
 	free(w->tab);
-	for (uint32_t v = 0; v < w->n_vms && w->vm; v++)
+	for (uint32_t v = 0; v < w->n_vms && w->vm; v++) {
 		free(w->vm[v].v);
+		gsym_free(w->vm[v].sym);
+	}
 	free(w->vm);
 	free(w->th);
 	free(w->hc);

@@ -10,7 +10,8 @@
  *
  *   seq 0      FileHeader    role STREAM, origin side GUEST
  *   seq 1      GuestHello    protocol version, sync token, kernel, clock,
- *                            event table, state dump, per-CPU cursors
+ *                            event table, state dump, per-CPU cursors,
+ *                            kernel symbols (checked: tracefmt/gsym.h)
  *   seq 2...   StreamChunk   one committed guest sub-buffer, origin cpu n
  *              LossRecord    what the agent knows it dropped
  *

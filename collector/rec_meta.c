@@ -115,6 +115,8 @@ static int fill_vms(struct rec *r, struct vms_pb *m)
 			vi->guest_kernel = m->gh[i]->kernel;
 			vi->guest_clock = m->gh[i]->clock;
 			vi->guest_events = m->gh[i]->events;
+			/* to name guest RIPs offline; checked as the hello was */
+			vi->guest_symbols = m->gh[i]->symbols;
 		}
 		vi->vcpus = &m->vtp[k];
 		vi->n_vcpus = v->nvcpus;

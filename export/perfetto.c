@@ -428,10 +428,11 @@ static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *
 {
 	TrackEvent b = PERFETTO__PROTOS__TRACK_EVENT__INIT, e = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	struct pf_intern_packet ip;
-	Annotation a[4], *ap[4];
+	Annotation a[5], *ap[5];
 	size_t na = 0;
 	uint32_t isa, code;
 	uint64_t cat;
+	char sym[640];
 
 	pf_intern_packet_init(&ip);
 	/* the reason's code only where the probe recorded it ("unknown") */
@@ -441,6 +442,20 @@ static void exit_slice(struct pf *p, struct pf_thread *t, const struct an_exit *
 	}
 	annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_GUEST_RIP, x->rip, true), na++;
 	annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_VCPU, x->vcpu, false), na++;
+	/* the RIP as the reports name it: "fn+0x1f [module]", or user mode */
+	if (x->sym >= 0 || x->sym == AN_SYM_USER) {
+		const char *label = an_walk_rip_label(p->w, x->vm, x->sym, x->rip, sym,
+						      sizeof(sym));
+
+		annotation(&t->names, &ip, &a[na], &ap[na], PF_ANN_GUEST_SYMBOL, 0, false);
+		a[na].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
+		a[na].string_value_iid = pf_intern_str(&p->intern, &t->names, &ip, label);
+		if (!a[na].string_value_iid) {	/* the table is full: inline */
+			a[na].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+			a[na].string_value = (char *)label;
+		}
+		na++;
+	}
 	b.has_type = e.has_type = true;
 	b.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 	e.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
@@ -639,6 +654,9 @@ out:
 	else
 		ex_out_abort(&o);
 	if (p) {
+		for (unsigned int i = 0; i < PF_THREADS; i++)
+			pf_intern_seq_free(&p->th[i].names);
+		pf_intern_free(&p->intern);
 		free(p->buf);
 		free(p->seq_started);
 		pf_sched_free(p->sched);

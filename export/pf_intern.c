@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Interned names of the host's packet sequence (pf_intern.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pf_intern.h"
 
 static const char *const cat_names[PF_CAT_N] = { "kvm", "vmscope_sync" };
-static const char *const ann_names[PF_ANN_N] = { "exit_reason", "isa", "guest_rip", "vcpu" };
+static const char *const ann_names[PF_ANN_N] = { "exit_reason", "isa", "guest_rip", "vcpu",
+						  "guest_symbol" };
 
 const char *pf_ann_name(enum pf_ann a)
 {
@@ -77,8 +79,76 @@ uint64_t pf_intern_name(struct pf_intern *in, struct pf_intern_seq *seq,
 	return i + 1;
 }
 
+/* FNV-1a: labels differ in their last characters (the offset) */
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* @str's iid in @in, added if new; 0: the table is full */
+static unsigned int str_iid(struct pf_intern *in, const char *str)
+{
+	uint32_t h = str_hash(str);
+
+	for (unsigned int i = 0; i < 2 * PF_INTERN_STRS; i++) {
+		uint16_t *slot = &in->str_slot[(h + i) & (2 * PF_INTERN_STRS - 1)];
+
+		if (*slot && !strcmp(in->strs[*slot - 1], str))
+			return *slot;
+		if (!*slot) {
+			if (in->n_strs == PF_INTERN_STRS || !(in->strs[in->n_strs] = strdup(str)))
+				return 0;
+			*slot = (uint16_t)++in->n_strs;
+			return *slot;
+		}
+	}
+	return 0;
+}
+
+uint64_t pf_intern_str(struct pf_intern *in, struct pf_intern_seq *seq,
+		       struct pf_intern_packet *pk, const char *str)
+{
+	unsigned int iid = str_iid(in, str), i = iid - 1;
+
+	if (!iid)
+		return 0;
+	if (!seq->strs && !(seq->strs = calloc(PF_INTERN_STRS / 64, sizeof(uint64_t))))
+		return 0;
+	if (!(seq->strs[i / 64] & 1ull << (i % 64))) {
+		/* a packet defines the one string it uses */
+		perfetto__protos__interned_string__init(&pk->str);
+		pk->str.has_iid = pk->str.has_str = true;
+		pk->str.iid = iid;
+		pk->str.str.data = (uint8_t *)in->strs[i];
+		pk->str.str.len = strlen(in->strs[i]);
+		pk->strp = &pk->str;
+		pk->data.n_debug_annotation_string_values = 1;
+		pk->data.debug_annotation_string_values = &pk->strp;
+		seq->strs[i / 64] |= 1ull << (i % 64);
+	}
+	return iid;
+}
+
+void pf_intern_seq_free(struct pf_intern_seq *seq)
+{
+	free(seq->strs);
+	seq->strs = NULL;
+}
+
+void pf_intern_free(struct pf_intern *in)
+{
+	for (unsigned int i = 0; i < in->n_strs; i++)
+		free(in->strs[i]);
+	in->n_strs = 0;
+}
+
 Perfetto__Protos__InternedData *pf_intern_data(struct pf_intern_packet *pk)
 {
 	return pk->data.n_event_categories || pk->data.n_event_names ||
-	       pk->data.n_debug_annotation_names ? &pk->data : NULL;
+	       pk->data.n_debug_annotation_names || pk->data.n_debug_annotation_string_values ?
+	       &pk->data : NULL;
 }

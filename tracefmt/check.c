@@ -19,6 +19,7 @@
 #include "stream.pb-c.h"
 
 #include "frame.h"
+#include "gsym.h"
 #include "msg.h"
 
 struct ctx {
@@ -113,6 +114,8 @@ static int check_session(struct ctx *c, const Vmscope__Trace__SessionMetadata *s
 		if (check_uuid(c, &v->uuid, "VM uuid") ||
 		    check_clock(c, v->guest_clock) || check_events(c, v->guest_events))
 			return -EINVAL;
+		if (v->guest_symbols && gsym_check(v->guest_symbols, c->err, c->errlen))
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -185,6 +188,8 @@ static int check_guest_hello(struct ctx *c, const Vmscope__Trace__GuestHello *h)
 			return bad(c, "guest hello: cursor of cpu %u", h->cursors[i]->cpu);
 	if (h->subbuf_size < 512 || h->subbuf_size > (1u << 22))
 		return bad(c, "guest hello: sub-buffer size %u", h->subbuf_size);
+	if (h->symbols && gsym_check(h->symbols, c->err, c->errlen))
+		return -EINVAL;
 	return 0;
 }
 

@@ -212,6 +212,9 @@ struct rx {
 	unsigned decoded, filler;
 };
 
+/* the symbol table the agent built (its own kallsyms fixture below) */
+static size_t want_syms, want_names;
+
 static int rx_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 {
 	struct rx *r = arg;
@@ -232,6 +235,11 @@ static int rx_hello(void *arg, const Vmscope__Trace__GuestHello *h)
 	       "hello: cpus");
 	EXPECT(h->n_cursors == NR_CPUS, "hello: %zu cursors", h->n_cursors);
 	EXPECT(h->subbuf_size == 1u << SB_SHIFT, "hello: sub-buffer size");
+	EXPECT(h->symbols && h->symbols->n_addr_delta == want_syms &&
+	       h->symbols->names.len == want_names && h->symbols->n_modules == 1 &&
+	       !strcmp(h->symbols->modules[0]->name, "vmscope_guest"),
+	       "hello: %zu symbols, want %zu", h->symbols ? h->symbols->n_addr_delta : 0,
+	       want_syms);
 	vr_events_free(r->ev);
 	r->ev = NULL;
 	EXPECT(vr_events_from_pb(&r->ev, h->events) == 0, "hello: events unusable");
@@ -369,7 +377,31 @@ int main(void)
 		       "ring %u", c);
 		a.cpus[c].map = mem;
 	}
-	EXPECT(agent_hello_build(&a, TOKEN, 1, 10000000) == 0, "hello build");
+	/* a kallsyms of 2 000 text symbols (the hello goes through a socketpair before the test reads it) and a module list, as files */
+	{
+		char ks[] = "/tmp/agent-link-ks-XXXXXX", mods[] = "/tmp/agent-link-mod-XXXXXX";
+		int kfd = mkstemp(ks), mfd = mkstemp(mods);
+		FILE *kf = fdopen(kfd, "w"), *mf = fdopen(mfd, "w");
+
+		REQUIRE(kf && mf, "fixtures");
+		for (unsigned i = 0; i < 2000; i++)
+			fprintf(kf, "%llx %c kernel_function_%u\n",
+				0xffffffff81000000ull + 16ull * i, i % 3 ? 't' : 'T', i);
+		fprintf(kf, "ffffffffc0a01000 t mod_fn\t[vmscope_guest]\n");
+		fprintf(mf, "vmscope_guest 49152 0 - Live 0xffffffffc0a00000 (OE)\n");
+		fclose(kf);
+		fclose(mf);
+		a.kallsyms_path = ks;
+		a.modules_path = mods;
+		EXPECT(agent_hello_build(&a, TOKEN, 1, 10000000) == 0, "hello build");
+		unlink(ks);
+		unlink(mods);
+		a.kallsyms_path = a.modules_path = NULL;
+		want_syms = a.hello->symbols->n_addr_delta;
+		want_names = a.hello->symbols->names.len;
+		EXPECT(want_syms == 2001 && !a.hello->symbols->note[0],
+		       "agent: %zu symbols, note '%s'", want_syms, a.hello->symbols->note);
+	}
 	EXPECT(agent_frame_alloc(&a) == 0, "frame buffer");
 
 	/* connection 0: six chunks, all processed */

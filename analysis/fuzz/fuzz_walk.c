@@ -340,6 +340,11 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 	}
 }
 
+static bool by_detail(enum an_by by)
+{
+	return by == AN_BY_PORT || by == AN_BY_MSR || by == AN_BY_MMIO;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct in in = { data, size };
@@ -383,12 +388,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rs += g->r[r].count;
 		ASSERT(by == AN_BY_REASON || rs == g->h.count);
 		/* by what was accessed: only exits that accessed it */
-		ASSERT(by < AN_BY_PORT || g->d.kind == (by == AN_BY_PORT ? AN_DETAIL_PIO :
+		ASSERT(!by_detail(by) || g->d.kind == (by == AN_BY_PORT ? AN_DETAIL_PIO :
 						       by == AN_BY_MSR ? AN_DETAIL_MSR :
 						       AN_DETAIL_MMIO));
+		/* by symbol: these traces have no symbol table, so a group is
+		 * user mode (by task) or of a VM without one */
+		ASSERT(by != AN_BY_SYMBOL || g->sym == AN_SYM_USER || g->sym == AN_SYM_NO_TABLE);
 	}
 	ASSERT(sum + x.no_detail == an_walk_counts(w)->exits);
-	ASSERT(by >= AN_BY_PORT || !x.no_detail);
+	ASSERT(by_detail(by) || !x.no_detail);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
 		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++)
 			vsum += an_walk_vcpu_time(w, vm, c)->exits;

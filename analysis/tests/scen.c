@@ -348,9 +348,27 @@ int scen_out_open_spans(struct scen_out **out, const char *dir, unsigned int n_v
 	return scen_out_open_vms(out, dir, n_vms, vcpus, guest_abi03, spans, n_spans, false);
 }
 
+static int open_vms(struct scen_out **out, const char *dir, unsigned int n_vms,
+		    unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
+		    size_t n_spans, bool last_vm_no_agent, Vmscope__Trace__GuestSymbols *syms);
+
 int scen_out_open_vms(struct scen_out **out, const char *dir, unsigned int n_vms,
 		      unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
 		      size_t n_spans, bool last_vm_no_agent)
+{
+	return open_vms(out, dir, n_vms, vcpus, guest_abi03, spans, n_spans, last_vm_no_agent,
+			NULL);
+}
+
+int scen_out_open_syms(struct scen_out **out, const char *dir, unsigned int n_vms,
+		       unsigned int vcpus, Vmscope__Trace__GuestSymbols *syms)
+{
+	return open_vms(out, dir, n_vms, vcpus, false, NULL, 0, false, syms);
+}
+
+static int open_vms(struct scen_out **out, const char *dir, unsigned int n_vms,
+		    unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
+		    size_t n_spans, bool last_vm_no_agent, Vmscope__Trace__GuestSymbols *syms)
 {
 	struct scen_out *o = calloc(1, sizeof(*o));
 	char in[4096], merged[4096], err[256];
@@ -388,13 +406,14 @@ int scen_out_open_vms(struct scen_out **out, const char *dir, unsigned int n_vms
 
 		for (unsigned int v = 0; ss && v < ss->n_vms && v < SCEN_VMS; v++) {
 			vi[v] = *ss->vms[v];
-			if (!v) {	/* VM 0's clock-unreliable spans */
+			if (!v) {	/* VM 0's clock-unreliable spans, symbols */
 				vi[v].n_clock_unreliable = n_spans;
 				vi[v].clock_unreliable = spans;
+				vi[v].guest_symbols = syms;
 			}
 			vp[v] = &vi[v];
 		}
-		e = mo_create_vms(&o->m, merged, o->t, ss && n_spans ? vp : NULL, err,
+		e = mo_create_vms(&o->m, merged, o->t, ss && (n_spans || syms) ? vp : NULL, err,
 				  sizeof(err));
 	}
 	if (e) {

@@ -118,6 +118,10 @@ int scen_out_open_abi(struct scen_out **o, const char *dir, unsigned int n_vms,
 int scen_out_open_vms(struct scen_out **o, const char *dir, unsigned int n_vms,
 		      unsigned int vcpus, bool guest_abi03, Vmscope__Trace__ClockSpan **spans,
 		      size_t n_spans, bool last_vm_no_agent);
+/* The same with @syms as VM 0's guest symbols (its agent's, as record
+ * keeps them in the metadata). */
+int scen_out_open_syms(struct scen_out **o, const char *dir, unsigned int n_vms,
+		       unsigned int vcpus, Vmscope__Trace__GuestSymbols *syms);
 int scen_out_open_spans(struct scen_out **o, const char *dir, unsigned int n_vms,
 			unsigned int vcpus, bool guest_abi03,
 			Vmscope__Trace__ClockSpan **spans, size_t n_spans);

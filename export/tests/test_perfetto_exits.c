@@ -5,7 +5,9 @@
  * without a reason code, in both; one with its details has the report's
  * reason name. The slices are the report's exits: an exit open at a loss
  * is neither counted nor a slice (a pairing of its own, kvm_exit with the
- * thread's next kvm_entry, made one).
+ * thread's next kvm_entry, made one). Its guest RIP is named as the
+ * report names it (guest_symbol): from user mode "0x401000 (user)", in
+ * the guest kernel "native_cpuid+0x12" from the VM's symbols.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +30,21 @@
 static void write_trace(const char *dir)
 {
 	struct mo_origin mh = { .cpu = 1, .tid = TID, .origin = 0, .vcpu = 0 };
-	struct vmscope_ev_kvm_exit missed = { .vcpu_id = 0, .reason_valid = 0 };
+	struct vmscope_ev_kvm_exit missed = { .vcpu_id = 0, .reason_valid = 0,
+					      .guest_rip = 0x401000 };
 	struct vmscope_ev_kvm_exit cpuid = { .vcpu_id = 0, .reason_valid = 1, .isa = 2,
-					     .exit_reason = scen_svm_code[0] };
+					     .exit_reason = scen_svm_code[0],
+					     .guest_rip = 0xffffffff81000012ull };
 	struct vmscope_ev_kvm_entry en = { .vcpu_id = 0 };
+	Vmscope__Trace__GuestSymbols s = VMSCOPE__TRACE__GUEST_SYMBOLS__INIT;
+	uint64_t addr = 0xffffffff81000000ull;
 	struct scen_out *o;
 
-	CHECK_EQ(scen_out_open(&o, dir, 1, 1), 0);
+	s.addr_delta = &addr;
+	s.n_addr_delta = 1;
+	s.names.data = (uint8_t *)"native_cpuid";
+	s.names.len = sizeof("native_cpuid");
+	CHECK_EQ(scen_out_open_syms(&o, dir, 1, 1, &s), 0);
 	if (!o)
 		return;
 	mh.orig_ts = H + 1000;
@@ -76,10 +86,12 @@ static size_t report_names(const char *merged, char names[][64], size_t max)
  * as Perfetto reads them: event names and annotation names by (sequence,
  * iid).
  */
+enum def_kind { D_EVENT, D_ANNOTATION, D_STRING };
+
 struct defined {
 	uint32_t seq;
 	uint64_t iid;
-	bool annotation;
+	enum def_kind kind;
 	const char *name;
 };
 static struct defined defs[64];
@@ -91,16 +103,27 @@ static void define(const Perfetto__Protos__TracePacket *p)
 
 	for (size_t i = 0; d && i < d->n_event_names && n_defs < 64; i++)
 		defs[n_defs++] = (struct defined){ p->trusted_packet_sequence_id,
-			d->event_names[i]->iid, false, d->event_names[i]->name };
+			d->event_names[i]->iid, D_EVENT, d->event_names[i]->name };
 	for (size_t i = 0; d && i < d->n_debug_annotation_names && n_defs < 64; i++)
 		defs[n_defs++] = (struct defined){ p->trusted_packet_sequence_id,
-			d->debug_annotation_names[i]->iid, true, d->debug_annotation_names[i]->name };
+			d->debug_annotation_names[i]->iid, D_ANNOTATION,
+			d->debug_annotation_names[i]->name };
+	/* the test's labels are short and NUL-free: kept as C strings */
+	for (size_t i = 0; d && i < d->n_debug_annotation_string_values && n_defs < 64; i++) {
+		static char buf[64][64];
+		const ProtobufCBinaryData *v = &d->debug_annotation_string_values[i]->str;
+
+		snprintf(buf[n_defs], sizeof(buf[0]), "%.*s", (int)v->len, (const char *)v->data);
+		defs[n_defs] = (struct defined){ p->trusted_packet_sequence_id,
+			d->debug_annotation_string_values[i]->iid, D_STRING, buf[n_defs] };
+		n_defs++;
+	}
 }
 
-static const char *lookup(uint32_t seq, uint64_t iid, bool annotation)
+static const char *lookup(uint32_t seq, uint64_t iid, enum def_kind kind)
 {
 	for (size_t i = 0; i < n_defs; i++)
-		if (defs[i].seq == seq && defs[i].iid == iid && defs[i].annotation == annotation)
+		if (defs[i].seq == seq && defs[i].iid == iid && defs[i].kind == kind)
 			return defs[i].name ? defs[i].name : "(no name)";
 	return "(undefined iid)";
 }
@@ -110,12 +133,13 @@ static const char *event_name(const Perfetto__Protos__TracePacket *p)
 	const Perfetto__Protos__TrackEvent *e = p->track_event;
 
 	if (e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID)
-		return lookup(p->trusted_packet_sequence_id, e->name_iid, false);
+		return lookup(p->trusted_packet_sequence_id, e->name_iid, D_EVENT);
 	return e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME && e->name ?
 	       e->name : "(no name)";
 }
 
-static bool has_annotation(const Perfetto__Protos__TracePacket *p, const char *name)
+static const Perfetto__Protos__DebugAnnotation *
+annotation_of(const Perfetto__Protos__TracePacket *p, const char *name)
 {
 	const Perfetto__Protos__TrackEvent *e = p->track_event;
 
@@ -123,7 +147,7 @@ static bool has_annotation(const Perfetto__Protos__TracePacket *p, const char *n
 		const Perfetto__Protos__DebugAnnotation *a = e->debug_annotations[i];
 		const char *n = a->name_field_case ==
 			PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ?
-			lookup(p->trusted_packet_sequence_id, a->name_iid, true) : a->name;
+			lookup(p->trusted_packet_sequence_id, a->name_iid, D_ANNOTATION) : a->name;
 
 		if (n && !strcmp(n, name))
 			return true;
@@ -176,6 +200,13 @@ int main(void)
 				names[slices]);
 		CHECK(!strcmp(name, names[slices]));
 		CHECK_EQ(has_annotation(t->packet[i], "exit_reason"), slices != 0);
+		{
+			const char *got = annotation_str(t->packet[i], "guest_symbol");
+			const char *want = slices ? "native_cpuid+0x12" : "0x401000 (user)";
+
+			EXPECT(got && !strcmp(got, want), "slice %zu: guest_symbol '%s', want '%s'",
+			       slices, got ? got : "-", want);
+		}
 		slices++;
 	}
 	CHECK_EQ(slices, 2);

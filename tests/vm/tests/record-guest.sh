@@ -24,7 +24,17 @@
 #    and per vCPU to those of its thread in the merged timeline; its
 #    interrupt rows hold every kvm_inj_virq record of the dump, by
 #    vector, each matched, unmatched or a reinjection, and the timer's
-#    (0xec) has matched ones with a p50 above 0.
+#    (0xec) has matched ones with a p50 above 0;
+#  - guest symbols (symbol_checks): the guest also runs exit-tasks
+#    (tests/vm/tools/exit-tasks.c: task exit-io writes port 0x80 through
+#    /dev/port, task exit-cpuid runs CPUID in user space) and copies its
+#    /proc/kallsyms out; `report exits --by symbol --json`: the trace
+#    holds the agent's table; the port writes are in the kernel function
+#    that executes the `out` (write_port, a text symbol of the guest's
+#    kallsyms), at least as many io exits as writes; the CPUID exits are
+#    a user-mode group of task exit-cpuid, and no user-mode exit has a
+#    symbol; every listed exit's rip_symbol equals the lookup of its RIP
+#    in the guest's own kallsyms, done here independently.
 # The test host records, stops and copies the raw trace to the results;
 # every check of the trace above runs on the machine (machine_main):
 # under TCG, dumping it as text (23 MB written to the 9p export) and
@@ -42,6 +52,9 @@
 PORT=5643
 ROUNDS=500
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
+EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
+SYM_IO=1000
+SYM_CPUID=2000
 TRACE=/tmp/trace-guest
 # what the recorder says to each unwanted connection (collector/rec_guests.c)
 REFUSED_FOREIGN='refused a guest connection from cid 1: not a VM of this recording'
@@ -60,6 +73,12 @@ guest_main() {
 	log "second connection: $(cat /vmtest/second.out)"
 	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 1 >/run/pp.txt"
 	cp /run/pp.txt /vmtest/pp.txt
+	# symbol_checks: exits from a kernel function and from user space,
+	# and the guest's own kallsyms to check the report's names against
+	t0=$(date +%s%N)
+	check "exit-tasks $SYM_IO $SYM_CPUID" sh -c "'$EXIT_TASKS' $SYM_IO $SYM_CPUID >/vmtest/tasks.txt"
+	check "kallsyms out" sh -c "cat /proc/kallsyms >/vmtest/kallsyms"
+	log "symbols' guest part took $((($(date +%s%N) - t0) / 1000000)) ms"
 	# host-visible actions with guest markers around them: each a
 	# sync-once process (its pid first) whose ioctl's sys_enter/sys_exit
 	# bracket a hypercall the host records (token 7, seq K)
@@ -172,6 +191,7 @@ host_main() {
 	# where dumping it as text and merging take seconds, not the minute
 	# they took under TCG (a 23 MB dump written to the 9p export).
 	check "trace to the results" cp -r "$TRACE" "$VMTEST_OUT/trace"
+	check "guest kallsyms to the results" cp "$gdir/kallsyms" "$gdir/agent.err" "$VMTEST_OUT/"
 	check "rmmod vmscope_host" rmmod vmscope_host
 }
 
@@ -411,8 +431,72 @@ PY
 	log "$(grep '^timer 0xec' ./wake.check)"
 }
 
+# Guest symbols (the agent's table, report exits --by symbol) against the
+# guest's own /proc/kallsyms. Run after trace_checks, in $VMTEST_OUT.
+symbol_checks() {
+	t0=$(date +%s%N)
+	grep 'kernel symbols' ./agent.err || true
+	"$VMSCOPE" report exits --by symbol --json --top 100000 ./merged >./sym.json 2>./sym.err ||
+		fail "report exits --by symbol failed: $(tail -n 3 ./sym.err)"
+	"$VMSCOPE" report exits --by symbol --top 5 ./merged >./sym.txt 2>&1 ||
+		fail "report exits --by symbol (text) failed"
+	head -n 16 ./sym.txt
+	python3 - ./sym.json ./kallsyms "$SYM_IO" "$SYM_CPUID" >./sym.check 2>&1 <<'PY'
+import bisect, json, sys
+j = json.load(open(sys.argv[1]))
+n_io, n_cpuid = int(sys.argv[3]), int(sys.argv[4])
+# the guest's own table: text symbols, the first name listed at an address
+syms = {}
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) >= 3 and f[1] in ("t", "T") and int(f[0], 16):
+        syms.setdefault(int(f[0], 16), f[2])
+addrs = sorted(syms)
+def lookup(rip):
+    i = bisect.bisect_right(addrs, rip) - 1
+    return None if i < 0 else "%s+%#x" % (syms[addrs[i]], rip - addrs[i])
+ok = True
+def need(c, what):
+    global ok
+    print(("ok: " if c else "FAIL: ") + what)
+    ok = ok and c
+vm = j["vms"][0]
+need(vm["guest_symbols"] > 1000, f"trace holds {vm['guest_symbols']} guest symbols "
+     f"({vm['guest_symbols_dropped']} left out; kallsyms: {len(addrs)} text addresses)")
+io = [g for g in j["groups"] if g["mode"] == "kernel" and g["symbol"] == "write_port"]
+io_n = sum(r["count"] for g in io for r in g["reasons"] if r["reason"] == "io")
+need("write_port" in syms.values(), "write_port is a text symbol of the guest's kallsyms")
+need(n_io <= io_n <= n_io * 1.02 + 10, f"write_port: {io_n} io exits for {n_io} port writes")
+cu = [g for g in j["groups"] if g["mode"] == "user" and g["task"] and g["task"]["comm"] == "exit-cpuid"]
+cu_n = sum(r["count"] for g in cu for r in g["reasons"] if r["reason"] == "cpuid")
+need(n_cpuid <= cu_n <= n_cpuid * 1.02 + 10,
+     f"user mode, exit-cpuid: {cu_n} cpuid exits for {n_cpuid} CPUIDs")
+need(not any(g["mode"] == "kernel" and g["symbol"] is None and g.get("unnamed") == "no_table"
+             for g in j["groups"]), "no group without a table")
+bad_user = [e for e in j["top"] if e["user_mode"] and e["rip_symbol"]]
+need(not bad_user, f"no user-mode exit with a symbol ({len(bad_user)} of {len(j['top'])})")
+# a table the agent cut short lacks the highest addresses (module code):
+# those exits' nearest symbol below differs from the whole kallsyms'
+named = [e for e in j["top"] if e["rip_symbol"] and
+         not (vm["guest_symbols_dropped"] and " [" in e["rip_symbol"])]
+# the module part, " [mod]", is the agent's from /proc/modules: compare the function+offset
+wrong = [e for e in named if e["rip_symbol"].split(" ")[0] != lookup(int(e["rip"], 16))]
+need(named and not wrong, f"{len(named)} listed exits' rip_symbol = the guest's kallsyms lookup"
+     f" ({len(wrong)} differ{': ' + str(wrong[:2]) if wrong else ''})")
+top_io = [e for e in named if e["task"] and e["task"]["comm"] == "exit-io" and e["reason"] == "io"]
+print(f"exit-io io exits listed: {len(top_io)}, e.g. {top_io[0]['rip_symbol'] if top_io else '-'}")
+sys.exit(0 if ok else 1)
+PY
+	st=$?
+	cat ./sym.check
+	[ "$st" -eq 0 ] || fail "guest symbols: $(grep FAIL ./sym.check | head -3)"
+	rm -f ./sym.json
+	log "symbol_checks took $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+
 machine_main() {
 	trace_checks
 	wake_checks
+	symbol_checks
 	export_checks "$VMTEST_OUT/merged"
 }
