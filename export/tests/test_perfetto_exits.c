@@ -150,9 +150,26 @@ annotation_of(const Perfetto__Protos__TracePacket *p, const char *name)
 			lookup(p->trusted_packet_sequence_id, a->name_iid, D_ANNOTATION) : a->name;
 
 		if (n && !strcmp(n, name))
-			return true;
+			return a;
 	}
-	return false;
+	return NULL;
+}
+
+static bool has_annotation(const Perfetto__Protos__TracePacket *p, const char *name)
+{
+	return annotation_of(p, name) != NULL;
+}
+
+/* An annotation's string value, inline or interned; NULL: none. */
+static const char *annotation_str(const Perfetto__Protos__TracePacket *p, const char *name)
+{
+	const Perfetto__Protos__DebugAnnotation *a = annotation_of(p, name);
+
+	if (a && a->value_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE)
+		return a->string_value;
+	if (a && a->value_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID)
+		return lookup(p->trusted_packet_sequence_id, a->string_value_iid, D_STRING);
+	return NULL;
 }
 
 int main(void)
