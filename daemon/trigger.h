@@ -17,16 +17,10 @@
 struct tg_cfg {
 	uint64_t exit_ns;		/* an exit longer than this; 0: no exit trigger */
 	uint64_t stall_ns;		/* a guest-thread stall longer than this; 0: none */
-	double after_s;			/* recorded after the trigger is seen */
-	double min_gap_s;		/* at most one snapshot per domain per this */
-	uint64_t quota_bytes;		/* all snapshots together, on disk */
-	uint64_t ring_bytes;		/* the flight ring per host CPU: the window before */
+	double min_gap_s;		/* at most one admitted per domain per this */
 };
 
-#define TG_DEFAULT_AFTER_S	2.0
 #define TG_DEFAULT_MIN_GAP_S	60.0
-#define TG_DEFAULT_QUOTA	(1024ull << 20)
-#define TG_DEFAULT_RING		(4ull << 20)
 
 /* One domain's rate limit. */
 struct tg_rate {

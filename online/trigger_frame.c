@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A trigger's frame: see trigger_frame.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "trigger_frame.h"
+#include "frame_int.h"
 #include "util_endian.h"
 
 static uint8_t *put_text(uint8_t *p, const char *s)
@@ -36,17 +36,6 @@ size_t ol_trig_encode(const struct ol_trig *t, uint8_t *buf)
 	return (size_t)(p - buf);
 }
 
-__attribute__((format(printf, 3, 4)))
-static int bad(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* A text at *@p (@left bytes) into @out: 0, or -1 (@why). */
 static int get_text(const uint8_t **p, size_t *left, char *out, const char *name, char *why,
 		    size_t whylen)
@@ -54,15 +43,15 @@ static int get_text(const uint8_t **p, size_t *left, char *out, const char *name
 	size_t l;
 
 	if (*left < 1)
-		return bad(why, whylen, "cut short before its %s", name);
+		return ol_frame_why(why, whylen, "cut short before its %s", name);
 	l = (*p)[0];
 	if (l >= OL_TG_TEXT)
-		return bad(why, whylen, "%s of %zu bytes (at most %d)", name, l, OL_TG_TEXT - 1);
+		return ol_frame_why(why, whylen, "%s of %zu bytes (at most %d)", name, l, OL_TG_TEXT - 1);
 	if (*left < 1 + l)
-		return bad(why, whylen, "cut short in its %s", name);
+		return ol_frame_why(why, whylen, "cut short in its %s", name);
 	for (size_t i = 0; i < l; i++)
 		if ((*p)[1 + i] < 0x20 || (*p)[1 + i] >= 0x7f)
-			return bad(why, whylen, "%s: byte 0x%02x is not printable", name,
+			return ol_frame_why(why, whylen, "%s: byte 0x%02x is not printable", name,
 				   (*p)[1 + i]);
 	memcpy(out, *p + 1, l);
 	out[l] = '\0';
@@ -79,24 +68,24 @@ int ol_trig_parse(const uint8_t *buf, size_t len, struct ol_trig *t, char *why, 
 
 	memset(t, 0, sizeof(*t));
 	if (len < 6 || le_get32(buf) != OL_TG_MAGIC)
-		return bad(why, whylen, "not a trigger frame");
+		return ol_frame_why(why, whylen, "not a trigger frame");
 	v = le_get16(buf + 4);
 	if (v != OL_TG_VERSION)
-		return bad(why, whylen, "trigger frame version %u (this daemon reads %u: the "
+		return ol_frame_why(why, whylen, "trigger frame version %u (this daemon reads %u: the "
 			   "recorder is of another build)", v, OL_TG_VERSION);
 	if (len < OL_TG_HEAD)
-		return bad(why, whylen, "trigger frame of %zu bytes: cut short", len);
+		return ol_frame_why(why, whylen, "trigger frame of %zu bytes: cut short", len);
 	if (buf[6] != OL_TG_EXIT && buf[6] != OL_TG_STALL)
-		return bad(why, whylen, "trigger kind %u", buf[6]);
+		return ol_frame_why(why, whylen, "trigger kind %u", buf[6]);
 	if (buf[7])
-		return bad(why, whylen, "trigger frame: byte 7 is %u, not 0", buf[7]);
+		return ol_frame_why(why, whylen, "trigger frame: byte 7 is %u, not 0", buf[7]);
 	t->kind = buf[6];
 	t->vcpu = le_get32(buf + 8);
 	t->start_ns = le_get64(buf + 12);
 	t->dur_ns = le_get64(buf + 20);
 	t->threshold_ns = le_get64(buf + 28);
 	if (t->dur_ns <= t->threshold_ns)
-		return bad(why, whylen, "a trigger of %llu ns that does not cross its threshold "
+		return ol_frame_why(why, whylen, "a trigger of %llu ns that does not cross its threshold "
 			   "of %llu ns", (unsigned long long)t->dur_ns,
 			   (unsigned long long)t->threshold_ns);
 	p = buf + OL_TG_HEAD;
@@ -106,6 +95,6 @@ int ol_trig_parse(const uint8_t *buf, size_t len, struct ol_trig *t, char *why, 
 	    get_text(&p, &left, t->host_task, "host task", why, whylen))
 		return -1;
 	if (left)
-		return bad(why, whylen, "trigger frame: %zu bytes after its end", left);
+		return ol_frame_why(why, whylen, "trigger frame: %zu bytes after its end", left);
 	return 0;
 }
