@@ -19,9 +19,11 @@ struct ol_trig_cfg {
 
 /*
  * What of VM @vm in @r's interval crossed @c's thresholds (longer than
- * one): its longest exit that is not a halt into @out[0] (a halted vCPU
- * waits for nothing), then its worst stall. Returns how many (0..2); 0
- * for a VM beyond the window's OL_WIN_VMS.
+ * one): its worst stall first (it names the host task that took the CPU,
+ * so a rate limit that admits one trigger keeps that one when a
+ * preemption makes both), then its longest exit that is not a halt (a
+ * halted vCPU waits for nothing). Returns how many (0..2); 0 for a VM
+ * beyond the window's OL_WIN_VMS.
  */
 unsigned int ol_trig_scan(const struct ol_report *r, uint32_t vm, const struct ol_trig_cfg *c,
 			  struct ol_trig out[2]);
