@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"                      [--events LIST] [--mode discard|flight]\n"
 		"                      [--keep LIST|none] [--buffer-size S] [--cid CID...]\n"
 		"                      [--guest-port P | --guest-handoff FD]\n"
-		"                      [--metrics-fd FD] -o TRACE\n\n"
+		"                      [--metrics-fd FD [--trigger-exit-us N]\n"
+		"                      [--trigger-stall-us N]] -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
@@ -75,6 +76,11 @@ static void usage(FILE *out)
 		"                     pipeline and send the VM's cumulative figures\n"
 		"                     once per second on the SOCK_SEQPACKET socket FD\n"
 		"                     (vmscoped's /metrics; one --pid or --domain only)\n"
+		"  --trigger-exit-us N   with --metrics-fd: also send a trigger when an\n"
+		"                     interval's longest exit that is not a halt is\n"
+		"                     longer than N microseconds (vmscoped's snapshots)\n"
+		"  --trigger-stall-us N  with --metrics-fd: the same for an interval's\n"
+		"                     worst guest-thread stall (`report sched`'s)\n"
 		"  -o TRACE           the trace folder to create\n\n"
 		"Exit status: 0 when the recording ran and stopped (Ctrl-C, SIGTERM or\n"
 		"the duration); 1 on a runtime failure: no host module, TRACE exists,\n"
@@ -155,6 +161,7 @@ struct record_args {
 	const char *keep;
 	int all;
 	int metrics_fd;				/* --metrics-fd, or -1 */
+	uint64_t trigger_exit_us, trigger_stall_us;	/* 0: none */
 };
 
 /* The option parsers of record's values into struct record_args: args_value_fn. */
@@ -260,6 +267,9 @@ static const struct args_opt opts[] = {
 	ARGS_NUM("guest-port", 0, struct record_args, o.guest_port, 0, 0xfffffffeull),
 	ARGS_FN("guest-handoff", 0, take_handoff),
 	ARGS_FN("metrics-fd", 0, take_metrics_fd),
+	/* at most an hour: a longer threshold is a typo */
+	ARGS_NUM("trigger-exit-us", 0, struct record_args, trigger_exit_us, 1, 3600000000ull),
+	ARGS_NUM("trigger-stall-us", 0, struct record_args, trigger_stall_us, 1, 3600000000ull),
 	ARGS_STR(NULL, 'o', struct record_args, o.path),
 	ARGS_END,
 };
@@ -286,6 +296,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (a->metrics_fd >= 0 && a->o.ctl.nr_pids != 1) {
 		fprintf(stderr, "vmscope record: --metrics-fd takes one --pid or --domain\n");
+		return EXIT_USAGE;
+	}
+	if (a->metrics_fd < 0 && (a->trigger_exit_us || a->trigger_stall_us)) {
+		fprintf(stderr, "vmscope record: --trigger-exit-us and --trigger-stall-us go "
+			"with --metrics-fd\n");
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -331,7 +346,9 @@ static int metrics_run(struct hb *h, struct record_args *a, volatile sig_atomic_
 
 	if (a->metrics_fd < 0)
 		return rec_run(h, &a->o, stop);
-	f = ol_mfeed_open(h, a->o.path, a->metrics_fd, OL_MX_INTERVAL_NS);
+	f = ol_mfeed_open(h, a->o.path, a->metrics_fd, OL_MX_INTERVAL_NS,
+			  &(struct ol_trig_cfg){ .exit_ns = a->trigger_exit_us * 1000u,
+						 .stall_ns = a->trigger_stall_us * 1000u });
 	if (!f) {
 		fprintf(stderr, "vmscope record: --metrics-fd: out of memory\n");
 		return 1;

@@ -11,10 +11,15 @@
 #include "dmlog.h"
 #include "metrics_feed.h"
 #include "sessions.h"
+#include "trigger.h"
+#include "util_clock.h"
+#include "util_endian.h"
 
 enum mf_status mf_read(int fd, struct mstore *st, uint64_t key, const char *domain,
-		       const char *uuid, bool keep, bool *refused, char *why, size_t whylen)
+		       const char *uuid, bool keep, bool *refused, mf_trigger_fn *on_trigger,
+		       void *ctx, char *why, size_t whylen)
 {
+	static struct ol_trig t;
 	/* one byte more than a frame can have: a longer message is seen */
 	static uint8_t buf[OL_MX_FRAME_MAX + 1];
 	static struct ol_msnap s;
@@ -39,6 +44,16 @@ enum mf_status mf_read(int fd, struct mstore *st, uint64_t key, const char *doma
 				 OL_MX_FRAME_MAX);
 			return MF_BAD;
 		}
+		if (n >= 4 && le_get32(buf) == OL_TG_MAGIC) {
+			if (ol_trig_parse(buf, (size_t)n, &t, perr, sizeof(perr))) {
+				ms_bad_frame(st);
+				snprintf(why, whylen, "a bad trigger frame: %s", perr);
+				return MF_BAD;
+			}
+			if (keep && on_trigger)
+				on_trigger(ctx, &t);
+			continue;
+		}
 		if (ol_msnap_parse(buf, (size_t)n, &s, perr, sizeof(perr))) {
 			ms_bad_frame(st);
 			snprintf(why, whylen, "a bad metrics frame: %s", perr);
@@ -62,6 +77,7 @@ int mf_session_pair(const struct sessions *ss, struct session *s)
 	}
 	s->metrics_fd = pair[0];
 	s->metrics_refused = false;
+	s->trig_rate = (struct tg_rate){ 0 };
 	/* the daemon never waits for a recorder */
 	if (fcntl(pair[0], F_SETFL, O_NONBLOCK))
 		dm_log("%s: metrics feed: O_NONBLOCK: %s", s->dom.name, strerror(errno));
@@ -78,6 +94,32 @@ void mf_session_end(struct sessions *ss, struct session *s, bool close_feed)
 	}
 }
 
+/* A trigger of @s's recorder: admitted by its rate limit (logged and
+ * counted per domain), or refused (counted). */
+struct trig_ctx {
+	struct sessions *ss;
+	struct session *s;
+};
+
+static void on_trigger(void *ctx, const struct ol_trig *t)
+{
+	struct trig_ctx *x = ctx;
+	struct session *s = x->s;
+	struct mstore *st = x->ss->cfg->metrics;
+	bool ok = tg_rate_admit(&s->trig_rate, util_mono_s(), x->ss->cfg->trigger.min_gap_s);
+
+	if (!ok) {
+		ms_trigger_suppressed(st);
+		return;
+	}
+	ms_trigger(st, s->start_ns, t->kind);
+	dm_log("%s: trigger: %s %s of %.3f ms > %.3f ms on vCPU %u at host %llu ns "
+	       "(guest task %s, host task %s)", s->dom.name,
+	       t->kind == OL_TG_EXIT ? "exit" : "stall", t->what, t->dur_ns / 1e6,
+	       t->threshold_ns / 1e6, t->vcpu, (unsigned long long)t->start_ns, t->task,
+	       t->host_task);
+}
+
 void mf_session_read(struct sessions *ss, struct session *s)
 {
 	char why[256] = "";
@@ -89,7 +131,8 @@ void mf_session_read(struct sessions *ss, struct session *s)
 	/* a stopping domain's last frames are read and dropped: its series
 	 * ended with it */
 	st = mf_read(s->metrics_fd, ss->cfg->metrics, s->start_ns, s->dom.name, s->dom.uuid,
-		     s->state == SS_RECORDING, &refused, why, sizeof(why));
+		     s->state == SS_RECORDING, &refused, on_trigger,
+		     &(struct trig_ctx){ .ss = ss, .s = s }, why, sizeof(why));
 	if (refused && !s->metrics_refused) {
 		s->metrics_refused = true;
 		dm_log("%s: metrics not served: %d other domains are", s->dom.name,

@@ -15,16 +15,22 @@
 
 enum mf_status { MF_OPEN, MF_EOF, MF_BAD, MF_ERROR };
 
+/* A trigger frame parsed (online/trigger_frame.h), for the caller. */
+typedef void mf_trigger_fn(void *ctx, const struct ol_trig *t);
+
 /*
- * Every frame waiting on non-blocking @fd: each parsed one replaces the
- * domain's snapshot in @st when @keep (the domain still records), else it
- * is dropped. MF_OPEN: read them all; MF_EOF: the recorder closed it;
- * MF_BAD: a frame did not parse (@why; counted in @st); MF_ERROR: reading
- * failed (@why). Any status but MF_OPEN: the caller closes @fd and
- * removes the session's series. *@refused: ms_put refused a snapshot.
+ * Every frame waiting on non-blocking @fd: each parsed snapshot replaces
+ * the domain's in @st when @keep (the domain still records), else it is
+ * dropped; each parsed trigger frame (told apart by its magic) goes to
+ * @on_trigger(@ctx, ...) when @keep. MF_OPEN: read them all; MF_EOF: the
+ * recorder closed it; MF_BAD: a frame did not parse (@why; counted in
+ * @st); MF_ERROR: reading failed (@why). Any status but MF_OPEN: the
+ * caller closes @fd and removes the session's series. *@refused: ms_put
+ * refused a snapshot.
  */
 enum mf_status mf_read(int fd, struct mstore *st, uint64_t key, const char *domain,
-		       const char *uuid, bool keep, bool *refused, char *why, size_t whylen);
+		       const char *uuid, bool keep, bool *refused, mf_trigger_fn *on_trigger,
+		       void *ctx, char *why, size_t whylen);
 
 struct session;
 struct sessions;

@@ -123,7 +123,7 @@ static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_
 }
 
 void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t refused,
-	       uint64_t bad_frames)
+	       uint64_t bad_frames, uint64_t triggers_suppressed)
 {
 	static const struct {
 		const char *state;
@@ -199,12 +199,26 @@ void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t ref
 	per_domain_seconds_if(out, e, n, "vmscope_sync_bound_seconds", "",
 			      offsetof(struct ol_msnap, bound_ns),
 			      offsetof(struct ol_msnap, has_bound));
+	family(out, "vmscope_triggers_total", "counter",
+	       "Triggers admitted by the rate limit: an exit or a guest-thread stall over "
+	       "its threshold.");
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++) {
+			fputs("vmscope_triggers_total{", out);
+			labels(out, e[i]);
+			fprintf(out, ",kind=\"%s\"} %" PRIu64 "\n", k ? "stall" : "exit",
+				e[i]->triggers[k]);
+		}
 	family(out, "vmscoped_metrics_domains", "gauge", "Domains whose series are served.");
 	fprintf(out, "vmscoped_metrics_domains %zu\n", n);
 	family(out, "vmscoped_metrics_refused_snapshots_total", "counter",
 	       "Snapshots not served: their domain was beyond the 64 served.");
 	fprintf(out, "vmscoped_metrics_refused_snapshots_total %" PRIu64 "\n", refused);
 	family(out, "vmscoped_metrics_bad_frames_total", "counter",
-	       "Snapshot frames from recorders that did not parse (that feed was closed).");
+	       "Frames from recorders (snapshots, triggers) that did not parse (that feed was "
+	       "closed).");
 	fprintf(out, "vmscoped_metrics_bad_frames_total %" PRIu64 "\n", bad_frames);
+	family(out, "vmscoped_triggers_suppressed_total", "counter",
+	       "Triggers refused by a domain's rate limit.");
+	fprintf(out, "vmscoped_triggers_suppressed_total %" PRIu64 "\n", triggers_suppressed);
 }

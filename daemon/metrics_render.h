@@ -21,6 +21,6 @@
 
 /* @n entries @e (any order) and the store's own counters into @out. */
 void mr_render(FILE *out, const struct ms_entry *e, size_t n, uint64_t refused,
-	       uint64_t bad_frames);
+	       uint64_t bad_frames, uint64_t triggers_suppressed);
 
 #endif

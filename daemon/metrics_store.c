@@ -33,6 +33,7 @@ int ms_put(struct mstore *st, uint64_t key, const char *domain, const char *uuid
 		e->key = key;
 		snprintf(e->domain, sizeof(e->domain), "%s", domain);
 		snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
+		memset(e->triggers, 0, sizeof(e->triggers));
 	}
 	if (e) {
 		e->snap = *s;
@@ -63,10 +64,32 @@ void ms_bad_frame(struct mstore *st)
 	pthread_mutex_unlock(&st->mu);
 }
 
+int ms_trigger(struct mstore *st, uint64_t key, int kind)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&st->mu);
+	for (unsigned int i = 0; i < st->n; i++)
+		if (st->e[i].key == key) {
+			st->e[i].triggers[kind == OL_TG_STALL]++;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+void ms_trigger_suppressed(struct mstore *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->triggers_suppressed++;
+	pthread_mutex_unlock(&st->mu);
+}
+
 int ms_render(struct mstore *st, FILE *out)
 {
 	struct ms_entry *copy = malloc(sizeof(st->e));
-	uint64_t refused, bad;
+	uint64_t refused, bad, suppressed;
 	unsigned int n;
 
 	if (!copy)
@@ -79,8 +102,9 @@ int ms_render(struct mstore *st, FILE *out)
 	memcpy(copy, st->e, n * sizeof(*copy));
 	refused = st->refused;
 	bad = st->bad_frames;
+	suppressed = st->triggers_suppressed;
 	pthread_mutex_unlock(&st->mu);
-	mr_render(out, copy, n, refused, bad);
+	mr_render(out, copy, n, refused, bad, suppressed);
 	free(copy);
 	return fflush(out) || ferror(out) ? -EIO : 0;
 }

@@ -20,6 +20,7 @@
 
 #include "domxml.h"
 #include "metrics_frame.h"
+#include "trigger_frame.h"
 
 #define MS_MAX_DOMAINS 64
 
@@ -28,6 +29,8 @@ struct ms_entry {
 	char domain[VD_NAME_MAX];
 	char uuid[37];			/* "" when libvirt gave none */
 	struct ol_msnap snap;
+	/* triggers admitted (rate limit passed) by kind: exit, stall */
+	uint64_t triggers[2];
 };
 
 struct mstore {
@@ -36,6 +39,7 @@ struct mstore {
 	unsigned int n;
 	uint64_t refused;		/* snapshots of domains beyond the bound */
 	uint64_t bad_frames;		/* frames refused by the parser */
+	uint64_t triggers_suppressed;	/* triggers refused by the rate limit */
 };
 
 void ms_init(struct mstore *st);
@@ -49,6 +53,12 @@ int ms_put(struct mstore *st, uint64_t key, const char *domain, const char *uuid
 void ms_remove(struct mstore *st, uint64_t key);
 /* A frame that did not parse (counted). */
 void ms_bad_frame(struct mstore *st);
+/* A trigger of session @key admitted, of kind @kind (OL_TG_EXIT or
+ * OL_TG_STALL): counted in its entry; -ENOENT when the domain has no
+ * entry (no snapshot yet, or refused). */
+int ms_trigger(struct mstore *st, uint64_t key, int kind);
+/* A trigger refused by the rate limit (counted). */
+void ms_trigger_suppressed(struct mstore *st);
 
 /* Everything in the text exposition format (metrics_render.h) into @out,
  * rendered from a copy taken under the lock: 0, -ENOMEM, or -EIO when

@@ -137,7 +137,8 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 {
 	const struct vd_opts *o = &s->dom.opts;
 	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
-	const char *argv[26];
+	char texit[24], tstall[24];
+	const char *argv[32];
 	int pair[2] = { -1, -1 }, child_fd[2];
 	unsigned int n = 0;
 
@@ -182,6 +183,19 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 	if (child_fd[1] >= 0) {
 		argv[n++] = "--metrics-fd";
 		argv[n++] = "4";
+		/* the recorder's live pipeline finds what crosses them */
+		if (ss->cfg->trigger.exit_ns) {
+			snprintf(texit, sizeof(texit), "%llu",
+				 (unsigned long long)(ss->cfg->trigger.exit_ns / 1000u));
+			argv[n++] = "--trigger-exit-us";
+			argv[n++] = texit;
+		}
+		if (ss->cfg->trigger.stall_ns) {
+			snprintf(tstall, sizeof(tstall), "%llu",
+				 (unsigned long long)(ss->cfg->trigger.stall_ns / 1000u));
+			argv[n++] = "--trigger-stall-us";
+			argv[n++] = tstall;
+		}
 	}
 	argv[n++] = "-o";
 	argv[n++] = out;

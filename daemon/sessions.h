@@ -43,6 +43,7 @@
 
 #include "daemon.pb-c.h"
 #include "proto.h"
+#include "trigger.h"
 
 struct mstore;
 
@@ -55,6 +56,8 @@ struct dm_cfg {
 	/* --metrics: each recorder's snapshots go here (metrics_feed.h);
 	 * NULL: off */
 	struct mstore *metrics;
+	/* --trigger-*: thresholds (0: off) and rate limit; with metrics only */
+	struct tg_cfg trigger;
 };
 
 /* OUTPUT (< VD_PATH_MAX) / DOMAIN (< VD_NAME_MAX) / START-TIME[-N] */
@@ -72,6 +75,7 @@ struct session {
 	int handoff_fd;			/* to our recorder: guest connections; -1 */
 	int metrics_fd;			/* from our recorder: its snapshots; -1 */
 	bool metrics_refused;		/* the store was full: said once */
+	struct tg_rate trig_rate;	/* its triggers' rate limit */
 	int adopted;			/* child is a predecessor's: not ours to wait */
 	double deadline;		/* stopping: SIGKILL after */
 	char detail[512];

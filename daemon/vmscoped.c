@@ -94,7 +94,8 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscoped [--socket PATH] [--state-dir DIR] [--pid-dir DIR]\n"
 		"                [--vmscope PATH] [--stop-timeout SECONDS] [--guest-port P]\n"
-		"                [--metrics [ADDR:]PORT]\n\n"
+		"                [--metrics [ADDR:]PORT [--trigger-exit-us N]\n"
+		"                [--trigger-stall-us N] [--trigger-interval S]]\n\n"
 		"The vmscope daemon: traces libvirt domains that opted in (the hook\n"
 		"/etc/libvirt/hooks/qemu.d/vmscope tells it when they start and stop) and\n"
 		"those `vmscope session start` names. Each trace goes to\n"
@@ -118,7 +119,15 @@ static void usage(FILE *out)
 		"                       for IPv6): each recorded domain's exits, exit\n"
 		"                       latency and vCPU time, from its recorder's\n"
 		"                       live pipeline (`vmscope record --metrics-fd`);\n"
-		"                       off by default\n",
+		"                       off by default\n"
+		"  --trigger-exit-us N  with --metrics: a domain's exit that is not a halt\n"
+		"                       longer than N microseconds is a trigger: logged\n"
+		"                       and counted (vmscope_triggers_total)\n"
+		"  --trigger-stall-us N  with --metrics: the same for a guest-thread stall\n"
+		"                       (its vCPU thread off its host CPU)\n"
+		"  --trigger-interval S  at most one trigger per domain per S seconds\n"
+		"                       (default 60); the others are counted\n"
+		"                       (vmscoped_triggers_suppressed_total)\n",
 		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope", VMSCOPE_AGENT_PORT);
 }
 
@@ -279,6 +288,7 @@ struct daemon_args {
 	const char *sock;
 	unsigned long long guest_port;
 	struct sockaddr_storage metrics;	/* ss_family 0: off */
+	unsigned long long trigger_exit_us, trigger_stall_us, trigger_interval_s;
 };
 
 /* --stop-timeout S: args_value_fn. */
@@ -316,6 +326,10 @@ static const struct args_opt opts[] = {
 	ARGS_FN("stop-timeout", 0, take_stop_timeout),
 	ARGS_NUM("guest-port", 0, struct daemon_args, guest_port, 0, 0xfffffffeull),
 	ARGS_FN("metrics", 0, take_metrics),
+	/* at most an hour and a day: anything longer is a typo */
+	ARGS_NUM("trigger-exit-us", 0, struct daemon_args, trigger_exit_us, 1, 3600000000ull),
+	ARGS_NUM("trigger-stall-us", 0, struct daemon_args, trigger_stall_us, 1, 3600000000ull),
+	ARGS_NUM("trigger-interval", 0, struct daemon_args, trigger_interval_s, 0, 86400),
 	ARGS_END,
 };
 
@@ -332,6 +346,16 @@ static int parse_args(int argc, char **argv, struct daemon_args *a)
 			"executable\n", a->cfg.vmscope);
 		return ARGS_EXIT_USAGE;
 	}
+	/* the triggers are found by the recorders' live pipeline, which runs
+	 * for the metrics feed */
+	if (!a->metrics.ss_family && (a->trigger_exit_us || a->trigger_stall_us)) {
+		fprintf(stderr, "vmscoped: --trigger-exit-us and --trigger-stall-us go with "
+			"--metrics\n");
+		return ARGS_EXIT_USAGE;
+	}
+	a->cfg.trigger.exit_ns = a->trigger_exit_us * 1000u;
+	a->cfg.trigger.stall_ns = a->trigger_stall_us * 1000u;
+	a->cfg.trigger.min_gap_s = (double)a->trigger_interval_s;
 	return -1;
 }
 
@@ -455,6 +479,7 @@ int main(int argc, char **argv)
 		},
 		.sock = DM_SOCKET_DEFAULT,
 		.guest_port = VMSCOPE_AGENT_PORT,
+		.trigger_interval_s = (unsigned long long)TG_DEFAULT_MIN_GAP_S,
 	};
 	struct dm_cfg *cfg = &a.cfg;
 	static struct mstore store;

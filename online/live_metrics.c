@@ -17,6 +17,8 @@ struct ol_mfeed {
 	int fd;				/* -1 once the metrics ended */
 	bool failed;			/* the pipeline failed: ended early */
 	uint64_t seq, sent, dropped, no_bucket;
+	struct ol_trig_cfg tc;
+	uint64_t triggers, triggers_dropped;
 	struct ol_msnap snap;
 	uint8_t frame[OL_MX_FRAME_MAX];
 };
@@ -33,12 +35,46 @@ static void end_feed(struct ol_mfeed *f, const char *why)
 	f->failed = true;
 }
 
+/* @n bytes of f->frame on the socket: 1 sent, 0 dropped (the daemon is
+ * behind), -1 the metrics ended (said). */
+static int send_frame(struct ol_mfeed *f, size_t n, const char *what)
+{
+	char why[160];
+
+	if (send(f->fd, f->frame, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+		return 0;
+	snprintf(why, sizeof(why), "sending a %s: %s", what, strerror(errno));
+	end_feed(f, why);
+	return -1;
+}
+
+/* What of the interval crossed a threshold, after its snapshot: a trigger
+ * dropped because the socket is full is counted (the daemon's rate limit
+ * would most likely have refused it: it is reading a burst). */
+static void send_triggers(struct ol_mfeed *f, const struct ol_report *r)
+{
+	struct ol_trig t[2];
+	unsigned int nt = ol_trig_scan(r, 0, &f->tc, t);
+
+	for (unsigned int i = 0; i < nt && f->fd >= 0; i++) {
+		int s = send_frame(f, ol_trig_encode(&t[i], f->frame), "trigger");
+
+		if (s > 0)
+			f->triggers++;
+		else if (s == 0)
+			f->triggers_dropped++;
+	}
+}
+
 /* The pipeline's view, at each second of host time and at the end. */
 static int view(void *ctx, const struct ol_report *r)
 {
 	struct ol_mfeed *f = ctx;
 	uint64_t nb;
 	size_t n;
+	int s;
 
 	if (f->fd < 0)
 		return 0;
@@ -55,26 +91,26 @@ static int view(void *ctx, const struct ol_report *r)
 	f->snap.bound_ns = 0;
 	f->snap.has_bound = ol_live_bound(f->l, 0, &f->snap.bound_ns);
 	n = ol_msnap_encode(&f->snap, f->frame);
-	if (send(f->fd, f->frame, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n) {
+	s = send_frame(f, n, "snapshot");
+	if (s > 0)
 		f->sent++;
-	} else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+	else if (s == 0)
 		f->dropped++;	/* the next snapshot is cumulative */
-	} else {
-		char why[160];
-
-		snprintf(why, sizeof(why), "sending a snapshot: %s", strerror(errno));
-		end_feed(f, why);
-	}
+	if (f->fd >= 0)
+		send_triggers(f, r);
 	return 0;
 }
 
-struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns)
+struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns,
+			       const struct ol_trig_cfg *tc)
 {
 	struct ol_mfeed *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
 	f->fd = fd;
+	if (tc)
+		f->tc = *tc;
 	f->o = (struct ol_opts){ .interval_ns = interval_ns, .sort = AN_SORT_COUNT,
 				 .view = view, .view_ctx = f };
 	f->l = ol_live_open(h, path, &f->o);
@@ -113,6 +149,10 @@ int ol_mfeed_close(struct ol_mfeed *f, int rc)
 	fprintf(stderr, "vmscope record: metrics: %llu snapshots sent, %llu dropped (the "
 		"reader was behind)%s\n", (unsigned long long)f->sent,
 		(unsigned long long)f->dropped, f->failed ? ", ended early" : "");
+	if (f->tc.exit_ns || f->tc.stall_ns)
+		fprintf(stderr, "vmscope record: triggers: %llu sent, %llu dropped (the reader "
+			"was behind)\n", (unsigned long long)f->triggers,
+			(unsigned long long)f->triggers_dropped);
 	free(f);
 	return ret;
 }

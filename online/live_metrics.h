@@ -15,6 +15,7 @@
 #define VMSCOPE_ONLINE_LIVE_METRICS_H
 
 #include "record.h"
+#include "trigger.h"
 
 #define OL_MX_INTERVAL_NS 1000000000ull
 
@@ -23,8 +24,11 @@ struct ol_mfeed;
 /* The feed for the recording at @path (its folder: the pipeline reads its
  * metadata once it is written) on socket @fd (taken: closed by
  * ol_mfeed_close), a snapshot every @interval_ns of host time
- * (OL_MX_INTERVAL_NS; a test takes less). NULL: out of memory. */
-struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns);
+ * (OL_MX_INTERVAL_NS; a test takes less), and after it a trigger frame
+ * (trigger_frame.h) for what of that interval crossed @tc's thresholds
+ * (trigger.h; NULL or zeros: none). NULL: out of memory. */
+struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns,
+			       const struct ol_trig_cfg *tc);
 
 /* The recorder's tap (rec_opts.tap, ctx = the feed): never stops it. */
 int ol_mfeed_tap(void *ctx, const struct rec_chunk *c);

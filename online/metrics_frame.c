@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A metrics snapshot's frame: see metrics_frame.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "metrics_frame.h"
+#include "frame_int.h"
 #include "util_endian.h"
 
 #define FLAG_BOUND 1u
@@ -64,17 +64,6 @@ size_t ol_msnap_encode(const struct ol_msnap *s, uint8_t *buf)
 	return (size_t)(p - buf);
 }
 
-__attribute__((format(printf, 3, 4)))
-static int bad(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* One reason at @p (@left bytes) into @r: its size, or 0 (@why). */
 static size_t parse_reason(const uint8_t *p, size_t left, struct ol_mx_reason *r, char *why,
 			   size_t whylen)
@@ -84,16 +73,16 @@ static size_t parse_reason(const uint8_t *p, size_t left, struct ol_mx_reason *r
 	size_t need = 1 + l + (2 + OL_MX_BUCKETS) * 8;
 
 	if (!left || left < need) {
-		bad(why, whylen, "a reason is cut short");
+		ol_frame_why(why, whylen, "a reason is cut short");
 		return 0;
 	}
 	if (l == 0 || l >= OL_MX_NAME) {
-		bad(why, whylen, "a reason name of %zu bytes", l);
+		ol_frame_why(why, whylen, "a reason name of %zu bytes", l);
 		return 0;
 	}
 	for (size_t i = 0; i < l; i++) {
 		if (p[1 + i] < 0x20 || p[1 + i] > 0x7e) {
-			bad(why, whylen, "a reason name holds byte 0x%02x", p[1 + i]);
+			ol_frame_why(why, whylen, "a reason name holds byte 0x%02x", p[1 + i]);
 			return 0;
 		}
 	}
@@ -105,7 +94,7 @@ static size_t parse_reason(const uint8_t *p, size_t left, struct ol_mx_reason *r
 	for (int b = 0; b < OL_MX_BUCKETS; b++) {
 		r->bucket[b] = le_get64(p + 16 + 8 * b);
 		if (r->bucket[b] > r->count - in_buckets) {
-			bad(why, whylen, "reason %s: its buckets hold more than its count",
+			ol_frame_why(why, whylen, "reason %s: its buckets hold more than its count",
 			    r->name);
 			return 0;
 		}
@@ -125,23 +114,23 @@ int ol_msnap_parse(const uint8_t *buf, size_t len, struct ol_msnap *s, char *why
 	memset(s, 0, sizeof(*s));
 	/* magic and version first: another build's frame is named as such */
 	if (len < 6)
-		return bad(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
+		return ol_frame_why(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
 	if (le_get32(buf) != OL_MX_MAGIC)
-		return bad(why, whylen, "not a metrics frame (magic 0x%08x)", le_get32(buf));
+		return ol_frame_why(why, whylen, "not a metrics frame (magic 0x%08x)", le_get32(buf));
 	if (le_get16(buf + 4) != OL_MX_VERSION)
-		return bad(why, whylen, "frame version %u (this daemon reads %u: the recorder "
+		return ol_frame_why(why, whylen, "frame version %u (this daemon reads %u: the recorder "
 			   "is of another build)", le_get16(buf + 4), OL_MX_VERSION);
 	if (len < OL_MX_HEAD)
-		return bad(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
+		return ol_frame_why(why, whylen, "a frame of %zu bytes (at least %u)", len, OL_MX_HEAD);
 	if (len > OL_MX_FRAME_MAX)
-		return bad(why, whylen, "a frame of %zu bytes (at most %u)", len,
+		return ol_frame_why(why, whylen, "a frame of %zu bytes (at most %u)", len,
 			   OL_MX_FRAME_MAX);
 	flags = le_get16(buf + 6);
 	if (flags & ~FLAGS_KNOWN)
-		return bad(why, whylen, "unknown frame flags 0x%x", flags);
+		return ol_frame_why(why, whylen, "unknown frame flags 0x%x", flags);
 	s->n_reasons = le_get32(buf + 8);
 	if (s->n_reasons > OL_MX_REASONS)
-		return bad(why, whylen, "%u reasons (at most %u)", s->n_reasons, OL_MX_REASONS);
+		return ol_frame_why(why, whylen, "%u reasons (at most %u)", s->n_reasons, OL_MX_REASONS);
 	for (unsigned int k = 0; k < OL_MX_HEAD_U64; k++)
 		head[k] = le_get64(buf + 12 + 8 * k);
 	s->seq = head[i++];
@@ -161,12 +150,12 @@ int ol_msnap_parse(const uint8_t *buf, size_t len, struct ol_msnap *s, char *why
 		for (int c = 0; c < OL_MX_STALL_CAUSES; c++) {
 			s->stall_ns[st][c] = head[i++];
 			if (!s->has_stall && s->stall_ns[st][c])
-				return bad(why, whylen, "a stall time without the stall flag");
+				return ol_frame_why(why, whylen, "a stall time without the stall flag");
 		}
 	if (!s->has_bound && s->bound_ns)
-		return bad(why, whylen, "a bound without the bound flag");
+		return ol_frame_why(why, whylen, "a bound without the bound flag");
 	if (!s->has_steal && s->steal_ns)
-		return bad(why, whylen, "a steal time without the steal flag");
+		return ol_frame_why(why, whylen, "a steal time without the steal flag");
 	off = OL_MX_HEAD;
 	for (uint32_t i = 0; i < s->n_reasons; i++) {
 		size_t n = parse_reason(buf + off, len - off, &s->r[i], why, whylen);
@@ -175,10 +164,10 @@ int ol_msnap_parse(const uint8_t *buf, size_t len, struct ol_msnap *s, char *why
 			return -1;
 		for (uint32_t j = 0; j < i; j++)
 			if (!strcmp(s->r[j].name, s->r[i].name))
-				return bad(why, whylen, "reason %s twice", s->r[i].name);
+				return ol_frame_why(why, whylen, "reason %s twice", s->r[i].name);
 		off += n;
 	}
 	if (off != len)
-		return bad(why, whylen, "%zu bytes after the last reason", len - off);
+		return ol_frame_why(why, whylen, "%zu bytes after the last reason", len - off);
 	return 0;
 }

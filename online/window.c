@@ -172,6 +172,11 @@ void ol_window_exit(void *ctx, const struct an_exit *e)
 	an_exits_add(&win->by_reason, e);
 	an_exits_add(&win->by_task, e);
 	an_exits_add(&win->by_vcpu, e);
+	if (!e->halted && e->vm < OL_WIN_VMS && (!(win->has_busy & 1u << e->vm) ||
+	    e->end - e->start > win->busy[e->vm].end - win->busy[e->vm].start)) {
+		win->busy[e->vm] = *e;
+		win->has_busy |= 1u << e->vm;
+	}
 }
 
 int ol_window_oom(const struct ol_window *win)
@@ -183,8 +188,16 @@ void ol_window_off(void *ctx, const struct an_off *o)
 {
 	struct ol_window *win = ctx;
 
-	if (o->stall)
-		an_topn_add(&win->stalls, o->stall->end - o->stall->start, o->stall);
+	if (o->stall) {
+		const struct an_stall *st = o->stall;
+
+		an_topn_add(&win->stalls, st->end - st->start, st);
+		if (st->vm < OL_WIN_VMS && (!(win->has_worst & 1u << st->vm) ||
+		    st->end - st->start > win->worst[st->vm].end - win->worst[st->vm].start)) {
+			win->worst[st->vm] = *st;
+			win->has_worst |= 1u << st->vm;
+		}
+	}
 	/* times: the off intervals it had a part in */
 	for (int i = 0; i < AN_SCHED_KEEP && o->by[i].n; i++)
 		if (an_by_host_charge(&win->host_ns, &win->host_n, o->by[i].host_task, o->by[i].ns,

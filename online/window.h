@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "exits.h"
+#include "vmscope/events.h"
 #include "sched.h"
 #include "walk.h"
 
@@ -46,6 +47,8 @@ int ol_snap_diff(struct ol_snap *d, const struct ol_snap *now, const struct ol_s
 void ol_snap_free(struct ol_snap *s);
 void ol_snap_swap(struct ol_snap *a, struct ol_snap *b);
 
+#define OL_WIN_VMS VMSCOPE_MAX_PIDS
+
 struct ol_window {
 	uint64_t start, end;		/* host time, ns: [start, end) */
 	struct an_exits by_reason, by_task, by_vcpu;
@@ -60,6 +63,12 @@ struct ol_window {
 	uint64_t *host_ns;
 	uint32_t *host_n;
 	uint64_t off_other_ns;
+	/* per VM (the first OL_WIN_VMS, a recording's most): the longest
+	 * exit that is not a halt and the worst stall, bit vm of has_busy
+	 * and has_worst saying there is one (triggers, trigger.h) */
+	struct an_exit busy[OL_WIN_VMS];
+	struct an_stall worst[OL_WIN_VMS];
+	uint32_t has_busy, has_worst;
 	struct an_topn stalls;		/* struct an_stall by duration */
 	size_t n_stalls;		/* once closed: stalls sorted, largest first */
 	int oom;

@@ -26,6 +26,13 @@
 # report: VM 0's threads but the idle one, stalled while running and
 # runnable, and their "blocked in host" charges); a bound present, within
 # 1 us of the largest `vmscope merge` fits for VM 0.
+# Then the triggers (online/trigger.h) on that trace, thresholds 150 us for
+# a stall and 100 us for an exit that is not a halt: each trigger is one of
+# `report sched --json`'s stalls (or `report exits --json`'s exits) of VM
+# 0, the same vCPU, start, duration, guest thread and host task, over its
+# threshold; every such stall (exit) of the report has a trigger at least
+# as long within one interval (50 ms) of its end, the longest is one; no
+# trigger with the thresholds above the longest.
 # Usage: metrics-feed-test.sh PATH-TO-vmscope PATH-TO-test_online PATH-TO-test_metrics_feed
 set -u
 exe=$1 writer=$2 feed=$3
@@ -157,4 +164,50 @@ assert bounds and feed["has_bound"] and 0 < feed["bound_ns"] <= max(bounds) + 10
 assert feed["events_lost"] == 0, feed
 PY
 then :; else echo "FAIL: the guest figures against the trace"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
+
+# triggers: 50 ms intervals, a stall over 150 us, an exit over 100 us
+"$feed" "$dir/stalls" "$dir/tfeed.json" 50000000 guests stall=150000 exit=100000 2>"$out" &&
+"$feed" "$dir/stalls" "$dir/nfeed.json" 50000000 guests stall=10000000000 exit=10000000000 \
+	2>>"$out" &&
+"$exe" report sched --json --top 100000 "$dir/stalls" >"$dir/tsched.json" 2>>"$out" &&
+"$exe" report exits --json --top 100000 "$dir/stalls" >"$dir/texits.json" 2>>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/tfeed.json" "$dir/nfeed.json" "$dir/tsched.json" \
+	"$dir/texits.json" <<'PY'
+import json, sys
+feed, none = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sched, exits = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+IV = 50000000
+def tid(label):
+    return int(label.rsplit("/", 1)[1]) if "/" in label else -1
+def check(kind, thr, want, same):
+    got = [t for t in feed["triggers"] if t["kind"] == kind]
+    over = [w for w in want if w["duration_ns"] > thr]
+    for t in got:
+        assert t["threshold_ns"] == thr and t["dur_ns"] > thr, t
+        assert any(same(t, w) for w in over), ("not in the report", t)
+    for w in over:
+        end = w["start_ns"] + w["duration_ns"]
+        assert any(t["dur_ns"] >= w["duration_ns"] and
+                   abs(t["start_ns"] + t["dur_ns"] - end) < IV for t in got), ("missed", w)
+    top = max(over, key=lambda w: w["duration_ns"])
+    assert any(same(t, top) for t in got), ("the longest missed", top)
+    return len(got), len(over)
+stalls = [w for w in sched["worst"] if w["vm"] == 0]
+assert len(stalls) < 100000, len(stalls)
+ns, nsw = check("stall", 150000, stalls, lambda t, w: t["vcpu"] == w["vcpu"] and
+                t["start_ns"] == w["start_ns"] and t["dur_ns"] == w["duration_ns"] and
+                tid(t["task"]) == w["thread"]["tid"] and
+                (t["host_task"] == "(blocked in host)" if w.get("blocked_in_host")
+                 else tid(t["host_task"]) == w["host_task"]["tid"]) and
+                t["what"] == "running, " + ("preempted" if w["preempted"] else "blocked in host"))
+busy = [e for e in exits["top"] if e["vm"] == 0 and not e["halted"]]
+assert len(exits["top"]) < 100000, len(exits["top"])
+ne, new = check("exit", 100000, busy, lambda t, w: t["vcpu"] == w["vcpu"] and
+                t["start_ns"] == w["start_ns"] and t["dur_ns"] == w["duration_ns"] and
+                t["what"] == w["reason"])
+assert none["triggers"] == [], none["triggers"]
+print("triggers: %d stalls over 150 us in %d triggers, %d exits over 100 us in %d triggers"
+      % (nsw, ns, new, ne))
+PY
+then :; else echo "FAIL: the triggers against the trace"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi
 [ "$fails" -eq 0 ]

@@ -7,6 +7,11 @@
 # test_metrics --frame made them); a frame that does not parse closes that
 # feed (logged, counted) and the domain still records; a stopped domain's
 # series are gone while another's stay; /metrics is on 127.0.0.1 only.
+# Triggers (--trigger-stall-us 20000): the recorder gets the threshold;
+# web's sends a stall trigger twice after its snapshot: the first logged
+# (what, how long, vCPU, guest and host task) and counted for web, the
+# second refused by the rate limit and counted; --trigger-stall-us without
+# --metrics is a usage error.
 # Usage: daemon-metrics-test.sh PATH-TO-vmscoped PATH-TO-vmscope PATH-TO-test_metrics
 set -u
 daemon=$1 vmscope=$2 tm=$3
@@ -24,7 +29,8 @@ served() { scrape && grep -qF "$1" "$T/scrape"; }
 not_served() { scrape && ! grep -qF "$1" "$T/scrape"; }
 
 "$tm" --frame "$T/web.frame" >/dev/null || { echo "FAIL: test_metrics --frame"; exit 1; }
-start_daemon --metrics 0 || bad "daemon did not answer"
+"$tm" --trigger "$T/web.trigger" >/dev/null || { echo "FAIL: test_metrics --trigger"; exit 1; }
+start_daemon --metrics 0 --trigger-stall-us 20000 || bad "daemon did not answer"
 port=$(sed -n 's/.*metrics: serving \/metrics on port \([0-9]*\)$/\1/p' "$T/daemon.log")
 check "the daemon says its metrics port ($port)" [ -n "$port" ]
 check "listening on 127.0.0.1 only" sh -c "ss -Hltn 'sport = :$port' | awk '{print \$4}' | grep -qx '127.0.0.1:$port'"
@@ -33,13 +39,15 @@ check "no domain: no series" served "vmscoped_metrics_domains 0"
 # web: its recorder sends a good frame; bad: a frame that does not parse
 qemu web
 cp "$T/web.frame" "$T/frame.$(cat "$T/qemu.web")"
+cp "$T/web.trigger" "$T/frame.$(cat "$T/qemu.web").1"
+cp "$T/web.trigger" "$T/frame.$(cat "$T/qemu.web").2"
 qemu bad
 printf 'VMSM\001\000\000\000junk' >"$T/frame.$(cat "$T/qemu.bad")"
 hook web started
 hook bad started
 check "web recording" wait_for 15 is_state web recording
 check "bad recording" wait_for 15 is_state bad recording
-check "record got --metrics-fd 4" grep -q "record --pid $(cat "$T/qemu.web") --cid 7 --guest-handoff 3 --metrics-fd 4 -o $T/state/traces/web/" "$T/calls"
+check "record got --metrics-fd 4" grep -q "record --pid $(cat "$T/qemu.web") --cid 7 --guest-handoff 3 --metrics-fd 4 --trigger-stall-us 20000 -o $T/state/traces/web/" "$T/calls"
 check "record's fd 4 is a socket" grep -q "^fd 4: socket:" "$T/calls"
 W="domain=\"web\",uuid=\"$UUID\""
 check "web's exits served" wait_for 30 served "vmscope_exits_total{$W,reason=\"EPT_VIOLATION\"} 3"
@@ -51,6 +59,11 @@ check "web has no bound" not_served "vmscope_sync_bound_seconds{$W"
 check "web's guest steal" served "vmscope_guest_steal_seconds_total{$W} 0.012"
 check "web's stalls by class" served "vmscope_guest_stall_seconds_total{$W,state=\"running\",cause=\"blocked_in_host\"} 0.00000025"
 check "web's stall of 0 served" served "vmscope_guest_stall_seconds_total{$W,state=\"runnable\",cause=\"blocked_in_host\"} 0"
+check "web's trigger logged" wait_for 15 grep -q "web: trigger: stall running, preempted of 50.000 ms > 20.000 ms on vCPU 1 at host 5000000000 ns (guest task stress/812, host task hog/4242)" "$T/daemon.log"
+check "logged once" [ "$(grep -c "web: trigger:" "$T/daemon.log")" -eq 1 ]
+check "counted for web" served "vmscope_triggers_total{$W,kind=\"stall\"} 1"
+check "no exit trigger" served "vmscope_triggers_total{$W,kind=\"exit\"} 0"
+check "the second suppressed" served "vmscoped_triggers_suppressed_total 1"
 check "bad's frame refused, logged" wait_for 15 grep -q "bad: metrics feed ended: a bad metrics frame: " "$T/daemon.log"
 check "and counted" served "vmscoped_metrics_bad_frames_total 1"
 check "bad has no series" not_served 'domain="bad"'
@@ -76,6 +89,10 @@ dpid=
 	--metrics localhost:1 2>"$T/usage.err"
 check "--metrics takes numeric addresses (exit 2)" [ $? -eq 2 ]
 check "and says so" grep -q "not a numeric IPv4 or IPv6 address" "$T/usage.err"
+"$daemon" --socket "$T/other.sock" --state-dir "$T/state" --vmscope "$T/fake-vmscope" \
+	--trigger-stall-us 20000 2>"$T/usage.err"
+check "--trigger-stall-us goes with --metrics (exit 2)" [ $? -eq 2 ]
+check "and says so" grep -q "go with --metrics" "$T/usage.err"
 [ "$fails" -eq 0 ] || { echo "daemon log:"; sed 's/^/  | /' "$T/daemon.log"; }
 echo "daemon-metrics-test: $fails failures"
 [ "$fails" -eq 0 ]

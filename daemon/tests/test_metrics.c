@@ -11,6 +11,8 @@
  *   test_metrics --dump F   the sample store rendered into F (for promtool)
  *   test_metrics --frame F  domain "web"'s sample snapshot as a frame into F
  *                           (daemon-metrics-test.sh's fake recorder sends it)
+ *   test_metrics --trigger F  a stall trigger's frame into F (the same
+ *                           recorder sends it twice after the snapshot)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +28,7 @@
 #include "metrics_http.h"
 #include "metrics_render.h"
 #include "metrics_store.h"
+#include "trigger_frame.h"
 #include "util_endian.h"
 
 /* Domain "web", three exits of reason EPT_VIOLATION (3 ns, 5 ns and one
@@ -79,6 +82,13 @@ static void sample_store(struct mstore *st)
 	CHECK(!ms_put(st, 20, "web", "6f1c2a3e-0000-4000-8000-000000000001", &s));
 	sample_db(&s);
 	CHECK(!ms_put(st, 10, "db", "", &s));
+	/* web: two exit triggers and a stall trigger; one suppressed */
+	CHECK(!ms_trigger(st, 20, OL_TG_EXIT));
+	CHECK(!ms_trigger(st, 20, OL_TG_STALL));
+	CHECK(!ms_trigger(st, 20, OL_TG_EXIT));
+	ms_trigger_suppressed(st);
+	/* a domain without an entry: not counted */
+	CHECK_EQ(ms_trigger(st, 99, OL_TG_EXIT), -ENOENT);
 }
 
 static char *rendered(struct mstore *st)
@@ -185,6 +195,13 @@ static const char expected[] =
 	"the domain's latest guest record; absent without one.\n"
 	"# TYPE vmscope_sync_bound_seconds gauge\n"
 	"vmscope_sync_bound_seconds{" DB "} 0.0000015\n"
+	"# HELP vmscope_triggers_total Triggers admitted by the rate limit: an exit or a "
+	"guest-thread stall over its threshold.\n"
+	"# TYPE vmscope_triggers_total counter\n"
+	"vmscope_triggers_total{" DB ",kind=\"exit\"} 0\n"
+	"vmscope_triggers_total{" DB ",kind=\"stall\"} 0\n"
+	"vmscope_triggers_total{" WEB ",kind=\"exit\"} 2\n"
+	"vmscope_triggers_total{" WEB ",kind=\"stall\"} 1\n"
 	"# HELP vmscoped_metrics_domains Domains whose series are served.\n"
 	"# TYPE vmscoped_metrics_domains gauge\n"
 	"vmscoped_metrics_domains 2\n"
@@ -192,10 +209,13 @@ static const char expected[] =
 	"beyond the 64 served.\n"
 	"# TYPE vmscoped_metrics_refused_snapshots_total counter\n"
 	"vmscoped_metrics_refused_snapshots_total 0\n"
-	"# HELP vmscoped_metrics_bad_frames_total Snapshot frames from recorders that did not "
-	"parse (that feed was closed).\n"
+	"# HELP vmscoped_metrics_bad_frames_total Frames from recorders (snapshots, triggers) "
+	"that did not parse (that feed was closed).\n"
 	"# TYPE vmscoped_metrics_bad_frames_total counter\n"
-	"vmscoped_metrics_bad_frames_total 0\n";
+	"vmscoped_metrics_bad_frames_total 0\n"
+	"# HELP vmscoped_triggers_suppressed_total Triggers refused by a domain's rate limit.\n"
+	"# TYPE vmscoped_triggers_suppressed_total counter\n"
+	"vmscoped_triggers_suppressed_total 1\n";
 
 static void test_render(void)
 {
@@ -239,12 +259,19 @@ static void test_store(void)
 	ms_remove(&st, 1000);
 	ms_remove(&st, 99);
 	CHECK_EQ(st.n, MS_MAX_DOMAINS - 1);
+	CHECK_EQ(ms_trigger(&st, 1001, OL_TG_STALL), 0);
+	CHECK_EQ(ms_put(&st, 1001, "d1", "", &s), 0);
 	CHECK_EQ(ms_put(&st, 5000, "late", "", &s), 0);
 	ms_bad_frame(&st);
 	text = rendered(&st);
 	CHECK(text && !strstr(text, "domain=\"d0\""));
 	CHECK(text && strstr(text, "domain=\"late\""));
 	CHECK(text && strstr(text, "vmscoped_metrics_bad_frames_total 1\n"));
+	/* a snapshot keeps the domain's trigger counts; a new entry starts at 0 */
+	CHECK(text && strstr(text, "vmscope_triggers_total{domain=\"d1\",uuid=\"\",kind=\"stall\"} "
+			     "1\n"));
+	CHECK(text && strstr(text, "vmscope_triggers_total{domain=\"late\",uuid=\"\","
+			     "kind=\"stall\"} 0\n"));
 	free(text);
 	/* empty: the families and the daemon's own series only */
 	for (unsigned int i = 1; i < MS_MAX_DOMAINS; i++)
@@ -359,6 +386,86 @@ static void test_frame(void)
 	      strstr(why, "at most"));
 }
 
+/* @t encoded, @v written at @off over @width bytes (0: nothing), its
+ * length changed by @cut, parsed: refused with @why in the reason. */
+static void trig_refused(const struct ol_trig *t, size_t off, uint64_t v, int width, long cut,
+			 const char *why)
+{
+	static uint8_t buf[OL_TG_FRAME_MAX + 16];
+	struct ol_trig out;
+	char w[160] = "";
+	size_t n = ol_trig_encode(t, buf);
+
+	if (width == 1)
+		buf[off] = (uint8_t)v;
+	else if (width == 2)
+		le_put16(buf + off, (uint16_t)v);
+	else if (width == 8)
+		le_put64(buf + off, v);
+	n = (size_t)((long)n + cut);
+	EXPECT(ol_trig_parse(buf, n, &out, w, sizeof(w)) && strstr(w, why),
+	       "expected a refusal with '%s', got '%s'", why, w);
+}
+
+static void test_trigger_frame(void)
+{
+	static uint8_t buf[OL_TG_FRAME_MAX];
+	struct ol_trig t = { .kind = OL_TG_STALL, .vcpu = 3, .start_ns = 1234567890123ull,
+			     .dur_ns = 50000000, .threshold_ns = 20000000 }, out;
+	char w[160] = "", long_text[100];
+	size_t n;
+
+	strcpy(t.what, "running, preempted");
+	strcpy(t.task, "stress/812");
+	strcpy(t.host_task, "hog/4242");
+	n = ol_trig_encode(&t, buf);
+	CHECK_EQ(n, OL_TG_HEAD + 1 + 18 + 1 + 10 + 1 + 8);
+	CHECK(!ol_trig_parse(buf, n, &out, w, sizeof(w)));
+	CHECK(out.kind == t.kind && out.vcpu == 3 && out.start_ns == t.start_ns &&
+	      out.dur_ns == t.dur_ns && out.threshold_ns == t.threshold_ns);
+	CHECK(!strcmp(out.what, t.what) && !strcmp(out.task, t.task) &&
+	      !strcmp(out.host_task, t.host_task));
+	/* each head field at its offset */
+	CHECK_EQ(le_get32(buf), OL_TG_MAGIC);
+	CHECK_EQ(le_get16(buf + 4), 1);
+	CHECK_EQ(buf[6], OL_TG_STALL);
+	CHECK_EQ(le_get32(buf + 8), 3);
+	CHECK_EQ(le_get64(buf + 12), t.start_ns);
+	CHECK_EQ(le_get64(buf + 20), t.dur_ns);
+	CHECK_EQ(le_get64(buf + 28), t.threshold_ns);
+	/* empty texts; a text cut to 63 bytes; a byte not printable sent as '?' */
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	t.kind = OL_TG_EXIT;
+	t.task[0] = '\0';
+	snprintf(t.host_task, sizeof(t.host_task), "%.63s", long_text);
+	strcpy(t.what, "a\tb");
+	n = ol_trig_encode(&t, buf);
+	CHECK(!ol_trig_parse(buf, n, &out, w, sizeof(w)));
+	CHECK(!strcmp(out.what, "a?b") && !out.task[0] && strlen(out.host_task) == 63);
+	/* refusals */
+	strcpy(t.what, "cpuid");
+	strcpy(t.host_task, "vCPU thread/7");
+	n = ol_trig_encode(&t, buf);
+	CHECK(!ol_trig_parse(buf, n, &out, w, sizeof(w)));
+	trig_refused(&t, 0, 0, 0, -(long)n + 3, "not a trigger frame");
+	trig_refused(&t, 4, 2, 2, 0, "trigger frame version 2");
+	trig_refused(&t, 4, 0, 2, 0, "version 0");
+	trig_refused(&t, 0, 0, 0, -(long)n + 6, "of 6 bytes: cut short");
+	trig_refused(&t, 4, 2, 2, -(long)n + 6, "version 2");
+	trig_refused(&t, 0, 0, 0, -(long)n + OL_TG_HEAD - 1, "cut short");
+	trig_refused(&t, 6, 0, 1, 0, "trigger kind 0");
+	trig_refused(&t, 6, 3, 1, 0, "trigger kind 3");
+	trig_refused(&t, 7, 1, 1, 0, "byte 7 is 1");
+	trig_refused(&t, 20, t.threshold_ns, 8, 0, "does not cross");
+	trig_refused(&t, OL_TG_HEAD, 64, 1, 0, "what of 64 bytes");
+	trig_refused(&t, OL_TG_HEAD + 1, 0x7f, 1, 0, "what: byte 0x7f");
+	trig_refused(&t, OL_TG_HEAD + 1, 0x0a, 1, 0, "byte 0x0a");
+	trig_refused(&t, 0, 0, 0, -1, "cut short in its host task");
+	trig_refused(&t, 0, 0, 0, -(long)(1 + strlen(t.host_task)), "before its host task");
+	trig_refused(&t, 0, 0, 0, 1, "1 bytes after its end");
+}
+
 static void test_addr(void)
 {
 	struct sockaddr_storage sa;
@@ -458,6 +565,19 @@ int main(int argc, char **argv)
 		n = ol_msnap_encode(&s, buf);
 		return !f || fwrite(buf, 1, n, f) != n || fclose(f);
 	}
+	if (argc == 3 && !strcmp(argv[1], "--trigger")) {
+		static uint8_t buf[OL_TG_FRAME_MAX];
+		struct ol_trig t = { .kind = OL_TG_STALL, .vcpu = 1, .start_ns = 5000000000ull,
+				     .dur_ns = 50000000, .threshold_ns = 20000000 };
+		FILE *f = fopen(argv[2], "w");
+		size_t n;
+
+		strcpy(t.what, "running, preempted");
+		strcpy(t.task, "stress/812");
+		strcpy(t.host_task, "hog/4242");
+		n = ol_trig_encode(&t, buf);
+		return !f || fwrite(buf, 1, n, f) != n || fclose(f);
+	}
 	if (argc == 3 && !strcmp(argv[1], "--dump")) {
 		struct mstore st;
 		FILE *f = fopen(argv[2], "w");
@@ -468,6 +588,7 @@ int main(int argc, char **argv)
 		return check_result("test_metrics --dump");
 	}
 	test_frame();
+	test_trigger_frame();
 	test_render();
 	test_store();
 	test_addr();

@@ -9,9 +9,11 @@
  * other end after each sub-buffer and parsed as vmscoped parses it. Every
  * frame must parse, their seq follow 0, 1, ... without a gap, and no
  * counter may fall from one frame to the next (nor a guest figure, once
- * present, go absent); the last frame goes to OUT as JSON.
+ * present, go absent); the last frame goes to OUT as JSON. With exit=NS
+ * or stall=NS, the feed's trigger thresholds (trigger.h): every trigger
+ * frame must parse too, and they go to OUT's "triggers".
  *
- *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests]
+ *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests] [exit=NS] [stall=NS]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,11 +26,17 @@
 #include "feed_src.h"
 #include "live_metrics.h"
 #include "metrics_frame.h"
+#include "trigger_frame.h"
+#include "util_endian.h"
+
+#define MAX_TRIGGERS 256
 
 struct seen {
 	struct ol_msnap last;
 	uint64_t frames;
 	int bad;
+	struct ol_trig trig[MAX_TRIGGERS];
+	size_t n_trig;
 };
 
 /* No counter of @b below @a's (same reason names: a reason never moves). */
@@ -65,6 +73,20 @@ static void drain(int fd, struct seen *s)
 	ssize_t n;
 
 	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (n >= 4 && le_get32(buf) == OL_TG_MAGIC) {
+			struct ol_trig t;
+
+			if (ol_trig_parse(buf, (size_t)n, &t, why, sizeof(why))) {
+				fprintf(stderr, "test_metrics_feed: a trigger: %s\n", why);
+				s->bad++;
+			} else if (s->n_trig < MAX_TRIGGERS) {
+				s->trig[s->n_trig++] = t;
+			} else {
+				fprintf(stderr, "test_metrics_feed: over %d triggers\n", MAX_TRIGGERS);
+				s->bad++;
+			}
+			continue;
+		}
 		if (ol_msnap_parse(buf, (size_t)n, &snap, why, sizeof(why))) {
 			fprintf(stderr, "test_metrics_feed: frame %" PRIu64 ": %s\n", s->frames, why);
 			s->bad++;
@@ -104,7 +126,19 @@ static void write_json(FILE *f, const struct seen *s)
 			fprintf(f, "%s%" PRIu64, k ? ", " : "", m->r[i].bucket[k]);
 		fputs("]}", f);
 	}
-	fputs("}}\n", f);
+	fputs("}, \"triggers\": [", f);
+	for (size_t i = 0; i < s->n_trig; i++) {
+		const struct ol_trig *t = &s->trig[i];
+
+		/* the texts are printable ASCII (the parser checked) and the
+		 * test's names carry no quote or backslash */
+		fprintf(f, "%s{\"kind\": \"%s\", \"vcpu\": %u, \"start_ns\": %" PRIu64
+			", \"dur_ns\": %" PRIu64 ", \"threshold_ns\": %" PRIu64 ", \"what\": \"%s\""
+			", \"task\": \"%s\", \"host_task\": \"%s\"}", i ? ", " : "",
+			t->kind == OL_TG_EXIT ? "exit" : "stall", t->vcpu, t->start_ns, t->dur_ns,
+			t->threshold_ns, t->what, t->task, t->host_task);
+	}
+	fputs("]}\n", f);
 }
 
 struct feed_ctx {
@@ -132,10 +166,22 @@ int main(int argc, char **argv)
 	char byte;
 	FILE *out;
 
-	bool guests = argc == 5 && !strcmp(argv[4], "guests");
+	struct ol_trig_cfg tc = { 0 };
+	bool guests = false;
 
-	if (argc != 4 && !guests) {
-		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests]\n");
+	for (int i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "guests"))
+			guests = true;
+		else if (!strncmp(argv[i], "exit=", 5))
+			tc.exit_ns = strtoull(argv[i] + 5, NULL, 10);
+		else if (!strncmp(argv[i], "stall=", 6))
+			tc.stall_ns = strtoull(argv[i] + 6, NULL, 10);
+		else
+			argc = 0;
+	}
+	if (argc < 4) {
+		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests] "
+			"[exit=NS] [stall=NS]\n");
 		return 2;
 	}
 	out = fopen(argv[2], "w");
@@ -146,7 +192,7 @@ int main(int argc, char **argv)
 	if (feed_open(&f, argv[1], guests, &h))
 		return 1;
 	x.peer = sv[1];
-	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10));
+	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10), &tc);
 	if (!x.mf)
 		return 1;
 	e = feed_run(&f, false, tap, &x) ? 1 : 0;
