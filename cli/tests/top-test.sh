@@ -23,16 +23,29 @@ out=$dir/out
 
 "$writer" --write "$dir" || { echo "FAIL: writing the trace"; exit 1; }
 m=$dir/merged
-expect 0 'usage: vmscope top --pid QEMU_PID' -- top --help
+expect 0 'usage: vmscope top \(--pid QEMU_PID... \| --domain NAME... \| --all\)' -- top --help
 expect 0 'vmscope top --replay TRACE' -- top --help
-expect 0 'Not built yet: --domain, --all' -- top --help
-expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json
-expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json --pid 1 --replay "$m"
+expect 0 'A VM started later is not picked up' -- top --help
+src='give one of --pid QEMU_PID..., --domain NAME..., --all \(live\) or --replay TRACE'
+expect 2 "$src" -- top --json
+expect 2 "$src" -- top --json --pid 1 --replay "$m"
+expect 2 "$src" -- top --json --pid 1 --domain d1
+expect 2 "$src" -- top --json --domain d1 --all
+expect 2 "$src" -- top --json --all --replay "$m"
+expect 2 "$src" -- top --json --pid 1 --all
 expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --speed 2
-expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --accept-damage
-expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" --duration 2
-expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" -o "$dir/rec"
-expect 0 '  -o TRACE              with --pid: also write the recording' -- top --help
+expect 2 '--speed and --accept-damage are for --replay' -- top --json --all --accept-damage
+expect 2 '--duration and -o are for live \(--pid, --domain, --all\)' -- top --json --replay "$m" --duration 2
+expect 2 '--duration and -o are for live' -- top --json --replay "$m" -o "$dir/rec"
+expect 0 '  -o TRACE              live: also write the recording' -- top --help
+# --domain: libvirt's files (none here), the name checked first
+expect 1 'top: no domain vmscope-no-such-domain \(no vmscope-no-such-domain.pid in /run/libvirt/qemu' -- top --json --domain vmscope-no-such-domain
+expect 2 "top: --domain '../x': domain name" -- top --json --domain ../x
+expect 2 'top: at most 8 --domain' -- top --json --domain a --domain b --domain c --domain d --domain e --domain f --domain g --domain h --domain i
+# --all: the KVM VMs of this machine, if any (a TCG machine has none)
+if ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q 'anon_inode:kvm-vm$'; then
+	expect 1 'top: --all: no KVM VM is running' -- top --json --all
+fi
 expect 2 "top: --duration: '0' is not a duration" -- top --json --pid 1 --duration 0
 expect 2 "top: --pid: a number from 1 to" -- top --json --pid 0
 # the screen is built for --pid: without the module, the module is what is said
