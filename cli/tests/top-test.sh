@@ -10,7 +10,10 @@
 # vCPU, the host tasks that had the CPU, the worst stall); a VM without
 # agent (--write-noagent): host columns filled, guest columns marked;
 # the intervals tile the trace; --sort orders each interval; --batch text;
-# --speed paces the replay (the screen: top-screen-test.sh); a cut stream (exit 1, intervals still shown);
+# --speed paces the replay (the screen: top-screen-test.sh); a session VM
+# that never exits (--write-silent-vm: no vCPU known; `top --all` takes
+# such VMs, kvm-hold's in the VM tests): listed without vCPUs in every
+# interval, the other's 20 exits counted (it crashed the windows once); a cut stream (exit 1, intervals still shown);
 # stdout on a full disk; usage errors.
 # Usage: top-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
@@ -220,6 +223,27 @@ fi
 expect 0 '^VM 1 synth1 \(no agent\)' -- top --replay "$dir/n/merged" --batch --interval 0.1
 expect 0 'guest tasks: no agent' -- top --replay "$dir/n/merged" --batch --interval 0.1
 expect 0 '^  0 +2001 +[0-9]+ .* no agent$' -- top --replay "$dir/n/merged" --batch --interval 0.1
+
+# a session VM that never exits: listed, no vCPU, in every interval
+mkdir "$dir/silent" && "$writer" --write-silent-vm "$dir/silent" ||
+	{ echo "FAIL: writing the silent-VM trace"; exit 1; }
+"$exe" top --replay "$dir/silent/merged" --json --interval 0.5 >"$dir/silent.json" 2>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/silent.json" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) >= 4 and lines[-1]["final"], len(lines)
+for l in lines:
+    assert [m["vm"] for m in l["vms"]] == [0, 1], l["vms"]
+    assert l["vms"][1]["vcpus"] == [], l["vms"][1]
+assert sum(l["counts"]["exits"] for l in lines) == 20
+assert sum(c["exits"] for l in lines for c in l["vms"][0]["vcpus"]) == 20
+PY
+then
+	echo "ok: a VM that never exits: listed without vCPUs"
+else
+	echo "FAIL: top --json with a VM that never exits"; cat "$out"; fails=$((fails + 1))
+fi
+expect 0 '^VM 1 ' -- top --replay "$dir/silent/merged" --batch --interval 0.5
 
 # --sort count: every interval's reasons and tasks by count, largest first
 "$exe" top --replay "$m" --json --interval 0.05 --sort count >"$dir/count.json" 2>"$out"
