@@ -160,6 +160,20 @@ static bool grow(void **p, uint32_t *cap, uint32_t i, size_t size)
 	return true;
 }
 
+/*
+ * A vCPU's task until its guest CPU names one: before the guest session
+ * when the VM's guest module says when that began (cpu_task), and in a
+ * fed walk (`top --pid`) while the VM has no guest side yet: its agent
+ * may still connect, and a recording of the same run has that table from
+ * its start, so `report` has these exits before the session too.
+ */
+static int32_t first_task(const struct an_walk *w, uint32_t vm)
+{
+	const struct vm *m = &w->vm[vm];
+
+	return m->has_cpu_task || (w->fed && !m->guest) ? AN_TASK_BEFORE : AN_TASK_UNKNOWN;
+}
+
 static struct vcpu *vcpu_of(struct an_walk *w, uint32_t vm, uint32_t v)
 {
 	struct vm *m;
@@ -172,8 +186,7 @@ static struct vcpu *vcpu_of(struct an_walk *w, uint32_t vm, uint32_t v)
 	if (!grow((void **)&m->v, &m->cap, v, sizeof(*m->v)))
 		return NULL;
 	for (uint32_t i = old; i < m->cap; i++)
-		m->v[i].task = m->v[i].exit_task =
-			m->has_cpu_task ? AN_TASK_BEFORE : AN_TASK_UNKNOWN;
+		m->v[i].task = m->v[i].exit_task = first_task(w, vm);
 	if (v >= m->n)
 		m->n = v + 1;
 	return &m->v[v];

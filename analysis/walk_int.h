@@ -137,6 +137,7 @@ struct an_walk {
 	struct mo_union uni;		/* and pass 2's records decoded with */
 	struct vr_events *uev;		/* the merged trace's table (mg_p2_as_merged) */
 	bool sides;			/* a table per side (tab[1 + v]), not one */
+	bool fed;			/* an_walk_open_fed: guest tables may come later */
 	char path[512];
 	unsigned int flags;		/* mr_open's */
 	char damage[1024];		/* an_walk_damage() */

@@ -80,14 +80,26 @@ static void find_guest_roles(struct an_walk *w, uint32_t v)
 	d = mg_role_find(t->ev, name, fw, 1, &pid0);
 	set_role(t, d, R_GTASK, v);
 	w->vm[v].has_cpu_task = d != NULL;
-	/* the session's vCPUs, before any record */
-	for (uint32_t c = 0; d && c < w->vm[v].cap; c++)
-		w->vm[v].v[c].task = w->vm[v].v[c].exit_task = AN_TASK_BEFORE;
+	/*
+	 * vCPUs met before this table (a fed walk's, before the agent's
+	 * hello) are before the guest session (walk.c, first_task) and stay
+	 * so until their CPU's cpu_task, as a report of the recording has
+	 * them; but a table without cpu_task never says when its session
+	 * began, and a report of such a trace has their tasks unknown.
+	 */
+	for (uint32_t c = 0; !d && c < w->vm[v].cap; c++) {
+		struct vcpu *p = &w->vm[v].v[c];
+
+		if (p->task == AN_TASK_BEFORE)
+			p->task = AN_TASK_UNKNOWN;
+		if (p->exit_task == AN_TASK_BEFORE)
+			p->exit_task = AN_TASK_UNKNOWN;
+	}
 	if (d) {
 		struct role_of *r = role_at(t, d);
 
 		r->task_pid = pid0;
-		r->has_task_comm = mg_field_find(d, "comm", &r->task_comm);
+		r->has_task_comm = mg_str_field_find(d, "comm", &r->task_comm);
 	}
 	guest_tab(w, v, "irq_vector_entry", name, sizeof(name));
 	{
@@ -337,6 +349,7 @@ static int walk_open(struct an_walk **out, const char *path, unsigned int flags,
 		goto fail;
 	}
 	w->sides = src == SRC_ONLINE || src == SRC_FED;
+	w->fed = src == SRC_FED;
 	w->ev = vr_trace_events(t, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0);
 	if (w->mg && w->ev) {
 		e = merged_table(w, err, errlen);

@@ -16,7 +16,6 @@
 #include "commands.h"
 #include "device.h"
 #include "domrun.h"
-#include "domxml.h"
 #include "event_select.h"
 #include "guest_link.h"
 #include "live_metrics.h"
@@ -122,41 +121,12 @@ static int keep_channel(struct hb *h, const char *keep, const struct vmscope_pro
 	return 0;
 }
 
-/*
- * --domain NAME: the QEMU pid and vsock CID of a running libvirt domain
- * from libvirt's run folder (libvirt/domrun.h). 0, or -1 after saying why.
- */
-static int domain_pid(const char *name, int *pid, uint32_t *cid)
-{
-	char why[200];
-	pid_t p;
-	int e;
-
-	if (vd_check_name(name, why, sizeof(why))) {
-		fprintf(stderr, "vmscope record: --domain '%s': %s\n", name, why);
-		return -1;
-	}
-	e = vd_read_pid(VD_RUN_DIR, name, &p);
-	if (e) {
-		fprintf(stderr, "vmscope record: domain %s: %s\n", name,
-			e == -ENOENT ? "unknown or not running (no pid file in " VD_RUN_DIR ")"
-				     : strerror(-e));
-		return -1;
-	}
-	/* without the status XML, the CID comes from QEMU's command line */
-	if (vd_read_cid(VD_RUN_DIR, name, cid, why, sizeof(why)))
-		fprintf(stderr, "vmscope record: domain %s: no vsock CID from its XML: %s\n",
-			name, why);
-	*pid = (int)p;
-	return 0;
-}
-
 /* The command line, before the module is asked anything. */
 struct record_args {
 	struct rec_opts o;
 	struct vmscope_session_cfg cfg;
 	uint32_t cids[VMSCOPE_MAX_PIDS];	/* --cid, in --pid order */
-	uint32_t dom_cids[VMSCOPE_MAX_PIDS];	/* --domain's from libvirt */
+	struct rec_host_doms doms;		/* --domain's, from libvirt's files */
 	unsigned int ncids;
 	const char *keep;
 	int all;
@@ -190,16 +160,8 @@ static int take_buffer_size(void *args, const char *arg)
 static int take_domain(void *args, const char *arg)
 {
 	struct record_args *a = args;
-	struct rec_opts *o = &a->o;
 
-	if (o->ctl.nr_pids == VMSCOPE_MAX_PIDS) {
-		fprintf(stderr, "vmscope record: at most %d --pid/--domain\n", VMSCOPE_MAX_PIDS);
-		return EXIT_USAGE;
-	}
-	if (domain_pid(arg, &o->ctl.pids[o->ctl.nr_pids], &a->dom_cids[o->ctl.nr_pids]))
-		return EXIT_FAILURE_RUNTIME;
-	o->ctl.nr_pids++;
-	return 0;
+	return rec_host_domain("vmscope record", arg, &a->o, &a->doms);
 }
 
 /* --guest-handoff and --metrics-fd: an open socket of @want_type's */
@@ -309,14 +271,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 /* Each traced process as a VM (its vCPU threads, its vsock CID). */
 static int find_vms(struct record_args *a, struct vm_desc *vms)
 {
-	if (rec_host_vms("vmscope record", &a->o, vms))
+	if (rec_host_vms("vmscope record", &a->o, &a->doms, vms))
 		return -1;
-	for (unsigned int i = 0; i < a->o.ctl.nr_pids; i++) {
-		if (a->dom_cids[i])	/* the domain's own XML says */
-			vms[i].cid = a->dom_cids[i];
-		if (i < a->ncids)
-			vms[i].cid = a->cids[i];
-	}
+	for (unsigned int i = 0; i < a->ncids && i < a->o.ctl.nr_pids; i++)
+		vms[i].cid = a->cids[i];
 	return 0;
 }
 

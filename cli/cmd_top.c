@@ -1,7 +1,8 @@
 /*
  * `vmscope top`: the online pipeline (online/pipe.h) shown per interval.
- * Its source is the host's ring buffers (--pid: online/live.h)
- * and its guest agents, or a recorded trace (--replay: merged, or raw and
+ * Its source is the host's ring buffers (--pid, --domain, --all:
+ * online/live.h; the VMs found by rec_host.h) and their guest agents,
+ * or a recorded trace (--replay: merged, or raw and
  * merged as it is read); the views are JSON lines, plain text
  * (online/view.h) and the screen (online/screen.h).
  */
@@ -14,6 +15,7 @@
 #include "args.h"
 #include "vmscope/agent_port.h"
 #include "commands.h"
+#include "domrun.h"
 #include "out.h"
 #include "live.h"
 #include "rec_args.h"
@@ -28,7 +30,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vmscope top --pid QEMU_PID... [--duration T] [-o TRACE] [--json | --batch]\n"
+	fprintf(out, "usage: vmscope top (--pid QEMU_PID... | --domain NAME... | --all)\n"
+		"                   [--duration T] [-o TRACE] [--json | --batch]\n"
 		"       vmscope top --replay TRACE [--speed X] [--json | --batch] [--accept-damage]\n"
 		"         both: [--interval S] [--sort count|total|p99|max] [--tasks N] [--top N]\n\n"
 		"VM exits per interval of host time, computed as `vmscope report exits`\n"
@@ -51,8 +54,21 @@ static void usage(FILE *out)
 		"                        (over 1 s behind the others) are counted as losses;\n"
 		"                        a guest disconnect as a loss of its CPUs. Until\n"
 		"                        SIGINT or SIGTERM (the last interval is shown, exit 0)\n"
-		"  --duration T          with --pid: stop after T (seconds; suffix s, m or h)\n"
-		"  -o TRACE              with --pid: also write the recording `vmscope record\n"
+		"  --domain NAME         live, as --pid, for a running libvirt domain: its\n"
+		"                        QEMU pid as vmscoped finds it, from libvirt's files\n"
+		"                        (%s/NAME.pid; its vsock CID from\n"
+		"                        NAME.xml there; no libvirt connection); the VM is\n"
+		"                        named NAME on the screen, in --batch and in --json\n"
+		"                        (repeat for several VMs)\n"
+		"  --all                 live, as --pid, for every KVM VM running when top\n"
+		"                        starts: each process with a KVM VM file descriptor\n"
+		"                        (a link to %s in /proc/PID/fd: QEMU,\n"
+		"                        with or without libvirt, or any other KVM user).\n"
+		"                        A VM started later is not picked up: start top\n"
+		"                        again. --pid, --domain, --all: one of them, at most\n"
+		"                        %d VMs\n"
+		"  --duration T          live: stop after T (seconds; suffix s, m or h)\n"
+		"  -o TRACE              live: also write the recording `vmscope record\n"
 		"                        -o TRACE` would write of that session (TRACE must not\n"
 		"                        exist; complete at the stop, its damage and losses\n"
 		"                        accounted as record's); the view is fed as it is\n"
@@ -88,19 +104,21 @@ static void usage(FILE *out)
 		"interval's exits by reason, guest task or vCPU (exits/s, total, p50, p99,\n"
 		"max) or the host tasks that had vCPU threads' CPUs, the worst stalls with who\n"
 		"caused them, the longest exits. Keys: s the sort, g the grouping, v one VM or\n"
-		"all, p pause (--replay waits; --pid goes on, the screen frozen), q quit (--pid:\n"
+		"all, p pause (--replay waits; live goes on, the screen frozen), q quit (live:\n"
 		"the session stops). Keys are read as intervals close. After the last interval\n"
 		"it stays until q. While it is up, what would go to stderr on the terminal is\n"
 		"held, and written there when it ends.\n"
 		"\nPercentiles are within 0.8%% of an exact value at that rank (log-linear\n"
 		"histograms); counts, totals, min and max are exact. Losses in the trace are\n"
-		"counted per interval (an exit cut by one is not counted, and said).\n"
-		"Not built yet: --domain, --all.\n\n"
-		"Exit status: 0 (also on q, and after SIGINT or SIGTERM with --pid); 1 when\n"
+		"counted per interval (an exit cut by one is not counted, and said).\n\n"
+		"Exit status: 0 (also on q, and after SIGINT or SIGTERM live); 1 when\n"
 		"TRACE is not a readable trace, is damaged (every interval read is still\n"
-		"shown) or has no records, the host module cannot be used or saw no record\n"
-		"of the processes, the output could not be written, or the screen has no\n"
-		"terminal; 2 on a usage error.\n", VMSCOPE_AGENT_PORT, TOP_INTERVAL_MIN_S);
+		"shown) or has no records, a --domain is unknown or not running, --all\n"
+		"found no KVM VM (or more than %d), the host module cannot be used or saw no\n"
+		"record of the processes, the output could not be written, or the screen has\n"
+		"no terminal; 2 on a usage error (also --pid, --domain, --all and --replay\n"
+		"mixed).\n", VMSCOPE_AGENT_PORT, VD_RUN_DIR, VM_KVM_FD_LINK, VMSCOPE_MAX_PIDS,
+		TOP_INTERVAL_MIN_S, VMSCOPE_MAX_PIDS);
 }
 
 static int parse_speed(const char *s, double *v)
@@ -140,6 +158,10 @@ struct top_args {
 	bool speed_set;
 	unsigned int flags;
 	struct rec_opts rec;	/* --pid, --duration: the live source's */
+	const char *domains[VMSCOPE_MAX_PIDS];	/* --domain, resolved once all is parsed */
+	unsigned int ndomains;
+	int all;
+	struct rec_host_doms doms;
 };
 
 /* The option parsers of top's values into struct top_args: args_value_fn. */
@@ -189,6 +211,18 @@ static int take_duration(void *args, const char *arg)
 	return rec_host_duration("vmscope top", arg, &((struct top_args *)args)->rec);
 }
 
+static int take_domain(void *args, const char *arg)
+{
+	struct top_args *a = args;
+
+	if (a->ndomains == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "vmscope top: at most %d --domain\n", VMSCOPE_MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	a->domains[a->ndomains++] = arg;
+	return 0;
+}
+
 static const struct args_opt opts[] = {
 	ARGS_STR("replay", 0, struct top_args, replay),
 	ARGS_FN("speed", 0, take_speed),
@@ -200,6 +234,8 @@ static const struct args_opt opts[] = {
 	ARGS_FN_FLAG("batch", 0, take_batch),
 	ARGS_FN_FLAG("accept-damage", 0, take_accept_damage),
 	ARGS_FN("pid", 0, take_pid),
+	ARGS_FN("domain", 0, take_domain),
+	ARGS_FLAG("all", 0, struct top_args, all),
 	ARGS_FN("duration", 0, take_duration),
 	ARGS_STR(NULL, 'o', struct top_args, rec.path),
 	ARGS_END,
@@ -217,18 +253,36 @@ static int screen_open(struct ol_screen *s, const char *source, struct ol_opts *
 	return 0;
 }
 
-/* --pid: the host's session through the pipeline until a signal (or q). */
+/* The live source's processes: --pid's, --domain's or --all's; 0, or the
+ * exit status (said). */
+static int live_vms(struct top_args *a)
+{
+	for (unsigned int i = 0; i < a->ndomains; i++) {
+		int e = rec_host_domain("vmscope top", a->domains[i], &a->rec, &a->doms);
+
+		if (e)
+			return e;
+	}
+	return a->all ? rec_host_all("vmscope top", &a->rec) : 0;
+}
+
+/* --pid, --domain, --all: the host's session through the pipeline until a
+ * signal (or q). */
 static int run_live(struct top_args *a, int argc, char **argv)
 {
 	static struct vm_desc vms[VMSCOPE_MAX_PIDS];
 	static struct hb h;
 	struct rec_opts *ro = &a->rec;
 	struct ol_screen screen = { 0 };
-	char err[1024] = "", source[64];
+	char err[1024] = "", source[160];
 	int e;
 
-	/* each VM's CID from its QEMU: only those VMs' agents are taken */
-	if (rec_host_vms("vmscope top", ro, vms))
+	e = live_vms(a);
+	if (e)
+		return e;
+	/* each VM's CID from its QEMU (or its domain's XML): only those VMs'
+	 * agents are taken */
+	if (rec_host_vms("vmscope top", ro, &a->doms, vms))
 		return EXIT_FAILURE_RUNTIME;
 	ro->vms = vms;
 	ro->nvms = ro->ctl.nr_pids;
@@ -244,8 +298,15 @@ static int run_live(struct top_args *a, int argc, char **argv)
 	}
 	/* the screen once the module is open: what failed before is said on
 	 * a plain terminal */
-	snprintf(source, sizeof(source), "--pid %d%s", ro->ctl.pids[0],
-		 ro->ctl.nr_pids > 1 ? " ..." : "");
+	if (a->all)
+		snprintf(source, sizeof(source), "--all (%u VM%s)", ro->ctl.nr_pids,
+			 ro->ctl.nr_pids > 1 ? "s" : "");
+	else if (a->ndomains)
+		snprintf(source, sizeof(source), "--domain %.100s%s", a->domains[0],
+			 a->ndomains > 1 ? " ..." : "");
+	else
+		snprintf(source, sizeof(source), "--pid %d%s", ro->ctl.pids[0],
+			 ro->ctl.nr_pids > 1 ? " ..." : "");
 	if (!a->o.view && screen_open(&screen, source, &a->o, true)) {
 		hb_close(&h);
 		return EXIT_FAILURE_RUNTIME;
@@ -281,8 +342,9 @@ int cmd_top(int argc, char **argv)
 	if (e >= 0)
 		return e;
 	replay = a.replay;
-	if (!replay == !a.rec.ctl.nr_pids) {
-		fprintf(stderr, "vmscope top: give --pid QEMU_PID (live) or --replay TRACE\n");
+	if (!!replay + !!a.rec.ctl.nr_pids + !!a.ndomains + !!a.all != 1) {
+		fprintf(stderr, "vmscope top: give one of --pid QEMU_PID..., --domain NAME..., "
+			"--all (live) or --replay TRACE\n");
 		return EXIT_USAGE;
 	}
 	if (!replay && (a.speed_set || a.flags)) {
@@ -290,7 +352,8 @@ int cmd_top(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (replay && (a.rec.duration_s > 0 || a.rec.path)) {
-		fprintf(stderr, "vmscope top: --duration and -o are for --pid\n");
+		fprintf(stderr, "vmscope top: --duration and -o are for live (--pid, --domain, "
+			"--all)\n");
 		return EXIT_USAGE;
 	}
 	if (!replay)

@@ -8,6 +8,8 @@
 #include "args.h"
 #include "commands.h"
 #include "device.h"
+#include "domrun.h"
+#include "domxml.h"
 #include "rec_args.h"
 #include "rec_host.h"
 
@@ -40,7 +42,62 @@ int rec_host_duration(const char *who, const char *arg, struct rec_opts *o)
 	return 0;
 }
 
-int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms)
+int rec_host_domain(const char *who, const char *name, struct rec_opts *o,
+		    struct rec_host_doms *d)
+{
+	unsigned int i = o->ctl.nr_pids;
+	char why[400];
+	pid_t p;
+
+	if (i == VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "%s: at most %d --pid/--domain\n", who, VMSCOPE_MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	if (vd_check_name(name, why, sizeof(why))) {
+		fprintf(stderr, "%s: --domain '%s': %s\n", who, name, why);
+		return EXIT_USAGE;
+	}
+	if (vd_running_pid(VD_RUN_DIR, VD_CONF_DIR, name, &p, why, sizeof(why))) {
+		fprintf(stderr, "%s: %s\n", who, why);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	/* without the status XML, the CID comes from QEMU's command line */
+	d->cid[i] = 0;
+	if (vd_read_cid(VD_RUN_DIR, name, &d->cid[i], why, sizeof(why)))
+		fprintf(stderr, "%s: domain %s: no vsock CID from its XML: %s\n", who, name, why);
+	d->name[i] = name;
+	o->ctl.pids[i] = (int)p;
+	o->ctl.nr_pids++;
+	return 0;
+}
+
+int rec_host_all(const char *who, struct rec_opts *o)
+{
+	pid_t pids[VMSCOPE_MAX_PIDS];
+	int n = vm_find_kvm("/proc", pids, VMSCOPE_MAX_PIDS);
+
+	if (n < 0) {
+		fprintf(stderr, "%s: --all: /proc: %s\n", who, strerror(-n));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (n == 0) {
+		fprintf(stderr, "%s: --all: no KVM VM is running (no process holds a KVM VM "
+			"file descriptor, %s in /proc/PID/fd)\n", who, VM_KVM_FD_LINK);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (n > VMSCOPE_MAX_PIDS) {
+		fprintf(stderr, "%s: --all: %d KVM VMs are running, at most %d can be traced "
+			"at once: choose with --pid\n", who, n, VMSCOPE_MAX_PIDS);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	for (int i = 0; i < n; i++)
+		o->ctl.pids[i] = (int)pids[i];
+	o->ctl.nr_pids = (unsigned int)n;
+	return 0;
+}
+
+int rec_host_vms(const char *who, const struct rec_opts *o, const struct rec_host_doms *d,
+		 struct vm_desc *vms)
 {
 	for (unsigned int i = 0; i < o->ctl.nr_pids; i++) {
 		int e = vm_from_pid(&vms[i], o->ctl.pids[i]);
@@ -50,6 +107,10 @@ int rec_host_vms(const char *who, const struct rec_opts *o, struct vm_desc *vms)
 				e == -ESRCH ? "no such process" : strerror(-e));
 			return -1;
 		}
+		if (d && d->name[i])	/* the domain's name, whatever QEMU's -name */
+			snprintf(vms[i].name, sizeof(vms[i].name), "%s", d->name[i]);
+		if (d && d->cid[i])	/* the domain's own XML says */
+			vms[i].cid = d->cid[i];
 	}
 	return 0;
 }

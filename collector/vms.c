@@ -129,6 +129,65 @@ int vm_tsc_read(struct vm_tscs *out, pid_t pid, const char *root)
 	return (int)out->n;
 }
 
+/* Whether @fd_dir holds a link to KVM's VM inode. */
+static bool holds_kvm_vm(const char *fd_dir)
+{
+	char link[64];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir(fd_dir);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = 0;
+			found = !strcmp(link, VM_KVM_FD_LINK);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int vm_find_kvm(const char *proc, pid_t *pids, unsigned int max)
+{
+	char fd_dir[512];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d = opendir(proc);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (pid <= 0 || *end || de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(fd_dir, sizeof(fd_dir), "%s/%s/fd", proc, de->d_name);
+		if (!holds_kvm_vm(fd_dir))
+			continue;
+		if (n < max)
+			pids[n] = (pid_t)pid;
+		n++;
+	}
+	closedir(d);
+	qsort(pids, n < max ? n : max, sizeof(*pids), cmp_pid);
+	return (int)n;
+}
+
 int vm_from_pid(struct vm_desc *vm, pid_t pid)
 {
 	static char buf[1 << 16];

@@ -53,6 +53,18 @@ struct vm_tscs {
  * leave that vCPU out. */
 int vm_tsc_read(struct vm_tscs *out, pid_t pid, const char *root);
 
+/*
+ * The processes under @proc (a /proc) that hold a KVM VM: a file
+ * descriptor of KVM_CREATE_VM's, which /proc/PID/fd shows as a link to
+ * "anon_inode:kvm-vm" (QEMU's, and any other KVM user's). Their pids into
+ * @pids in ascending order, at most @max of them. The number found (more
+ * than @max: only @max stored), or -errno when @proc cannot be read. A
+ * process whose fd folder cannot be read (gone meanwhile, or another
+ * user's without root) is left out.
+ */
+#define VM_KVM_FD_LINK "anon_inode:kvm-vm"
+int vm_find_kvm(const char *proc, pid_t *pids, unsigned int max);
+
 /* Fill @vm from /proc/@pid. 0, or -errno (-ESRCH: no such process). */
 int vm_from_pid(struct vm_desc *vm, pid_t pid);
 

@@ -2,9 +2,11 @@
 /* A running domain's pid and CID from libvirt's run folder: see domrun.h. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "domrun.h"
 #include "domxml.h"
@@ -28,6 +30,38 @@ int vd_read_pid(const char *run_dir, const char *name, pid_t *pid)
 	if (util_parse_ull(buf, 1, 0x3fffffff, &v))
 		return -EINVAL;
 	*pid = (pid_t)v;
+	return 0;
+}
+
+int vd_running_pid(const char *run_dir, const char *conf_dir, const char *name, pid_t *pid,
+		   char *why, size_t whylen)
+{
+	char conf[PATH_MAX];
+	int e = vd_read_pid(run_dir, name, pid);
+
+	if (e == -ENOENT) {
+		/* libvirt removes the pid file when the domain stops; the
+		 * definition stays in the config folder */
+		snprintf(conf, sizeof(conf), "%s/%s.xml", conf_dir, name);
+		if (!access(conf, F_OK)) {
+			snprintf(why, whylen, "domain %s is not running (no %s.pid in %s)", name,
+				 name, run_dir);
+			return -ESRCH;
+		}
+		snprintf(why, whylen, "no domain %s (no %s.pid in %s, no %s.xml in %s); "
+			 "`virsh list --all` lists them", name, name, run_dir, name, conf_dir);
+		return -ENOENT;
+	}
+	if (e) {
+		snprintf(why, whylen, "domain %s: %s/%s.pid: %s", name, run_dir, name,
+			 e == -EINVAL ? "not a pid" : strerror(-e));
+		return e;
+	}
+	if (kill(*pid, 0) && errno == ESRCH) {
+		snprintf(why, whylen, "domain %s is not running (its pid file names pid %d, "
+			 "which does not exist)", name, (int)*pid);
+		return -ESRCH;
+	}
 	return 0;
 }
 

@@ -14,9 +14,23 @@
 #include <sys/types.h>
 
 #define VD_RUN_DIR "/run/libvirt/qemu"
+/* where libvirt's QEMU driver keeps the XML of the domains it defines */
+#define VD_CONF_DIR "/etc/libvirt/qemu"
 
 /* NAME.pid: 0 and *pid, or -errno (-ENOENT: not running; -EINVAL: junk). */
 int vd_read_pid(const char *run_dir, const char *name, pid_t *pid);
+
+/*
+ * The QEMU pid of running domain @name, read as vmscoped reads it
+ * (vd_read_pid in @run_dir), and that process alive: 0 and *pid. Else
+ * -errno and @why, a sentence that names the domain: -ENOENT no pid file
+ * and no NAME.xml in @conf_dir (no such domain, unless a transient one
+ * that is not running); -ESRCH defined in @conf_dir but not running, or
+ * its pid file names no process (libvirtd did not clean up); -EINVAL a
+ * pid file that is not a pid; another -errno if the file is unreadable.
+ */
+int vd_running_pid(const char *run_dir, const char *conf_dir, const char *name, pid_t *pid,
+		   char *why, size_t whylen);
 
 /*
  * The vsock CID from NAME.xml: 0 and *cid (0 when the domain has no vsock

@@ -42,7 +42,9 @@ static int snap_shape(struct ol_snap *s, uint32_t n_vms, const uint32_t *n_vcpus
 		s->n_vms = n_vms;
 	}
 	for (uint32_t v = 0; v < n_vms; v++) {
-		if (s->n_vcpus[v] != n_vcpus[v]) {
+		/* a VM of no vCPU yet (none exited) still gets its one slot:
+		 * calloc left it without */
+		if (s->n_vcpus[v] != n_vcpus[v] || !s->t[v]) {
 			struct ol_vcpu *t = realloc(s->t[v], (n_vcpus[v] ? n_vcpus[v] : 1) *
 						    sizeof(*t));
 

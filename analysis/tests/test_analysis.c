@@ -581,6 +581,33 @@ static void test_sched(const char *dir)
 	an_walk_close(w);
 }
 
+/*
+ * A merged trace (in @dir) of a session of two VMs of one vCPU each where
+ * only VM 0's vCPU exits (20 cpuid exits, 100 ms apart): VM 1 has no vCPU
+ * the walk knows (a VM that never exits, or kvm-hold's in the VM tests,
+ * with no vCPU thread), for cli/tests/top-test.sh.
+ */
+static int write_silent_vm(const char *dir)
+{
+	struct scen_out *o;
+	int e = scen_out_open(&o, dir, 2, 1);
+
+	if (e)
+		return e;
+	for (uint64_t k = 0; k < 20; k++) {
+		uint64_t ts = SCEN_H0 + 1000000 + k * 100000000;
+		struct mo_origin mo = { .orig_ts = ts, .cpu = 0, .tid = 1001, .origin = 0,
+					.vcpu = 0 };
+		struct vmscope_ev_kvm_exit ex = { .exit_reason = 0x72, .reason_valid = 1 };
+		struct vmscope_ev_kvm_entry en = { 0 };
+
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, ts, &ex, sizeof(ex), &mo);
+		mo.orig_ts = ts + 2000;
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, ts + 2000, &en, sizeof(en), &mo);
+	}
+	return scen_out_close(o);
+}
+
 static void mkdir_tmp(char *path, size_t len)
 {
 	int fd = tf_test_mkdir(path, len);
@@ -606,6 +633,8 @@ int main(int argc, char **argv)
 
 		return scen_write(&s, argv[2]) ? 1 : 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--write-silent-vm"))
+		return write_silent_vm(argv[2]) ? 1 : 0;
 	if (argc == 3 && !strcmp(argv[1], "--write-sched")) {
 		struct scen s = { .seed = 5, .n_vms = 1, .vcpus = 1, .n_records = 20000,
 				  .hog = true };

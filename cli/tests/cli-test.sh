@@ -37,8 +37,8 @@ expect 2 "unknown action 'go'" -- sync-emitter go
 expect 2 "option not valid with 'stop'" -- sync-emitter stop --period 10ms
 expect 2 "unknown command 'capture'" -- capture --help
 expect 0 '--domain NAME +a running libvirt domain' -- record --help
-expect 1 "domain vmscope-no-such-domain: unknown or not running" -- record --domain vmscope-no-such-domain -o /nonexistent/t
-expect 1 "--domain '../x': domain name" -- record --domain ../x -o /nonexistent/t
+expect 1 "no domain vmscope-no-such-domain \(no vmscope-no-such-domain.pid in /run/libvirt/qemu, no vmscope-no-such-domain.xml in /etc/libvirt/qemu\)" -- record --domain vmscope-no-such-domain -o /nonexistent/t
+expect 2 "--domain '../x': domain name" -- record --domain ../x -o /nonexistent/t
 expect 0 'usage: vmscope session list' -- session --help
 expect 2 'usage: vmscope session list' -- session frob
 expect 0 'usage: vmscope daemon status' -- daemon --help

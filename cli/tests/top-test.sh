@@ -10,7 +10,10 @@
 # vCPU, the host tasks that had the CPU, the worst stall); a VM without
 # agent (--write-noagent): host columns filled, guest columns marked;
 # the intervals tile the trace; --sort orders each interval; --batch text;
-# --speed paces the replay (the screen: top-screen-test.sh); a cut stream (exit 1, intervals still shown);
+# --speed paces the replay (the screen: top-screen-test.sh); a session VM
+# that never exits (--write-silent-vm: no vCPU known; `top --all` takes
+# such VMs, kvm-hold's in the VM tests): listed without vCPUs in every
+# interval, the other's 20 exits counted (it crashed the windows once); a cut stream (exit 1, intervals still shown);
 # stdout on a full disk; usage errors.
 # Usage: top-test.sh PATH-TO-vmscope PATH-TO-test_analysis
 set -u
@@ -23,16 +26,29 @@ out=$dir/out
 
 "$writer" --write "$dir" || { echo "FAIL: writing the trace"; exit 1; }
 m=$dir/merged
-expect 0 'usage: vmscope top --pid QEMU_PID' -- top --help
+expect 0 'usage: vmscope top \(--pid QEMU_PID... \| --domain NAME... \| --all\)' -- top --help
 expect 0 'vmscope top --replay TRACE' -- top --help
-expect 0 'Not built yet: --domain, --all' -- top --help
-expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json
-expect 2 'give --pid QEMU_PID \(live\) or --replay TRACE' -- top --json --pid 1 --replay "$m"
+expect 0 'A VM started later is not picked up' -- top --help
+src='give one of --pid QEMU_PID..., --domain NAME..., --all \(live\) or --replay TRACE'
+expect 2 "$src" -- top --json
+expect 2 "$src" -- top --json --pid 1 --replay "$m"
+expect 2 "$src" -- top --json --pid 1 --domain d1
+expect 2 "$src" -- top --json --domain d1 --all
+expect 2 "$src" -- top --json --all --replay "$m"
+expect 2 "$src" -- top --json --pid 1 --all
 expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --speed 2
-expect 2 '--speed and --accept-damage are for --replay' -- top --json --pid 1 --accept-damage
-expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" --duration 2
-expect 2 '--duration and -o are for --pid' -- top --json --replay "$m" -o "$dir/rec"
-expect 0 '  -o TRACE              with --pid: also write the recording' -- top --help
+expect 2 '--speed and --accept-damage are for --replay' -- top --json --all --accept-damage
+expect 2 '--duration and -o are for live \(--pid, --domain, --all\)' -- top --json --replay "$m" --duration 2
+expect 2 '--duration and -o are for live' -- top --json --replay "$m" -o "$dir/rec"
+expect 0 '  -o TRACE              live: also write the recording' -- top --help
+# --domain: libvirt's files (none here), the name checked first
+expect 1 'top: no domain vmscope-no-such-domain \(no vmscope-no-such-domain.pid in /run/libvirt/qemu' -- top --json --domain vmscope-no-such-domain
+expect 2 "top: --domain '../x': domain name" -- top --json --domain ../x
+expect 2 'top: at most 8 --domain' -- top --json --domain a --domain b --domain c --domain d --domain e --domain f --domain g --domain h --domain i
+# --all: the KVM VMs of this machine, if any (a TCG machine has none)
+if ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q 'anon_inode:kvm-vm$'; then
+	expect 1 'top: --all: no KVM VM is running' -- top --json --all
+fi
 expect 2 "top: --duration: '0' is not a duration" -- top --json --pid 1 --duration 0
 expect 2 "top: --pid: a number from 1 to" -- top --json --pid 0
 # the screen is built for --pid: without the module, the module is what is said
@@ -207,6 +223,27 @@ fi
 expect 0 '^VM 1 synth1 \(no agent\)' -- top --replay "$dir/n/merged" --batch --interval 0.1
 expect 0 'guest tasks: no agent' -- top --replay "$dir/n/merged" --batch --interval 0.1
 expect 0 '^  0 +2001 +[0-9]+ .* no agent$' -- top --replay "$dir/n/merged" --batch --interval 0.1
+
+# a session VM that never exits: listed, no vCPU, in every interval
+mkdir "$dir/silent" && "$writer" --write-silent-vm "$dir/silent" ||
+	{ echo "FAIL: writing the silent-VM trace"; exit 1; }
+"$exe" top --replay "$dir/silent/merged" --json --interval 0.5 >"$dir/silent.json" 2>"$out"
+if [ $? -eq 0 ] && python3 - "$dir/silent.json" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) >= 4 and lines[-1]["final"], len(lines)
+for l in lines:
+    assert [m["vm"] for m in l["vms"]] == [0, 1], l["vms"]
+    assert l["vms"][1]["vcpus"] == [], l["vms"][1]
+assert sum(l["counts"]["exits"] for l in lines) == 20
+assert sum(c["exits"] for l in lines for c in l["vms"][0]["vcpus"]) == 20
+PY
+then
+	echo "ok: a VM that never exits: listed without vCPUs"
+else
+	echo "FAIL: top --json with a VM that never exits"; cat "$out"; fails=$((fails + 1))
+fi
+expect 0 '^VM 1 ' -- top --replay "$dir/silent/merged" --batch --interval 0.5
 
 # --sort count: every interval's reasons and tasks by count, largest first
 "$exe" top --replay "$m" --json --interval 0.05 --sort count >"$dir/count.json" 2>"$out"

@@ -9,7 +9,10 @@
  * -ESRCH. KVM's per-vCPU TSC
  * relation from a debugfs-shaped tree: signed offsets, the optional
  * scaling files, malformed files and foreign entries left out, a process
- * with two VMs refused, no directory -ENOENT.
+ * with two VMs refused, no directory -ENOENT. vm_find_kvm (`top --all`)
+ * on a /proc-shaped tree: the processes with a link to KVM's VM inode
+ * among their fds, in pid order; a vCPU fd alone, other links, no fd
+ * folder and names that are not pids left out; more than asked counted.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -69,6 +72,40 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *w)
 {
 	(void)st, (void)flag, (void)w;
 	return remove(p);
+}
+
+/* A link @root/@path -> @target, its folders made. */
+static void link_at(const char *root, const char *path, const char *target)
+{
+	char p[512];
+
+	put(root, path, "");	/* the folders, and a file that the link replaces */
+	snprintf(p, sizeof(p), "%s/%s", root, path);
+	unlink(p);
+	CHECK(symlink(target, p) == 0);
+}
+
+static void test_find_kvm(void)
+{
+	char root[] = "/tmp/test_vms-XXXXXX", missing[64];
+	pid_t pids[4] = { 0 };
+
+	CHECK(mkdtemp(root) != NULL);
+	link_at(root, "4100/fd/0", "/dev/null");
+	link_at(root, "4100/fd/12", VM_KVM_FD_LINK);		/* a QEMU */
+	link_at(root, "4100/fd/13", "anon_inode:kvm-vcpu:0");
+	link_at(root, "77/fd/5", VM_KVM_FD_LINK);		/* another */
+	link_at(root, "560/fd/3", "anon_inode:kvm-vcpu:0");	/* a vCPU fd alone */
+	link_at(root, "561/fd/3", "anon_inode:kvm-vm-extra");	/* not the VM inode */
+	put(root, "900/status", "no fd folder\n");
+	link_at(root, "12ab/fd/1", VM_KVM_FD_LINK);		/* not a pid */
+	CHECK(vm_find_kvm(root, pids, 4) == 2);
+	CHECK(pids[0] == 77 && pids[1] == 4100);
+	CHECK(vm_find_kvm(root, pids, 1) == 2);		/* counted, one stored */
+	CHECK(pids[0] == 77 || pids[0] == 4100);
+	nftw(root, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	snprintf(missing, sizeof(missing), "%s/none", root);
+	CHECK(vm_find_kvm(missing, pids, 4) == -ENOENT);
 }
 
 static const struct vm_tsc *tsc_of(const struct vm_tscs *t, uint32_t id)
@@ -168,6 +205,7 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	test_tsc();
+	test_find_kvm();
 	fprintf(stderr, "collector-vms: %s\n", check_failures ? "FAILED" : "ok");
 	return check_failures != 0;
 }

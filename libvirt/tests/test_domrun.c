@@ -3,11 +3,18 @@
  * vd_read_pid and vd_read_cid on a fake libvirt run folder: a running
  * domain's pid and CID from NAME.pid and the status XML; no vsock: CID 0;
  * missing files -ENOENT; a junk pid file and unreadable XML -EINVAL.
+ * vd_running_pid (`record --domain`, `top --domain`) on the same folder
+ * and a fake config folder: a domain whose pid file names this process
+ * is running; one only in the config folder, or whose pid file names a
+ * process that has exited, is not running (-ESRCH); one in neither is
+ * unknown (-ENOENT); each sentence names the domain.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../tests/lib/check.h"
@@ -62,8 +69,43 @@ int main(void)
 	EXPECT(vd_read_pid(dir, "two", &pid) == -EINVAL, "two lines accepted");
 	EXPECT(vd_read_cid(dir, "junk", &cid, why, sizeof(why)) == -EINVAL, "junk xml accepted");
 
+	/* vd_running_pid: this process as a running domain's QEMU; a pid
+	 * that existed and is gone (a child, reaped) */
+	char conf[256], text[32];
+	pid_t gone = fork();
+
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(conf, sizeof(conf), "%s/conf", dir);
+	mkdir(conf, 0700);
+	snprintf(text, sizeof(text), "%d", (int)getpid());
+	put("live.pid", text);
+	snprintf(text, sizeof(text), "%d\n", (int)gone);
+	put("stale.pid", text);
+	put("conf/defined.xml", "<domain><name>defined</name></domain>");
+	snprintf(text, sizeof(text), "pid %d,", (int)gone);
+	pid = 0;
+	rc = vd_running_pid(dir, conf, "live", &pid, why, sizeof(why));
+	EXPECT(rc == 0 && pid == getpid(), "live: rc %d pid %d (%s)", rc, (int)pid, why);
+	rc = vd_running_pid(dir, conf, "stale", &pid, why, sizeof(why));
+	EXPECT(rc == -ESRCH && strstr(why, "stale is not running") && strstr(why, text),
+	       "stale pid file: rc %d: %s", rc, why);
+	rc = vd_running_pid(dir, conf, "defined", &pid, why, sizeof(why));
+	EXPECT(rc == -ESRCH && strstr(why, "domain defined is not running"),
+	       "defined, not running: rc %d: %s", rc, why);
+	rc = vd_running_pid(dir, conf, "nosuch", &pid, why, sizeof(why));
+	EXPECT(rc == -ENOENT && strstr(why, "no domain nosuch"), "unknown: rc %d: %s", rc, why);
+	rc = vd_running_pid(dir, conf, "junk", &pid, why, sizeof(why));
+	EXPECT(rc == -EINVAL && strstr(why, "domain junk") && strstr(why, "not a pid"),
+	       "junk: rc %d: %s", rc, why);
+	unlink(strcat(conf, "/defined.xml"));
+	snprintf(conf, sizeof(conf), "%s/conf", dir);
+	rmdir(conf);
+
 	static const char *const files[] = { "web1.pid", "web1.xml", "plain.pid", "plain.xml",
-					     "junk.pid", "junk.xml", "neg.pid", "two.pid" };
+					     "junk.pid", "junk.xml", "neg.pid", "two.pid",
+					     "live.pid", "stale.pid" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[256];

@@ -1,9 +1,13 @@
 # vmtest-timeout: 900
 # `vmscope report exits --by task` attributes exits to the guest tasks that
 # caused them: in the test host, `vmscope record --pid QEMU` while the guest
-# (1 vCPU) streams its events with `vmscope agent` and runs exit-tasks
-# (tests/vm/tools/exit-tasks.c): task "exit-io" does N port writes (IOIO
-# exits), then task "exit-cpuid" M CPUIDs (CPUID exits). After `vmscope
+# (2 vCPUs) streams its events with `vmscope agent` and runs `exit-tasks
+# --pinned` (tests/vm/tools/exit-tasks.c): task "exit-io" does N port
+# writes (IOIO exits) on CPU 0 while task "exit-cpuid" does M CPUIDs (CPUID
+# exits) on CPU 1. Both at once, one per vCPU, rather than one after the
+# other on either: each vCPU's current guest task must be kept apart from
+# the other's, or one task's exits would be charged to the other, running
+# at the same time (and each vCPU has a known floor of exits). After `vmscope
 # merge`, the JSON report must charge "io" exits to exit-io and "cpuid"
 # exits to exit-cpuid with counts within 2% of N and M, and the other task
 # must have almost none of them (the same 2%). The guest module names each
@@ -17,12 +21,16 @@
 #   intervals' task groups summed per task and reason give exit-io's "io"
 #   exits and exit-cpuid's "cpuid" exits within 2% of the port writes and
 #   CPUIDs the workload says it made, the other task almost none (2%);
+#   the per-vCPU rows (vms[].vcpus[]) summed: both vCPUs, vCPU 0 with at
+#   least exit-io's port writes (98%), vCPU 1 with at least exit-cpuid's
+#   CPUIDs (98%), the two tasks being bound to those CPUs;
 # - the screen, in tmux in the test host (a real terminal: send-keys,
 #   capture-pane), one interval spanning the run: stopped with C-c, the
 #   captured table (by exit reason, sorted by total) has "io" and "cpuid"
 #   rows sorted by their total column; s (the sort: count) reorders the
 #   same interval's rows by exits/s, in another order; g
-#   groups by guest task: exit-io and exit-cpuid are rows; q ends it, exit 0.
+#   groups by guest task: exit-io and exit-cpuid are rows; q ends it, exit 0;
+#   the VM's vCPU rows above the table: vCPU 0 and vCPU 1, each with exits.
 # Both say the VM's clock alignment: in the JSON, "no agent" before the
 # agent connected, then "bounded" with the bound of the VM's last guest
 # record put out (always so at the end); the screen's header, that bound.
@@ -40,7 +48,7 @@ TRACE=/tmp/trace-exits
 guest_agent_run() {
 	guest_agent_start "$PORT" --flush-ms 50
 	sleep 1
-	check "exit-tasks $N $M ($1)" sh -c "'$EXIT_TASKS' $N $M >/vmtest/tasks-$1.txt"
+	check "exit-tasks --pinned $N $M ($1)" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks-$1.txt"
 	sleep 1
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
@@ -54,7 +62,7 @@ guest_main() {
 	wait_file /vmtest/go
 	guest_agent_start "$PORT" --flush-ms 50
 	sleep 1
-	check "exit-tasks $N $M" sh -c "'$EXIT_TASKS' $N $M >/vmtest/tasks.txt"
+	check "exit-tasks --pinned $N $M" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks.txt"
 	guest_agent_finish
 	# top's runs: JSON lines, then the screen
 	guest_agent_run json
@@ -65,7 +73,7 @@ guest_main() {
 }
 
 host_main() {
-	host_probed_guest g1 guest_main 1 3
+	host_probed_guest g1 guest_main 2 3
 
 	record_start --pid "$qpid" --buffer-size 8M -o "$TRACE"
 	touch "$gdir/go"
@@ -178,6 +186,8 @@ print("intervals %d; summed counts %s; losses %d" % (len(lines), lines[-1]["cumu
 for (c, k), v in sorted(got.items()):
     if c.startswith("exit-"):
         print(f"{c} {k} {v}")
+for c in ("(before guest session)", "(unknown task)"):
+    print(f"{c}: {sum(v for (t, k), v in got.items() if t == c)} exits")
 for c, k, other, ko in (("exit-io", "io", "exit-cpuid", "cpuid"),
                         ("exit-cpuid", "cpuid", "exit-io", "io")):
     want = int(done.get(c, 0))
@@ -188,6 +198,17 @@ for c, k, other, ko in (("exit-io", "io", "exit-cpuid", "cpuid"),
         bad.append(f"{c}: {got.get((c, k), 0)} {k} exits, the workload made {want} +-2%")
     if got.get((other, k), 0) > 0.02 * want:
         bad.append(f"{other}: {got.get((other, k), 0)} {k} exits, want almost none")
+# per vCPU: both, each at least its bound task's exits
+vcpu = {}
+for l in lines:
+    for v in l["vms"]:
+        for c in v["vcpus"]:
+            vcpu[c["vcpu"]] = vcpu.get(c["vcpu"], 0) + c["exits"]
+print("exits by vCPU:", vcpu)
+for c, t in ((0, "exit-io"), (1, "exit-cpuid")):
+    want = int(done.get(t, 0))
+    if vcpu.get(c, 0) < 0.98 * want:
+        bad.append(f"vCPU {c}: {vcpu.get(c, 0)} exits, {t} bound to it made {want}")
 print("\n".join(bad) if bad else "ok")
 sys.exit(1 if bad else 0)
 PY
@@ -282,6 +303,19 @@ if not m:
 for t in ("exit-io", "exit-cpuid"):
     if not any(r[0].startswith(t) for r in task):
         bad.append("no %s row grouped by guest task" % t)
+# the VM's vCPU rows: vcpu, thread, exits/s, ... under their header
+vc, on = {}, False
+for l in open(sys.argv[1]).read().splitlines():
+    t = l.split()
+    if t[:3] == ["vcpu", "thread", "exits/s"]:
+        on = True
+    elif on and len(t) > 3 and t[0].isdigit():
+        vc[int(t[0])] = float(t[2])
+    elif on:
+        break
+print("vCPU rows (exits/s):", vc)
+if sorted(vc) != [0, 1] or not all(x > 0 for x in vc.values()):
+    bad.append("the vCPU rows are not vCPUs 0 and 1 with exits: %s" % vc)
 print("\n".join(bad) if bad else "ok")
 sys.exit(1 if bad else 0)
 PY

@@ -17,6 +17,13 @@
 # count, per reason count, total, min, max) when live lost nothing, else
 # never more per reason (records live could not order in time are counted
 # as losses, and their exits are in the trace only).
+# Then, the guest idle (its timer's exits), 2 s each: `top --all` traces
+# every process holding a KVM VM, as the test's own look at /proc finds
+# them (QEMU's g1 and kvm-hold's VM): as many VMs, g1 among them with its
+# vCPU threads and exits; `top --domain NAME` finds g1's QEMU through a
+# pid file where libvirt keeps them (written here: no libvirtd in this
+# test; libvirt-hook runs the installed package only): one VM, named
+# NAME, g1's vCPU threads, exits.
 
 PIO_N=5000 CPUID_N=10000
 
@@ -45,6 +52,7 @@ host_main() {
 	wait "$top"
 	rc=$?
 	kill -CONT "$qpid"
+	top_all_domain
 	touch "$gdir/bye"
 	guest_wait g1 120 || fail "guest failed"
 	log "KVM exits after: $e1 (window: $((e1 - e0))); guest: $(cat "$gdir/loop.txt")"
@@ -152,4 +160,53 @@ PY
 	cat /vmtest/check-o.txt
 	[ "$st" -eq 0 ] || fail "top -o's trace against the live lines: $(tail -n 3 /vmtest/check-o.txt)"
 	check "rmmod vmscope_host" rmmod vmscope_host
+}
+
+# `top --all` and `top --domain` over the idle guest (header).
+top_all_domain() {
+	log "top --all and --domain"
+	kvm_pids=$(find /proc/[0-9]*/fd -lname 'anon_inode:kvm-vm' 2>/dev/null | cut -d/ -f3 | sort -un)
+	vcpu_tids=$(grep -l '^CPU [0-9]*/KVM$' /proc/"$qpid"/task/*/comm | cut -d/ -f5)
+	"$VMSCOPE" top --all --json --duration 2 >/vmtest/top-all.json 2>/vmtest/top-all.err ||
+		fail "top --all: $(cat /vmtest/top-all.err)"
+	mkdir -p /run/libvirt/qemu
+	echo "$qpid" >/run/libvirt/qemu/top-dom.pid
+	"$VMSCOPE" top --domain top-dom --json --duration 2 >/vmtest/top-dom.json \
+		2>/vmtest/top-dom.err || fail "top --domain: $(cat /vmtest/top-dom.err)"
+	rm /run/libvirt/qemu/top-dom.pid
+	log "top --all and --domain done"
+	python3 - "$(echo $kvm_pids)" "$(echo $vcpu_tids)" /vmtest/top-all.json /vmtest/top-dom.json \
+		>/vmtest/check-all.txt 2>&1 <<'PY'
+import json, sys
+kvm_pids, tids = sys.argv[1].split(), sorted(int(t) for t in sys.argv[2].split())
+bad = []
+def vms(path):
+    """Per VM name: its vCPU threads and exits summed over the intervals."""
+    lines = [json.loads(l) for l in open(path)]
+    if not lines or not lines[-1]["final"]:
+        bad.append("%s: no final line" % path)
+        return {}
+    d = {}
+    for l in lines:
+        for v in l["vms"]:
+            e = d.setdefault(v["name"], {"tids": set(), "exits": 0})
+            for c in v["vcpus"]:
+                e["tids"].add(c["tid"])
+                e["exits"] += c["exits"]
+    print(path, len(lines), "lines:", {k: (sorted(v["tids"]), v["exits"]) for k, v in d.items()})
+    return d
+a, d = vms(sys.argv[3]), vms(sys.argv[4])
+print("processes holding a KVM VM:", kvm_pids, "g1's vCPU threads:", tids)
+if len(a) != len(kvm_pids):
+    bad.append("--all: %d VMs %s, /proc has %d holding a KVM VM" % (len(a), sorted(a), len(kvm_pids)))
+if "g1" not in a or sorted(a["g1"]["tids"]) != tids or not a["g1"]["exits"]:
+    bad.append("--all: g1 %s, want its vCPU threads %s with exits" % (a.get("g1"), tids))
+if list(d) != ["top-dom"] or sorted(d["top-dom"]["tids"]) != tids or not d["top-dom"]["exits"]:
+    bad.append("--domain top-dom: %s, want that one VM with g1's vCPU threads %s and exits" % (d, tids))
+print("\n".join(bad) if bad else "ok")
+sys.exit(1 if bad else 0)
+PY
+	st=$?
+	cat /vmtest/check-all.txt
+	[ "$st" -eq 0 ] || fail "top --all / --domain: $(tail -n 3 /vmtest/check-all.txt)"
 }
