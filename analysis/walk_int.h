@@ -176,4 +176,10 @@ int an_walk_cmp_thread(const void *a, const void *b);
  * the detail of its exit in progress, when it has none yet. */
 void an_walk_detail(struct an_walk *w, uint8_t role, const uint8_t *p, struct vcpu *v);
 
+/* walk.c, for walk_run.c: one record as the pass takes it (the walk's,
+ * then the record hook); at the end, the exits still open counted */
+void an_walk_one(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
+		 const struct mo_origin *o, bool has_o);
+void an_walk_count_open(struct an_walk *w, const struct an_hooks *h);
+
 #endif
