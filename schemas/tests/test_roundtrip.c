@@ -155,6 +155,17 @@ static void test_session(void)
 	cs0.seen = 3; cs0.guest_events = 17;
 	Vmscope__Trace__ClockSpan *spans[] = { &cs0 };
 	vm.n_clock_unreliable = 1; vm.clock_unreliable = spans;
+	Vmscope__Trace__GuestModule gm = VMSCOPE__TRACE__GUEST_MODULE__INIT;
+	gm.name = "kvm"; gm.addr = 0xffffffffc0000000ull; gm.size = 0x40000;
+	Vmscope__Trace__GuestModule *gms[] = { &gm };
+	uint64_t addr_delta[] = { 0xffffffff81000000ull, 0x40 };
+	static uint8_t sym_names[] = "_stext\0write_port";
+	Vmscope__Trace__GuestSymbols gsym = VMSCOPE__TRACE__GUEST_SYMBOLS__INIT;
+	gsym.n_addr_delta = 2; gsym.addr_delta = addr_delta;
+	gsym.names.data = sym_names; gsym.names.len = sizeof(sym_names);
+	gsym.n_modules = 1; gsym.modules = gms;
+	gsym.dropped = 3; gsym.note = "cut at 3 MiB";
+	vm.guest_symbols = &gsym;
 	Vmscope__Trace__VmInfo *vms[] = { &vm };
 
 	char *evnames[] = { "kvm_exit", "kvm_entry" };
