@@ -43,10 +43,8 @@ log() {
 	echo "[$VMTEST_ROLE ${_up}s] $*"
 }
 
-# fail TEXT: the test fails saying TEXT, after the part it was in when a
-# test runs several in one boot (VMTEST_PART: guest-basics.sh).
 fail() {
-	echo "FAIL: ${VMTEST_PART:+[$VMTEST_PART] }$*"
+	echo "FAIL: $*"
 	# In the --shell prompt a failure must not end the shell (and the VM).
 	case $- in *i*) return 1 ;; esac
 	exit 1
