@@ -404,7 +404,7 @@ for c in cpus:
 # its vector, and matched, unmatched or a reinjection; the local APIC
 # timer's row (0xec) has matched ones with a p50 above 0
 inj = {}
-for l in gzip.open(sys.argv[2], "rt"):
+for l in open(sys.argv[2]):
     m = re.search(r" host cpu\d+ kvm_inj_virq: vector (0x[0-9a-f]+|0) ", l)
     if m:
         inj[int(m[1], 16)] = inj.get(int(m[1], 16), 0) + 1
