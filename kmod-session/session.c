@@ -12,7 +12,8 @@
  *
  * Wake-ups are batched: on_deliver (writer context, maybe NMI) only queues
  * an irq_work that wakes poll() waiters; a delayed work flushes every CPU
- * each flush_ms so partly filled sub-buffers reach the reader too.
+ * each flush_ms so partly filled sub-buffers reach the reader too (every
+ * buffer whose reader has taken all before the open sub-buffer).
  */
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
@@ -110,12 +111,17 @@ static void session_flush_local(void *buf)
  * offline CPU has no writer left and is flushed from here. cpus_read_lock()
  * keeps the online state stable meanwhile.
  */
-static void session_flush_buf(struct vmscope_session *s, u32 b)
+/*
+ * @periodic: the switch timer's flush, skipped while the reader is behind
+ * (vmscope_rb_reader_behind() says why); stop and VMSCOPE_IOC_FLUSH always
+ * flush.
+ */
+static void session_flush_buf(struct vmscope_session *s, u32 b, bool periodic)
 {
 	struct vmscope_rb_buf *buf = session_buf(s, b);
 	unsigned int cpu = b % nr_cpu_ids;
 
-	if (!buf)
+	if (!buf || (periodic && vmscope_rb_reader_behind(buf)))
 		return;
 	if (cpu_online(cpu))
 		smp_call_function_single(cpu, session_flush_local, buf, 1);
@@ -123,14 +129,14 @@ static void session_flush_buf(struct vmscope_session *s, u32 b)
 		vmscope_rb_flush(buf);
 }
 
-static void session_flush_all(struct vmscope_session *s)
+static void session_flush_all(struct vmscope_session *s, bool periodic)
 {
 	u32 b;
 
 	mutex_lock(&s->flush_lock);
 	cpus_read_lock();
 	for (b = 0; b < session_nr_bufs(s); b++)
-		session_flush_buf(s, b);
+		session_flush_buf(s, b, periodic);
 	cpus_read_unlock();
 	mutex_unlock(&s->flush_lock);
 }
@@ -141,7 +147,7 @@ static void session_flush_work(struct work_struct *w)
 						 struct vmscope_session,
 						 flush_work);
 
-	session_flush_all(s);
+	session_flush_all(s, true);
 	schedule_delayed_work(&s->flush_work,
 			      msecs_to_jiffies(s->cfg.flush_ms));
 }
@@ -336,7 +342,7 @@ static void session_stop(struct vmscope_session *s)
 	/* probes run with preemption off: this waits for every writer */
 	synchronize_rcu();
 	cancel_delayed_work_sync(&s->flush_work);
-	session_flush_all(s);
+	session_flush_all(s, false);
 	wake_up_interruptible(&s->wq);
 }
 
@@ -397,7 +403,7 @@ static long session_flush_one(struct vmscope_session *s, void __user *arg)
 		return -EINVAL;
 	mutex_lock(&s->flush_lock);
 	cpus_read_lock();
-	session_flush_buf(s, b);
+	session_flush_buf(s, b, false);
 	cpus_read_unlock();
 	mutex_unlock(&s->flush_lock);
 	return 0;

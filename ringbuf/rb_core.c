@@ -385,6 +385,13 @@ void vmscope_rb_flush(struct vmscope_rb_buf *b)
 	rb_switch_out(b, old >> b->sb_shift, ts, u);
 }
 
+bool vmscope_rb_reader_behind(const struct vmscope_rb_buf *b)
+{
+	rb_u64 open = rb_load(&b->ctrl->offset) >> b->sb_shift;
+
+	return rb_load(&b->rd_seq) < open;
+}
+
 int vmscope_rb_get_subbuf(struct vmscope_rb_buf *b,
 			  struct vmscope_rb_subbuf_ref *ref)
 {
@@ -402,7 +409,7 @@ int vmscope_rb_get_subbuf(struct vmscope_rb_buf *b,
 		if (d > 0) {
 			/* r was overwritten: tag-1 >= r+N was begun, so every
 			 * sequence up to tag-1-N is gone too */
-			b->rd_seq = r + (rb_u64)d - (b->n_mask + 1) + 1;
+			rb_store(&b->rd_seq, r + (rb_u64)d - (b->n_mask + 1) + 1);
 			continue;
 		}
 		if (VMSCOPE_RB_SLOT_STATE(e) != VMSCOPE_RB_SLOT_DELIVERED)
@@ -412,7 +419,7 @@ int vmscope_rb_get_subbuf(struct vmscope_rb_buf *b,
 							    VMSCOPE_RB_SLOT_FREE))) {
 			b->rd_held = VMSCOPE_RB_SLOT_PHYS(e);
 			b->rd_holding = true;
-			b->rd_seq = r + 1;
+			rb_store(&b->rd_seq, r + 1);
 			ref->phys = b->rd_held;
 			ref->ptr = rb_sb(b, b->rd_held);
 			ref->size = (rb_u32)b->sb_size;

@@ -32,7 +32,8 @@ struct vmscope_rb_buf {
 	void *deliver_arg;
 
 	/* reader-private: one reader per buffer, serialized by the caller */
-	rb_u64 rd_seq;			/* next sequence the reader wants */
+	rb_u64 rd_seq;			/* next sequence the reader wants
+					 * (rb_store: writers' CPUs read it) */
 	rb_u32 rd_spare;		/* physical sub-buffer the reader owns */
 	rb_u32 rd_held;			/* valid while rd_holding */
 	bool rd_holding;
@@ -182,6 +183,17 @@ static inline int vmscope_rb_write(struct vmscope_rb_buf *buf, rb_u32 id,
 /* Close the current sub-buffer early so the reader can get it (switch
  * timer, session stop). On the buffer's CPU, like a writer. */
 void vmscope_rb_flush(struct vmscope_rb_buf *buf);
+
+/*
+ * True while the reader has not yet taken every sub-buffer before the open
+ * one. A switch timer flushes only when this is false: a reader that is
+ * behind has data to read anyway, and each flush spends a whole slot, so a
+ * reader away for N timer periods would otherwise come back to N nearly
+ * empty sub-buffers and writers losing events with the ring's bytes almost
+ * all free. Any CPU; the answer may be stale by the time it is used, which
+ * costs at most one flush too many or one period of delay.
+ */
+bool vmscope_rb_reader_behind(const struct vmscope_rb_buf *buf);
 
 /* Reader side: one reader per buffer, from any CPU. */
 int vmscope_rb_get_subbuf(struct vmscope_rb_buf *buf,

@@ -2,7 +2,8 @@
 /*
  * Unit tests of the ring buffer with a hand-driven clock: header encoding,
  * reserve/commit, sub-buffer switches (including exact fits), extended
- * timestamps, nesting, discard-mode loss counting, flight-mode overwrite
+ * timestamps, nesting, discard-mode loss counting, the switch timer's
+ * reader-behind rule, flight-mode overwrite
  * accounting, the reader's spare sub-buffer, and decoder rejections.
  */
 #include <stdint.h>
@@ -339,6 +340,57 @@ static void test_discard_loss(void)
 	rb_test_free(b);
 }
 
+/*
+ * A switch timer that flushes only while the reader is not behind never
+ * spends the ring on nearly empty sub-buffers: 40 periods with one small
+ * record each and no read lose nothing in 4 slots, where flushing every
+ * period loses all but the first 4 records.
+ */
+static void test_periodic_flush_reader_behind(void)
+{
+	struct vmscope_rb_buf *b = rb_test_new(12, 2, VMSCOPE_RB_MODE_DISCARD, 0);
+	uint64_t v;
+	unsigned i, flushed = 0;
+
+	reset_drain();
+	CHECK(!vmscope_rb_reader_behind(b));
+	for (i = 0; i < 40; i++) {
+		v = i;
+		CHECK_EQ(vmscope_rb_write(b, 1, &v, sizeof(v)), 0);
+		if (!vmscope_rb_reader_behind(b)) {
+			vmscope_rb_flush(b);
+			flushed++;
+		}
+	}
+	/* the first period's flush; then the reader is behind until it reads */
+	CHECK_EQ(flushed, 1);
+	CHECK(vmscope_rb_reader_behind(b));
+	CHECK_EQ(vmscope_rb_lost(b), 0);
+	drain(b);
+	CHECK_EQ(D.nsb, 1);
+	CHECK(!vmscope_rb_reader_behind(b));	/* caught up: the next period flushes */
+	vmscope_rb_flush(b);
+	drain(b);
+	CHECK_EQ(D.nsb, 2);
+	CHECK_EQ(D.nrec, 40);
+	for (i = 0; i < 40 && i < D.nrec; i++)
+		CHECK_EQ(D.recs[i].val, i);
+	rb_test_free(b);
+
+	/* the same periods, each flushed regardless of the reader */
+	b = rb_test_new(12, 2, VMSCOPE_RB_MODE_DISCARD, 0);
+	reset_drain();
+	for (i = 0; i < 40; i++) {
+		v = i;
+		vmscope_rb_write(b, 1, &v, sizeof(v));
+		vmscope_rb_flush(b);
+	}
+	CHECK_EQ(vmscope_rb_lost(b), 36);
+	drain(b);
+	CHECK_EQ(D.nrec, 4);
+	rb_test_free(b);
+}
+
 static void test_flight_overwrite(void)
 {
 	struct vmscope_rb_buf *b = rb_test_new(9, 2, VMSCOPE_RB_MODE_FLIGHT, 0);
@@ -650,6 +702,7 @@ int main(void)
 	test_ext_timestamps();
 	test_nesting();
 	test_discard_loss();
+	test_periodic_flush_reader_behind();
 	test_flight_overwrite();
 	test_flight_reader_holds();
 	test_flight_uncommitted_wrap();
