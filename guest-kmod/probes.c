@@ -65,16 +65,30 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 	GUEST_EMIT(sched_migrate_task, e);
 }
 
+/* The task running on this CPU, as a cpu_task record. */
+static void vmscope_guest_fill_cpu_task(struct vmscope_ev_cpu_task *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->pid = current->pid;
+	e->tgid = current->tgid;
+	e->kthread = !!(current->flags & PF_KTHREAD);
+	memcpy(e->comm, current->comm, TASK_COMM_LEN);
+}
+
+void vmscope_guest_write_cpu_task(struct vmscope_rb_buf *buf)
+{
+	struct vmscope_ev_cpu_task e;
+
+	vmscope_guest_fill_cpu_task(&e);
+	vmscope_rb_write(buf, VMSCOPE_EV_cpu_task, &e, sizeof(e));
+}
+
 /* Runs on each CPU in the cross-call's interrupt: current is what ran there. */
 static void vmscope_guest_cpu_task(void *unused)
 {
 	struct vmscope_ev_cpu_task e;
 
-	memset(&e, 0, sizeof(e));
-	e.pid = current->pid;
-	e.tgid = current->tgid;
-	e.kthread = !!(current->flags & PF_KTHREAD);
-	memcpy(e.comm, current->comm, TASK_COMM_LEN);
+	vmscope_guest_fill_cpu_task(&e);
 	GUEST_EMIT(cpu_task, e);
 }
 

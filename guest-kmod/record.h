@@ -5,6 +5,8 @@
 #ifndef VMSCOPE_GUEST_RECORD_H
 #define VMSCOPE_GUEST_RECORD_H
 
+#include <linux/preempt.h>
+#include <linux/smp.h>
 #include "../ringbuf/ringbuf.h"
 
 /*
@@ -15,10 +17,21 @@
  */
 extern const struct vmscope_rb_route *vmscope_guest_rec_route;
 
+/* probes.c: a cpu_task record of current into @buf. */
+void vmscope_guest_write_cpu_task(struct vmscope_rb_buf *buf);
+
 /*
  * One record into the recording session's channel for @id, if any.
  * Writers run with preemption disabled (probes, hrtimer), so the grace
  * period after unpublishing covers them.
+ *
+ * After the buffer dropped a record, a cpu_task record restating the task
+ * running here goes first: a reader that sees the loss no longer knows
+ * this CPU's task (its sched_switch may be among the lost records), and
+ * the drop closed the open sub-buffer, so the restatement lands after the
+ * loss in the stream and gives the task back at once, not at the CPU's
+ * next switch. The flag is cleared before the restatement is written, so
+ * a drop of that record (or of a nested writer's) sets it again.
  */
 static __always_inline void vmscope_guest_record(unsigned int id,
 						 const void *payload,
@@ -26,12 +39,25 @@ static __always_inline void vmscope_guest_record(unsigned int id,
 {
 	const struct vmscope_rb_route *route = READ_ONCE(vmscope_guest_rec_route);
 	struct vmscope_rb_chan *chan;
+	struct vmscope_rb_buf *buf;
+	unsigned int cpu;
 
 	if (!route)
 		return;
 	chan = vmscope_rb_route_chan(route, id);
-	if (chan)
-		vmscope_rb_chan_write(chan, id, payload, size);
+	if (!chan)
+		return;
+	preempt_disable_notrace();
+	cpu = raw_smp_processor_id();
+	buf = cpu < chan->nr_bufs ? chan->bufs[cpu] : NULL;
+	if (likely(buf)) {
+		if (unlikely(READ_ONCE(buf->wr_dropped))) {
+			WRITE_ONCE(buf->wr_dropped, false);
+			vmscope_guest_write_cpu_task(buf);
+		}
+		vmscope_rb_write(buf, id, payload, size);
+	}
+	preempt_enable_notrace();
 }
 
 #endif

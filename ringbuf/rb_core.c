@@ -114,6 +114,7 @@ int vmscope_rb_init(struct vmscope_rb_buf *b, void *mem, rb_u32 sb_shift,
 	for (i = 0; i < n; i++)
 		b->slots[i] = VMSCOPE_RB_SLOT(0, i, VMSCOPE_RB_SLOT_FREE);
 	b->rd_seq = 0;
+	b->wr_dropped = false;
 	b->rd_spare = (rb_u32)n;
 	b->rd_held = 0;
 	b->rd_holding = false;
@@ -274,6 +275,7 @@ int vmscope_rb_reserve_slow(struct vmscope_rb_buf *b, struct vmscope_rb_ctx *ctx
 	if (rb_unlikely(len > VMSCOPE_RB_REC_SIZE_MAX ||
 			rb_align(VMSCOPE_RB_REC_HDR_SIZE + len) >
 			b->sb_size - VMSCOPE_RB_SB_HDR_SIZE)) {
+		rb_store(&b->wr_dropped, true);
 		rb_inc_local(&c->lost_too_big);
 		return -RB_E2BIG;
 	}
@@ -315,7 +317,13 @@ int vmscope_rb_reserve_slow(struct vmscope_rb_buf *b, struct vmscope_rb_ctx *ctx
 				old = cur;
 				continue;
 			}
+			rb_store(&b->wr_dropped, true);
 			rb_inc_local(&c->lost_full);
+			/* close the open sub-buffer: a record that would still
+			 * fit there comes after this loss, so it goes to a later
+			 * sub-buffer, after the lost_before that counts it, and
+			 * a reader sees the loss where it happened */
+			vmscope_rb_flush(b);
 			return -RB_ENOSPC;
 		}
 		/* read inside the loop, after the offset: a later sub-buffer

@@ -31,6 +31,14 @@ struct vmscope_rb_buf {
 	vmscope_rb_deliver_fn on_deliver;
 	void *deliver_arg;
 
+	/*
+	 * Set by a writer whose record this buffer dropped (lost_full,
+	 * lost_too_big), before anything else of the drop happens; cleared
+	 * by the buffer's user, on the buffer's CPU like a writer. The guest
+	 * module restates the CPU's task after a drop (guest-kmod/record.h).
+	 */
+	bool wr_dropped;
+
 	/* reader-private: one reader per buffer, serialized by the caller */
 	rb_u64 rd_seq;			/* next sequence the reader wants
 					 * (rb_store: writers' CPUs read it) */

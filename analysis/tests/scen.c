@@ -72,11 +72,18 @@ void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64
 
 void scen_out_loss(struct scen_out *o, uint64_t ts)
 {
+	scen_out_loss_at(o, 0, 0, ts);
+}
+
+void scen_out_loss_at(struct scen_out *o, uint32_t origin, uint32_t cpu, uint64_t ts)
+{
 	/* a LossRecord readers accept: a kind and a side */
 	Vmscope__Trace__Origin lo = VMSCOPE__TRACE__ORIGIN__INIT;
 	int e;
 
-	lo.side = VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	lo.side = origin ? VMSCOPE__TRACE__SIDE__SIDE_GUEST : VMSCOPE__TRACE__SIDE__SIDE_HOST;
+	lo.vm = origin ? origin - 1 : 0;
+	lo.cpu = cpu;
 	e = mo_loss(o->m, &lo, VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_RING_DISCARD, 5, 0, ts,
 		    "test loss");
 

@@ -130,6 +130,8 @@ int scen_out_open_spans(struct scen_out **o, const char *dir, unsigned int n_vms
 void scen_out_event(struct scen_out *o, uint32_t origin, unsigned int ev, uint64_t ts,
 		    const void *p, uint16_t size, const struct mo_origin *mo);
 void scen_out_loss(struct scen_out *o, uint64_t ts);
+/* A loss of origin @origin's (0 host, n VM n-1) CPU @cpu. */
+void scen_out_loss_at(struct scen_out *o, uint32_t origin, uint32_t cpu, uint64_t ts);
 int scen_out_close(struct scen_out *o);
 
 #endif

@@ -391,6 +391,69 @@ static void test_loss(const char *dir)
 	an_exits_free(&x);
 }
 
+/*
+ * A guest CPU's loss, then the guest module's restatement of its task (a
+ * cpu_task record, as vmscope_guest.ko writes after a drop): the vCPU's
+ * exits are task A's before the loss, unknown between loss and
+ * restatement, task B's after it.
+ */
+static void test_guest_loss_restated(const char *dir)
+{
+	const uint64_t H = SCEN_H0;
+	struct vmscope_ev_sched_switch sw = { .prev_pid = 0, .next_pid = 201, .next_tgid = 201 };
+	struct vmscope_ev_cpu_task ct = { .pid = 202, .tgid = 202 };
+	struct mo_origin g = { .cpu = 0, .tid = -1, .origin = 1, .vcpu = MO_NONE };
+	struct mo_origin hst = { .cpu = 0, .tid = 1001, .origin = 0, .vcpu = 0 };
+	struct vmscope_ev_kvm_exit ex = { .vcpu_id = 0, .reason_valid = 1, .isa = 2,
+					  .exit_reason = scen_svm_code[1] };
+	struct vmscope_ev_kvm_entry en = { .vcpu_id = 0 };
+	/* exits at these times, 100 ns each; loss at 3000, cpu_task at 5000 */
+	const uint64_t at[] = { 2000, 2500, 4000, 6000, 6500, 7000 };
+	uint64_t got[3] = { 0 };	/* 201, unknown, 202 */
+	struct scen_out *o;
+	struct an_exits x;
+	struct an_walk *w;
+	char merged[4096];
+
+	snprintf(sw.next_comm, sizeof(sw.next_comm), "task-a");
+	snprintf(ct.comm, sizeof(ct.comm), "task-b");
+	CHECK_EQ(scen_out_open(&o, dir, 1, 1), 0);
+	if (!o)
+		return;
+	g.orig_ts = H + 1000;
+	scen_out_event(o, 1, VMSCOPE_EV_sched_switch, H + 1000, &sw, sizeof(sw), &g);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (at[i] > 3000 && (i == 0 || at[i - 1] < 3000))
+			scen_out_loss_at(o, 1, 0, H + 3000);
+		if (at[i] > 5000 && (i == 0 || at[i - 1] < 5000)) {
+			g.orig_ts = H + 5000;
+			scen_out_event(o, 1, VMSCOPE_EV_cpu_task, H + 5000, &ct, sizeof(ct), &g);
+		}
+		hst.orig_ts = H + at[i];
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, H + at[i], &ex, sizeof(ex), &hst);
+		hst.orig_ts = H + at[i] + 100;
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_entry, H + at[i] + 100, &en, sizeof(en), &hst);
+	}
+	CHECK_EQ(scen_out_close(o), 0);
+	snprintf(merged, sizeof(merged), "%s/merged", dir);
+	run(merged, AN_BY_TASK, &w, &x, 0);
+	if (!w)
+		return;
+	for (size_t i = 0; i < x.n; i++) {
+		const struct an_task *t = an_walk_task(w, x.g[i].task);
+		int32_t tid = t ? t->tid : -1;
+
+		got[tid == 201 ? 0 : tid == 202 ? 2 : 1] += x.g[i].h.count;
+	}
+	CHECK_EQ(got[0], 2);
+	CHECK_EQ(got[1], 1);
+	CHECK_EQ(got[2], 3);
+	CHECK_EQ(an_walk_counts(w)->exits_task_unknown, 1);
+	CHECK_EQ(an_walk_counts(w)->losses, 1);
+	an_walk_close(w);
+	an_exits_free(&x);
+}
+
 /* merge's clock-unreliable spans: exits overlapping one of their vCPU's,
  * and guest records in one, are counted. */
 static void test_clock_spans(const char *dir)
@@ -619,7 +682,7 @@ static void mkdir_tmp(char *path, size_t len)
 
 int main(int argc, char **argv)
 {
-	char d1[256], d2[256], d3[256], d4[256], d5[256], d6[256], d7[256];
+	char d1[256], d2[256], d3[256], d4[256], d5[256], d6[256], d7[256], d8[256];
 
 	if (argc == 3 && !strcmp(argv[1], "--write")) {
 		struct scen s = { .seed = 7, .n_vms = 2, .vcpus = 3, .n_records = 60000 };
@@ -659,6 +722,8 @@ int main(int argc, char **argv)
 	mkdir_tmp(d5, sizeof(d5));
 	mkdir_tmp(d6, sizeof(d6));
 	mkdir_tmp(d7, sizeof(d7));
+	mkdir_tmp(d8, sizeof(d8));
+	test_guest_loss_restated(d8);
 	test_clock_spans(d6);
 	test_cpu_task(d7);
 	test_scenario(d1);
@@ -672,5 +737,6 @@ int main(int argc, char **argv)
 	tf_test_rmdir(d5);
 	tf_test_rmdir(d6);
 	tf_test_rmdir(d7);
+	tf_test_rmdir(d8);
 	return check_result("analysis");
 }

@@ -319,7 +319,7 @@ static void test_discard_loss(void)
 	CHECK_EQ(b->ctrl->lost_full, 72);
 	CHECK_EQ(vmscope_rb_lost(b), 72);
 	drain(b);
-	CHECK_EQ(D.nsb, 3);		/* the 4th is open (not closed yet) */
+	CHECK_EQ(D.nsb, 4);		/* the first loss closed the 4th */
 	/* reader freed slots: writing resumes, the loss shows in lost_before */
 	for (i = 0; i < 8; i++) {
 		payload[0] = 1000 + i;
@@ -327,7 +327,7 @@ static void test_discard_loss(void)
 	}
 	vmscope_rb_flush(b);
 	drain(b);
-	CHECK_EQ(D.nsb, 6);		/* seq 3 (closed by the 1st write), 4, 5 */
+	CHECK_EQ(D.nsb, 6);		/* seq 4 (7 records, an exact fit), 5 */
 	CHECK_EQ(D.nrec, 36);
 	CHECK_EQ(D.hdrs[3].lost_before, 0);
 	CHECK_EQ(D.hdrs[4].lost_before, 72);
@@ -337,6 +337,42 @@ static void test_discard_loss(void)
 	/* data kept is the oldest: 0..27 then 1000.. */
 	CHECK_EQ(D.recs[27].val, 27);
 	CHECK_EQ(D.recs[28].val, 1000);
+	rb_test_free(b);
+}
+
+/*
+ * Where a loss shows: a record that still fits the open sub-buffer after
+ * a bigger one was lost is written after the loss, so it must not go
+ * before the lost_before that counts it. 2 sub-buffers of 512 B: 3 + 3
+ * records of 136 B fill them but for a tail of 56 B; the 7th big record
+ * is lost, and an 8-byte one that would fit the tail is lost too (the
+ * loss closed the sub-buffer); once read, the next record begins a
+ * sub-buffer whose lost_before is 2.
+ */
+static void test_discard_loss_position(void)
+{
+	struct vmscope_rb_buf *b = rb_test_new(9, 1, VMSCOPE_RB_MODE_DISCARD, 0);
+	uint64_t big[16] = {0}, v = 7;
+	unsigned i;
+
+	reset_drain();
+	for (i = 0; i < 6; i++)
+		CHECK_EQ(vmscope_rb_write(b, 1, big, 128), 0);
+	CHECK(!b->wr_dropped);
+	CHECK_EQ(vmscope_rb_write(b, 1, big, 128), -ENOSPC);
+	CHECK(b->wr_dropped);	/* for the writer's user: a drop happened */
+	CHECK_EQ(vmscope_rb_write(b, 2, &v, sizeof(v)), -ENOSPC);
+	CHECK_EQ(vmscope_rb_lost(b), 2);
+	drain(b);
+	CHECK_EQ(D.nsb, 2);
+	CHECK_EQ(D.nrec, 6);
+	CHECK_EQ(vmscope_rb_write(b, 2, &v, sizeof(v)), 0);
+	vmscope_rb_flush(b);
+	drain(b);
+	CHECK_EQ(D.nsb, 3);
+	CHECK_EQ(D.hdrs[2].lost_before, 2);
+	CHECK_EQ(D.nrec, 7);
+	CHECK_EQ(D.recs[6].id, 2);
 	rb_test_free(b);
 }
 
@@ -702,6 +738,7 @@ int main(void)
 	test_ext_timestamps();
 	test_nesting();
 	test_discard_loss();
+	test_discard_loss_position();
 	test_periodic_flush_reader_behind();
 	test_flight_overwrite();
 	test_flight_reader_holds();

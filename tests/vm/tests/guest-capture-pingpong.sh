@@ -15,11 +15,20 @@
 # to a second receiver: that stream parses cleanly, its state dump has the
 # static agent, it holds sys_enter and sys_exit records and the exec of
 # the chroot's /bin/busybox.
+# Last, a loss made on purpose (a third agent, rings of 2 x 4 KiB, stopped
+# with SIGSTOP while a task pinned to CPU 1 makes 40 000 syscalls, then
+# continued): the stream reports the loss, and every chunk that reports a
+# loss holds, before any sched_switch, a cpu_task record restating the
+# task then running on that CPU (the guest module writes it before the
+# first record after a drop; a drop closes the open sub-buffer, so it lands
+# after the loss), which is the task the CPU's next sched_switch switches
+# away from.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
 PORT=5643
 PORT_STATIC=5644
+PORT_LOSS=5645
 ROUNDS=2000
 RECV=$VMTEST_BUILD/tests/vm/tools/guest-recv
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
@@ -53,6 +62,19 @@ guest_main() {
 	kill -TERM "$agent"
 	wait "$agent" || fail "static agent exited with $?: $(cat /vmtest/agent-static.err)"
 	cat /vmtest/agent-static.err
+
+	# The loss on purpose: nothing reads CPU 1's 8 KiB while it fills.
+	guest_agent_start "$PORT_LOSS" --syscalls --subbuf-shift 12 --subbufs-shift 1
+	kill -STOP "$agent"
+	check "40000 syscalls on cpu 1, agent stopped" \
+		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none
+	kill -CONT "$agent"
+	check "4000 syscalls on cpu 1, agent running" \
+		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=2000 status=none
+	sleep 0.5
+	kill -TERM "$agent"
+	wait "$agent" || fail "loss agent exited with $?: $(cat /vmtest/agent.err)"
+	cat /vmtest/agent.err
 	check "rmmod vmscope_guest" rmmod vmscope_guest
 }
 
@@ -64,6 +86,9 @@ host_main() {
 	mkdir -p /run/recv-static
 	"$RECV" "$PORT_STATIC" /run/recv-static 1 >/run/recv-static.out 2>&1 &
 	recv_static=$!
+	mkdir -p /run/recv-loss
+	"$RECV" "$PORT_LOSS" /run/recv-loss 1 >/run/recv-loss.out 2>&1 &
+	recv_loss=$!
 	guest_run g1 guest_main 2 3
 	wait "$recv" || fail "receiver: $(cat /run/recv.out)"
 	cat /run/recv.out
@@ -159,6 +184,65 @@ EOC
 	log "ok: sched_switch records agree with $ROUNDS round trips and /proc"
 
 	check_static_agent
+	check_restated_task
+}
+
+# The third agent's run: each loss is followed by its CPU's task.
+check_restated_task() {
+	wait "$recv_loss" || fail "loss agent's receiver: $(cat /run/recv-loss.out)"
+	cat /run/recv-loss.out
+	cp /run/recv-loss.out /run/recv-loss/chunks.txt "$VMTEST_OUT/"
+	grep -q "end: clean" /run/recv-loss.out || fail "loss agent's stream did not end cleanly"
+	rs=/run/recv-loss/records.txt
+	bad=$(grep -c -E "UNDECODABLE|BAD-" "$rs")
+	[ "$bad" = 0 ] || fail "loss agent: $bad undecodable records/chunks"
+	python3 - /run/recv-loss/chunks.txt "$rs" >/run/restate.txt 2>&1 <<'PY'
+import sys
+# chunks.txt: conn cpu seq records lost_before gap, in the order the
+# receiver wrote each chunk's records to records.txt (cpu ts name text)
+chunks = [l.split() for l in open(sys.argv[1])]
+recs = [l.split() for l in open(sys.argv[2])]
+i, last, losses, bad = 0, {}, 0, []
+pending = {}        # cpu -> pid a cpu_task restated, until its next switch
+checked = 0
+for conn, cpu, seq, n, lost, gap in chunks:
+    n, lost = int(n), int(lost)
+    rs, i = recs[i:i + n], i + n
+    if lost > last.get(cpu, 0):
+        losses += 1
+        pending.pop(cpu, None)
+        names = [r[2] for r in rs]
+        k = names.index("cpu_task") if "cpu_task" in names else None
+        sw = names.index("sched_switch") if "sched_switch" in names else len(names)
+        if k is None or k > sw:
+            bad.append(f"cpu {cpu} seq {seq}: after {lost - last.get(cpu, 0)} lost, "
+                       f"no cpu_task before a switch: {' '.join(names[:4])}")
+            rs = []
+        else:
+            pending[cpu] = rs[k][4].split("/")[0]
+            print(f"cpu {cpu} seq {seq}: {lost - last.get(cpu, 0)} lost, then "
+                  f"record {k + 1} {' '.join(rs[k][2:])}")
+            rs = rs[k + 1:]
+    last[cpu] = lost
+    for r in rs:
+        if r[2] == "sched_switch" and cpu in pending:
+            prev = r[4].split("/")[0]
+            if prev != pending[cpu]:
+                bad.append(f"cpu {cpu}: restated {pending[cpu]}, next switch away from {prev}")
+            checked += 1
+            del pending[cpu]
+if i != len(recs):
+    bad.append(f"chunks name {i} records, records.txt has {len(recs)}")
+print(f"losses {losses}, restatements checked against the next switch {checked}")
+if not losses:
+    bad.append("no loss although the agent was stopped")
+print("\n".join(bad) if bad else "ok")
+sys.exit(1 if bad else 0)
+PY
+	st=$?
+	cat /run/restate.txt
+	[ "$st" -eq 0 ] || fail "restated task after a loss: $(tail -n 3 /run/restate.txt)"
+	log "ok: every loss followed by its CPU's task: $(grep '^losses' /run/restate.txt)"
 }
 
 # The static agent's run (guest_main's second part), from its receiver.
