@@ -119,7 +119,8 @@ static int to_host(const struct om *m, uint32_t vm, uint64_t g, uint64_t *h, uin
 	const struct vmscope_sync_segment *cur = m->finished ? NULL : vmscope_sync_current(v->ctx);
 	const struct vmscope_sync_segment *s = NULL, *next;
 	size_t i, at = v->nseg;	/* index of s when closed */
-	uint64_t lo, hi;
+	uint64_t lo, hi, h2, lo2, hi2;
+	int open, open2;
 
 	if (cur && (!cur->n_samples || cur->failed))
 		cur = NULL;
@@ -132,7 +133,7 @@ static int to_host(const struct om *m, uint32_t vm, uint64_t g, uint64_t *h, uin
 		s = cur;
 		at = v->nseg;
 	}
-	if (!s || vmscope_sync_segment_estimate(s, g, h))
+	if (!s || (open = vmscope_sync_segment_locate(s, g, h, &lo, &hi)) < 0)
 		return -1;
 	while (g > s->g_last && at < v->nseg) {
 		/* between its last sample and the next segment's first */
@@ -140,12 +141,16 @@ static int to_host(const struct om *m, uint32_t vm, uint64_t g, uint64_t *h, uin
 			;
 		next = i < v->nseg ? &v->seg[i] : cur;
 		if (!next || *h <= mt_limit(v, at, next) ||
-		    vmscope_sync_segment_estimate(next, g, h))
+		    (open2 = vmscope_sync_segment_locate(next, g, &h2, &lo2, &hi2)) < 0)
 			break;
 		s = next;
 		at = i;
+		*h = h2;
+		lo = lo2;
+		hi = hi2;
+		open = open2;
 	}
-	*width = vmscope_sync_segment_bound(s, g, &lo, &hi) ? UINT64_MAX : hi - lo;
+	*width = open ? UINT64_MAX : hi - lo;
 	if (g <= s->g_last)
 		return 0;
 	/* past the last segment's samples; in a gap the next one bounds it */

@@ -103,14 +103,25 @@ int vmscope_sync_segment_estimate(const struct vmscope_sync_segment *s,
 				  uint64_t g, uint64_t *h)
 {
 	uint64_t lo, hi;
+
+	return vmscope_sync_segment_locate(s, g, h, &lo, &hi) < 0 ? -1 : 0;
+}
+
+int vmscope_sync_segment_locate(const struct vmscope_sync_segment *s,
+				uint64_t g, uint64_t *h, uint64_t *lo_out,
+				uint64_t *hi_out)
+{
+	uint64_t lo, hi;
 	int64_t gg = 0;
 	int r = vmscope_sync_segment_bound(s, g, &lo, &hi);
 	if (r < 0)
 		return -1;
+	*lo_out = lo;
+	*hi_out = hi;
 	rebase(g, s->g0, &gg);
 	if (r == 1) {
 		*h = s->p.n ? hi : lo;
-		return 0;
+		return 1;
 	}
 	/* The midpoint slope is feasible (the range is an interval) and so
 	 * is the middle of its offset interval; long double is enough here

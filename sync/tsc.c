@@ -50,8 +50,7 @@ int vmscope_sync_tsc_check(const struct vmscope_sync_segment *s,
 			   struct vmscope_sync_tsc_check *out)
 {
 	if (vmscope_sync_tsc_g2h(t, g, &out->h_tsc) < 0 ||
-	    vmscope_sync_segment_bound(s, g, &out->lo, &out->hi) < 0 ||
-	    vmscope_sync_segment_estimate(s, g, &out->h_est) < 0)
+	    vmscope_sync_segment_locate(s, g, &out->h_est, &out->lo, &out->hi) < 0)
 		return -1;
 	i128 d = (i128)out->h_tsc - (i128)out->h_est;
 	out->diff_ns = d > INT64_MAX ? INT64_MAX

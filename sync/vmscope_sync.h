@@ -151,6 +151,13 @@ int vmscope_sync_segment_bound(const struct vmscope_sync_segment *s,
 int vmscope_sync_segment_estimate(const struct vmscope_sync_segment *s,
 				  uint64_t g, uint64_t *h);
 
+/* Both of the above from one evaluation of the hulls (a converter needs
+ * the estimate and the bound of every record): *h as the estimate, *lo
+ * and *hi as the bound; returns what vmscope_sync_segment_bound() does. */
+int vmscope_sync_segment_locate(const struct vmscope_sync_segment *s,
+				uint64_t g, uint64_t *h, uint64_t *lo,
+				uint64_t *hi);
+
 void vmscope_sync_segment_summary(const struct vmscope_sync_segment *s,
 				  uint32_t min_samples,
 				  struct vmscope_sync_summary *out);

@@ -18,13 +18,16 @@
 # in the kernel, printed once a second) in perf kvm stat live's place: a
 # check of what perf's events see, not a watcher doing top's work.
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/top-cpu.sh
-# (TC_PIO, TC_CPUID: per round; TC_ROUNDS; TC_PEER kvm or stat)
+# (TC_PIO, TC_CPUID: per round; TC_ROUNDS; TC_PEER kvm or stat;
+# TC_PERF_PAGES: perf kvm stat live's -m, its ring buffer in pages)
 
 PORT=5643	# VMSCOPE_AGENT_PORT, where top takes the agent
 PIO=${TC_PIO:-10000}
 CPUID=${TC_CPUID:-40000}
 ROUNDS=${TC_ROUNDS:-3}
 PEER=${TC_PEER:-kvm}
+# perf's ring buffer per CPU in pages (perf's -m; empty: perf's default)
+PERF_PAGES=${TC_PERF_PAGES:-}
 EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
@@ -65,7 +68,8 @@ host_main() {
 	mkfifo /tmp/perf-stdin || fail "mkfifo"
 	exec 7<>/tmp/perf-stdin	# a writer that never writes: perf's stdin is never readable
 	case $PEER in
-	kvm) perf kvm stat live -p "$qpid" -d 1 <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
+	kvm) perf kvm stat live -p "$qpid" -d 1 ${PERF_PAGES:+-m "$PERF_PAGES"} <&7 \
+		>/vmtest/perf.out 2>/vmtest/perf.err & ;;
 	stat) perf stat -e kvm:kvm_exit -I 1000 -p "$qpid" <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
 	*) fail "TC_PEER is kvm or stat, not $PEER" ;;
 	esac
