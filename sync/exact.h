@@ -40,6 +40,12 @@ static inline struct vmscope_sync_ratio ratio_make(int64_t num, int64_t den)
 	return r;
 }
 
+/* Approximately, for reports and the central estimate (never a bound). */
+static inline long double ratio_ld(struct vmscope_sync_ratio r)
+{
+	return (long double)r.num / (long double)r.den;
+}
+
 /* Slope of the segment a→b (a.g != b.g). */
 static inline struct vmscope_sync_ratio
 slope(struct vmscope_sync_point a, struct vmscope_sync_point b)

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /* Exact feasible slope range between the two hulls (see feasible.h). */
+#include <math.h>
+
 #include "exact.h"
 #include "feasible.h"
 
@@ -103,4 +105,30 @@ bool feasible_range(const struct vmscope_sync_hull *p,
 	*lo = dmin;
 	*hi = dmax;
 	return true;
+}
+
+void feasible_midline(const struct vmscope_sync_hull *p,
+		      const struct vmscope_sync_hull *q,
+		      struct vmscope_sync_ratio dmin,
+		      struct vmscope_sync_ratio dmax,
+		      long double *d, long double *b)
+{
+	long double U = INFINITY, L = -INFINITY;
+
+	*d = 0;
+	*b = 0;
+	if (!p->n || !q->n)
+		return;
+	*d = (ratio_ld(dmin) + ratio_ld(dmax)) / 2;
+	for (uint32_t i = 0; i < p->n; i++) {
+		long double v = p->v[i].u - *d * p->v[i].g;
+		if (v < U)
+			U = v;
+	}
+	for (uint32_t j = 0; j < q->n; j++) {
+		long double v = q->v[j].u - *d * q->v[j].g;
+		if (v > L)
+			L = v;
+	}
+	*b = (U + L) / 2;
 }

@@ -34,4 +34,14 @@ uint32_t active_p(const struct vmscope_sync_hull *p,
 uint32_t active_q(const struct vmscope_sync_hull *q,
 		  struct vmscope_sync_ratio d);
 
+/* The central line of the feasible set: slope *d the midpoint of [dmin,
+ * dmax] (feasible: the range is an interval) and offset *b the middle of
+ * [L(*d), U(*d)]; 0 and 0 when P or Q is empty. Long double is enough:
+ * estimates from it are clamped into the exact bound. */
+void feasible_midline(const struct vmscope_sync_hull *p,
+		      const struct vmscope_sync_hull *q,
+		      struct vmscope_sync_ratio dmin,
+		      struct vmscope_sync_ratio dmax,
+		      long double *d, long double *b);
+
 #endif /* VMSCOPE_SYNC_FEASIBLE_H */

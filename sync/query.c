@@ -94,11 +94,6 @@ int vmscope_sync_segment_bound(const struct vmscope_sync_segment *s,
 	return ret;
 }
 
-static long double ratio_ld(struct vmscope_sync_ratio r)
-{
-	return (long double)r.num / (long double)r.den;
-}
-
 int vmscope_sync_segment_estimate(const struct vmscope_sync_segment *s,
 				  uint64_t g, uint64_t *h)
 {
@@ -123,22 +118,8 @@ int vmscope_sync_segment_locate(const struct vmscope_sync_segment *s,
 		*h = s->p.n ? hi : lo;
 		return 1;
 	}
-	/* The midpoint slope is feasible (the range is an interval) and so
-	 * is the middle of its offset interval; long double is enough here
-	 * because the result is clamped into the exact bound. */
-	long double d = (ratio_ld(s->dmin) + ratio_ld(s->dmax)) / 2;
-	long double U = INFINITY, L = -INFINITY;
-	for (uint32_t i = 0; i < s->p.n; i++) {
-		long double v = s->p.v[i].u - d * s->p.v[i].g;
-		if (v < U)
-			U = v;
-	}
-	for (uint32_t j = 0; j < s->q.n; j++) {
-		long double v = s->q.v[j].u - d * s->q.v[j].g;
-		if (v > L)
-			L = v;
-	}
-	long double off = (long double)gg + d * gg + (U + L) / 2;
+	/* the segment's central line (feasible_midline), kept with it */
+	long double off = (long double)gg + s->est_d * gg + s->est_b;
 	long double hv = (long double)s->h0 + roundl(off);
 	if (hv <= (long double)lo)
 		*h = lo;

@@ -69,6 +69,7 @@ add_points(struct vmscope_sync_segment *s, const struct vmscope_sync_point *pp,
 	s->q = q;
 	s->dmin = lo;
 	s->dmax = hi;
+	feasible_midline(&s->p, &s->q, lo, hi, &s->est_d, &s->est_b);
 	if (ev)
 		s->evictions++;
 	return VMSCOPE_SYNC_ADDED;

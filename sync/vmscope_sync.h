@@ -90,6 +90,11 @@ struct vmscope_sync_segment {
 	 * events between here and the next segment's h_first belong to
 	 * either. Ended any other way: h_last. */
 	uint64_t h_certain_end;
+	/* The central estimate's line (vmscope_sync_segment_estimate), set
+	 * with the hulls it comes from: est_d the midpoint of [dmin, dmax],
+	 * est_b the middle of that slope's offset interval (0 while a hull
+	 * is empty, when the estimate does not use them). */
+	long double est_d, est_b;
 };
 
 /* Floating summary of a segment, for reports. The exact answers are from
