@@ -43,8 +43,10 @@ log() {
 	echo "[$VMTEST_ROLE ${_up}s] $*"
 }
 
+# fail TEXT: the test fails saying TEXT, after the part it was in when a
+# test runs several in one boot (VMTEST_PART: guest-basics.sh).
 fail() {
-	echo "FAIL: $*"
+	echo "FAIL: ${VMTEST_PART:+[$VMTEST_PART] }$*"
 	# In the --shell prompt a failure must not end the shell (and the VM).
 	case $- in *i*) return 1 ;; esac
 	exit 1
