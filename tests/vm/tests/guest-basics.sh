@@ -1,5 +1,5 @@
 # vmtest-timeout: 1200
-# vmtest-long: 212 s in its first run (2026-12-06, other work on the machine), the three tests it folds 266-357 s together in the CI runs before
+# vmtest-long: 211-212 s (2026-12-06); the three tests it folds took 266.9 s together in a --jobs 2 run that day
 # One test host and one 2-vCPU guest boot for what were three tests, each
 # paying both boots (guest-basics, guest-sync-emitter,
 # guest-capture-pingpong); the three parts run one after the other, with
