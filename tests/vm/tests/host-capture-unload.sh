@@ -76,19 +76,21 @@ host_main() {
 	# The counters are capture's (its enable is VMSCOPE_CTL_UNTIL_CLOSE):
 	# a reset is refused, so the window is the difference of two reads.
 	stats_refused --reset
-	"$VMSCOPE" stats --per-cpu >/vmtest/stats-pinned.txt
-	sleep 3
-	"$VMSCOPE" stats --per-cpu >/vmtest/stats-after-hotplug.txt
-	# missed_of FILE, cpu1_exits_of FILE: exit_reason_missed (all CPUs),
-	# kvm_exit matched on cpu1
-	missed_of() {
-		awk '$1 == "kvm_attach_count" { for (i = 1; i < NF; i++) if ($i == "exit_reason_missed") print $(i + 1) }' "$1"
-	}
-	cpu1_exits_of() {
-		awk 'BEGIN { n = 0 } $1 == "cpu" && $2 == 1 && $3 == "kvm_exit" { n = $7 } END { print n }' "$1"
-	}
-	missed=$(($(missed_of /vmtest/stats-after-hotplug.txt) - $(missed_of /vmtest/stats-pinned.txt)))
-	cpu1_exits=$(($(cpu1_exits_of /vmtest/stats-after-hotplug.txt) - $(cpu1_exits_of /vmtest/stats-pinned.txt)))
+	stats_json /vmtest/stats-pinned.json --per-cpu
+	sleep 3	# the window: the guest's exits on cpu1 for 3 s
+	stats_json /vmtest/stats-after-hotplug.json --per-cpu
+	# exit_reason_missed (all CPUs) and kvm_exit matched on cpu1, before
+	# and after the window ("null" where stats --json lacks one)
+	m0=$(jq -r .exit_reason_missed /vmtest/stats-pinned.json)
+	m1=$(jq -r .exit_reason_missed /vmtest/stats-after-hotplug.json)
+	c1x='[.per_cpu[] | select(.cpu == 1 and .event == "kvm_exit") | .matched] | add // 0'
+	c0=$(jq -r "$c1x" /vmtest/stats-pinned.json)
+	c1=$(jq -r "$c1x" /vmtest/stats-after-hotplug.json)
+	case "$m0 $m1 $c0 $c1" in
+	*[!0-9\ ]*) fail "stats --json: exit_reason_missed $m0 $m1, cpu1 kvm_exit matched $c0 $c1" ;;
+	esac
+	missed=$((m1 - m0))
+	cpu1_exits=$((c1 - c0))
 	log "after cpu1 came back: kvm_exit matched on cpu1 ${cpu1_exits:-none}, exit_reason_missed ${missed:-?}"
 	[ "${cpu1_exits:-0}" -gt 0 ] || fail "no kvm_exit on cpu1 after pinning the guest there"
 	[ "$missed" = 0 ] || fail "$missed kvm_exit without a reason after cpu1 came back online"
@@ -113,29 +115,24 @@ host_main() {
 	sleep 2
 	grep -q '/dev/vmscope-host' "/proc/$cap/maps" ||
 		fail "capture has no buffer mapped: $(cat "/proc/$cap/maps")"
-	"$VMSCOPE" stats >/vmtest/stats-capture2.txt
-	state=$(grep '^state:' /vmtest/stats-capture2.txt)
-	log "second capture: $state; $(grep '^ringbuf:' /vmtest/stats-capture2.txt)"
-	case "$state" in
-	"state: enabled kvm-attached"*exit-reasons) ;;
-	*) fail "capture did not switch probing fully on: $state" ;;
-	esac
+	stats_json /vmtest/stats-capture2.json
+	state=$(jq -c .state /vmtest/stats-capture2.json)
+	log "second capture: state $state; ringbuf $(jq -c .ringbuf /vmtest/stats-capture2.json)"
+	jq -e '.state | .enabled and .kvm_attached and .exit_reasons' /vmtest/stats-capture2.json >/dev/null ||
+		fail "capture did not switch probing fully on: $state"
 	stats_refused --start
 	kill -9 "$cap"
 	wait "$cap" 2>/dev/null
 	# the last fput and munmap run in the dying task, before wait returns
-	"$VMSCOPE" stats >/vmtest/stats-killed.txt
-	state=$(grep '^state:' /vmtest/stats-killed.txt)
-	log "after kill -9 of capture: $state; $(grep '^ringbuf:' /vmtest/stats-killed.txt)"
-	case "$state" in
-	"state: disabled kvm-attached"*) ;;
-	*) fail "probing not off after kill -9 of capture: $state" ;;
-	esac
-	case "$state" in
-	*exit-reasons*) fail "kvm_exit perf counters live after kill -9 of capture: $state" ;;
-	esac
-	grep -q '^ringbuf: no session recording' /vmtest/stats-killed.txt ||
-		fail "session left after kill -9: $(grep '^ringbuf:' /vmtest/stats-killed.txt)"
+	stats_json /vmtest/stats-killed.json
+	state=$(jq -c .state /vmtest/stats-killed.json)
+	log "after kill -9 of capture: state $state; ringbuf $(jq -c .ringbuf /vmtest/stats-killed.json)"
+	jq -e '.state | (.enabled | not) and .kvm_attached' /vmtest/stats-killed.json >/dev/null ||
+		fail "probing not off after kill -9 of capture: $state"
+	jq -e '.state.exit_reasons | not' /vmtest/stats-killed.json >/dev/null ||
+		fail "kvm_exit perf counters live after kill -9 of capture: $state"
+	jq -e '.ringbuf.sessions == 0' /vmtest/stats-killed.json >/dev/null ||
+		fail "session left after kill -9: $(jq -c .ringbuf /vmtest/stats-killed.json)"
 	check "rmmod vmscope_host right after kill -9 of capture" rmmod vmscope_host
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
