@@ -16,7 +16,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope report exits [--json]\n"
-		"                            [--by vm|vcpu|reason|task|port|msr|mmio|symbol]\n"
+		"                            [--by vm|vcpu|reason|task|port|msr|mmio|symbol|\n"
+		"                                  mmio-region|npf|npf-region]\n"
 		"                            [--sort count|total|p99|max] [--top N] [--svg FILE]\n"
 		"                            [--accept-damage] TRACE\n\n"
 		"VM exit latency (kvm_exit to the vCPU's next kvm_entry) from TRACE (below).\n"
@@ -40,7 +41,8 @@ static void usage(FILE *out)
 		"                        --event=ioport|mmio (and MSRs too), only the exits\n"
 		"                        that did\n"
 		"                        (the others are counted below the table): port\n"
-		"                        I/O by port and direction (in, out), from the\n"
+		"                        I/O by port, direction (in, out) and access size\n"
+		"                        (1, 2 or 4 bytes: inb, inw, inl), from the\n"
 		"                        host's kvm_pio record in the exit; MSR accesses by\n"
 		"                        MSR index (and the kernel's name for it) and read\n"
 		"                        or write (rdmsr, wrmsr: kvm_msr);\n"
@@ -50,7 +52,22 @@ static void usage(FILE *out)
 		"                        included. A recording without those events (the\n"
 		"                        module records them unless --events leaves them out)\n"
 		"                        has no exit in these tables. The longest exits then\n"
-		"                        say what each accessed (an MMIO exit its address)\n"
+		"                        say what each accessed (an MMIO exit its address).\n"
+		"                        At most %d pages: the exits of any further page\n"
+		"                        are counted below the table\n"
+		"  --by npf              nested page faults (AMD NPF, Intel EPT violation\n"
+		"                        exits: the guest touched guest-physical memory the\n"
+		"                        host had not mapped for it yet, or MMIO) by the\n"
+		"                        4 KiB guest-physical page and read or write, from\n"
+		"                        the host's kvm_page_fault record in the exit; only\n"
+		"                        those exits, as --by mmio\n"
+		"  --by mmio-region|npf-region  the same exits as --by mmio and --by npf,\n"
+		"                        by region: a run of adjacent 4 KiB pages that each\n"
+		"                        had such an exit (a device's BAR, the RAM a guest\n"
+		"                        touched), from its first to its last byte, with\n"
+		"                        its page count and the exits that wrote; reads and\n"
+		"                        writes together. Two regions never touch: a page\n"
+		"                        between them joins them. At most %d regions\n"
 		"  --by symbol           the guest kernel function at the exit's guest RIP,\n"
 		"                        with its module (\"handler [virtio_net]\"), from\n"
 		"                        the guest's own /proc/kallsyms and module list,\n"
@@ -82,7 +99,7 @@ static void usage(FILE *out)
 		REPORT_EXIT_HELP ", or the SVG FILE exists or\n"
 		"could not be written, or stdout could not be written (a full disk); 2 on\n"
 		"a usage error.\n",
-		AN_SVG_MAX_PANELS);
+		AN_MAX_ADDR_GROUPS, AN_MAX_ADDR_GROUPS, AN_SVG_MAX_PANELS);
 }
 
 struct opts {
