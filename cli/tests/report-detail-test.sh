@@ -8,7 +8,10 @@
 # the exits not in it; the JSON
 # (parsed): ten groups (30 by port: three sizes), their counts adding up with exits_without_detail
 # to every exit, each group's key fields, what each of the longest exits
-# accessed; --help says what each means.
+# accessed; --help says what each means. --by npf, mmio-region,
+# npf-region: the text rows (a region's range and pages), and the JSON
+# groups equal to the story's (want.json: test_detail's own account of
+# what it wrote, per page or region count, total, min, max, writes).
 # Usage: report-detail-test.sh PATH-TO-vmscope PATH-TO-test_detail
 set -u
 exe=$1 writer=$2
@@ -60,6 +63,43 @@ assert by != "port" or all(e["size"] in (1, 2, 4) for e in j["top"]), j["top"]
 PY
 	then
 		echo "ok: report exits --json --by $by: its groups, counts add up, keys"
+	else
+		echo "FAIL: report exits --json --by $by"; fails=$((fails + 1))
+	fi
+done
+
+# nested page faults by page, and MMIO and faults by region: the story's
+# own groups (want.json, written by test_detail from what it wrote), exact
+expect 0 '--by npf +nested page faults' -- report exits --help
+expect 0 '--by mmio-region\|npf-region +the same exits as --by mmio and --by npf' -- report exits --help
+expect 0 'region of adjacent pages \(--by mmio-region\|npf-region\)' -- report --help
+expect 0 '^0 +0xfebf0000-0xfebf1fff 2 pages +[0-9]+ ' -- report exits --by mmio-region "$m"
+expect 0 '^0 +0xc0000-0xc0fff 1 page +[0-9]+ ' -- report exits --by mmio-region "$m"
+expect 0 '^a region: adjacent 4 KiB guest-physical pages' -- report exits --by mmio-region "$m"
+expect 0 '^0 +0x200000-0x202fff 3 pages +[0-9]+ ' -- report exits --by npf-region "$m"
+expect 0 '^0 +0x201000-0x201fff write +[0-9]+ ' -- report exits --by npf "$m"
+expect 0 '^[0-9]+ exits with a nested page fault \(a kvm_page_fault record inside an NPF or EPT violation exit\); [0-9]+ other' -- report exits --by npf "$m"
+expect 0 ' [0-9]+\.[0-9]{9} 0x[0-9a-f]+ (read|write)$' -- report exits --by npf-region --top 3 "$m"
+for by in mmio-region npf npf-region; do
+	"$exe" report exits --json --top 5 --by $by "$m" >"$dir/j" 2>"$out" || { echo "FAIL: --json --by $by"; fails=$((fails + 1)); continue; }
+	if python3 - "$dir/j" "$dir/want.json" $by <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+want = json.load(open(sys.argv[2]))[sys.argv[3]]
+by = sys.argv[3]
+keys = ["gpa_start", "gpa_end", "count", "total_ns", "min_ns", "max_ns"]
+keys += ["access"] if by == "npf" else ["pages", "writes"]
+got = sorted(tuple(g[k] for k in keys) for g in j["groups"])
+exp = sorted(tuple(g[k] for k in keys) for g in want["groups"])
+assert j["by"] == by and got == exp, (got, exp)
+assert j["exits_without_detail"] == want["exits_without_detail"], j["exits_without_detail"]
+assert j["exits_beyond_table"] == 0
+assert sum(g["count"] for g in j["groups"]) + j["exits_without_detail"] == j["counts"]["exits"]
+assert len(j["top"]) == 5 and all("gpa" in e and e["access"] in ("read", "write") for e in j["top"])
+print(len(got), "groups")
+PY
+	then
+		echo "ok: report exits --json --by $by: the story's groups, exact"
 	else
 		echo "FAIL: report exits --json --by $by"; fails=$((fails + 1))
 	fi
