@@ -156,15 +156,17 @@ static void text_vms(const struct an_walk *w)
 static void text_groups(const struct an_walk *w, const struct an_exits *x, enum an_sort sort)
 {
 	char b[NQ + 4][32], l[640];
+	/* a region's range and pages are wider than the other labels */
+	int lw = an_by_region(x->by) ? 44 : 24;
 
 	printf("\nexits by %s, by %s:\n", report_by_names[x->by], report_sort_names[sort]);
-	printf("%-4s %-24s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM",
+	printf("%-4s %-*s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM", lw,
 	       report_by_names[x->by], "count", "total", "share", "min", q_names[0], q_names[1],
 	       q_names[2], q_names[3], "max");
 	for (size_t i = 0; i < x->n; i++) {
 		const struct an_group *g = &x->g[i];
 
-		printf("%-4u %-24s %9" PRIu64 " %10s %5.1f%% %10s", g->vm,
+		printf("%-4u %-*s %9" PRIu64 " %10s %5.1f%% %10s", g->vm, lw,
 		       label(w, x, g, l, sizeof(l)), g->h.count,
 		       an_dur(g->h.sum, b[0], sizeof(b[0])), 100 * share(w, x, g),
 		       an_dur(g->h.min, b[1], sizeof(b[1])));

@@ -222,22 +222,34 @@ static uint64_t key_addr(enum an_by by, int k)
 	       by == AN_BY_MMIO ? pages[k] : npf_key_addr(k);
 }
 
+/* @merged walked into @x grouped by @by (top 5); NULL when it fails. */
+static struct an_walk *walk_by(const char *merged, enum an_by by, struct an_exits *x)
+{
+	struct an_walk *w = NULL;
+	char err[256];
+
+	CHECK_EQ(an_exits_init(x, by, 5), 0);
+	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
+	if (!w) {
+		an_exits_free(x);
+		return NULL;
+	}
+	CHECK_EQ(an_walk_run(w, &(struct an_hooks){ .ctx = x, .exit = an_exits_add }, err,
+			     sizeof(err)), 0);
+	return w;
+}
+
 /* The groups of @by against the story; the largest group's JSON. */
 static void check_by(const char *merged, enum an_by by)
 {
 	int kind = by == AN_BY_PORT ? 0 : by == AN_BY_MSR ? 1 : by == AN_BY_MMIO ? 2 : 3;
 	int nk = kind == 3 ? NNPF : NK;
 	struct an_exits x;
-	struct an_walk *w;
-	char err[256];
+	struct an_walk *w = walk_by(merged, by, &x);
 	uint64_t seen = 0;
 
-	CHECK_EQ(an_exits_init(&x, by, 5), 0);
-	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
 	if (!w)
 		return;
-	CHECK_EQ(an_walk_run(w, &(struct an_hooks){ .ctx = &x, .exit = an_exits_add }, err,
-			     sizeof(err)), 0);
 	CHECK_EQ(an_walk_counts(w)->exits, n_exits);
 	CHECK_EQ(x.no_detail, n_exits - n_detail[kind]);
 	for (size_t i = 0; i < x.n; i++) {
@@ -338,15 +350,10 @@ static void check_region(const char *merged, enum an_by by)
 	int kind = by == AN_BY_MMIO_REGION ? 2 : 3;
 	size_t nr = kind == 2 ? N_MMIO_REGIONS : N_NPF_REGIONS;
 	struct an_exits x;
-	struct an_walk *w;
-	char err[256];
+	struct an_walk *w = walk_by(merged, by, &x);
 
-	CHECK_EQ(an_exits_init(&x, by, 5), 0);
-	CHECK_EQ(an_walk_open(&w, merged, 0, err, sizeof(err)), 0);
 	if (!w)
 		return;
-	CHECK_EQ(an_walk_run(w, &(struct an_hooks){ .ctx = &x, .exit = an_exits_add }, err,
-			     sizeof(err)), 0);
 	an_exits_sort(&x, AN_SORT_TOTAL);
 	CHECK_EQ(x.no_detail, n_exits - n_detail[kind]);
 	CHECK_EQ(x.n, nr);
