@@ -53,21 +53,23 @@ static void usage(FILE *out)
 		"                        module records them unless --events leaves them out)\n"
 		"                        has no exit in these tables. The longest exits then\n"
 		"                        say what each accessed (an MMIO exit its address).\n"
-		"                        At most %d pages: the exits of any further page\n"
-		"                        are counted below the table\n"
+		"                        At most %d MMIO pages: the exits of any further\n"
+		"                        page are counted below the table\n"
 		"  --by npf              nested page faults (AMD NPF, Intel EPT violation\n"
 		"                        exits: the guest touched guest-physical memory the\n"
 		"                        host had not mapped for it yet, or MMIO) by the\n"
-		"                        4 KiB guest-physical page and read or write, from\n"
-		"                        the host's kvm_page_fault record in the exit; only\n"
-		"                        those exits, as --by mmio\n"
+		"                        4 KiB guest-physical page and write or read (a read\n"
+		"                        or an instruction fetch), from the host's\n"
+		"                        kvm_page_fault record in the exit; only those\n"
+		"                        exits, at most %d pages, as --by mmio\n"
 		"  --by mmio-region|npf-region  the same exits as --by mmio and --by npf,\n"
 		"                        by region: a run of adjacent 4 KiB pages that each\n"
 		"                        had such an exit (a device's BAR, the RAM a guest\n"
 		"                        touched), from its first to its last byte, with\n"
 		"                        its page count and the exits that wrote; reads and\n"
 		"                        writes together. Two regions never touch: a page\n"
-		"                        between them joins them. At most %d regions\n"
+		"                        between them joins them. At most %d regions: the\n"
+		"                        exits of a further one are counted below the table\n"
 		"  --by symbol           the guest kernel function at the exit's guest RIP,\n"
 		"                        with its module (\"handler [virtio_net]\"), from\n"
 		"                        the guest's own /proc/kallsyms and module list,\n"
@@ -109,7 +111,7 @@ static void usage(FILE *out)
 		REPORT_EXIT_HELP ", or the SVG FILE exists or\n"
 		"could not be written, or stdout could not be written (a full disk); 2 on\n"
 		"a usage error.\n",
-		AN_MAX_ADDR_GROUPS, AN_MAX_ADDR_GROUPS, AN_SVG_MAX_PANELS);
+		AN_MAX_ADDR_GROUPS, AN_MAX_ADDR_GROUPS, AN_MAX_ADDR_GROUPS, AN_SVG_MAX_PANELS);
 }
 
 struct opts {
