@@ -2,13 +2,14 @@
 /*
  * `report exits`: completed exits (walk.h) aggregated by one grouping —
  * per VM, per vCPU, per exit reason (within its VM), per guest task, or
- * by what the exit accessed (I/O port, MSR, MMIO page) —
+ * by what the exit accessed (I/O port, MSR, MMIO page or region, nested
+ * page fault's page or region) —
  * each group with count, total, the split of that time (in-kernel
  * handling, userspace exits, halted), a latency histogram (hist.h:
  * percentiles within 0.79 %, exact min and max) and, except by reason,
  * the count and time per exit reason; and the N longest exits with their
  * context. Memory: one histogram per group (groups are bounded by the
- * walk's tables), N exits.
+ * walk's tables, pages and regions by AN_MAX_ADDR_GROUPS), N exits.
  */
 #ifndef VMSCOPE_ANALYSIS_EXITS_H
 #define VMSCOPE_ANALYSIS_EXITS_H
