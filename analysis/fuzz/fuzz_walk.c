@@ -42,6 +42,7 @@
 
 #include "../../merge/fuzz/fuzz_input.h"
 #include "../tests/scen.h"
+#include "exit_reason.h"
 #include "exits.h"
 #include "exits_svg.h"
 #include "halt.h"
@@ -270,10 +271,15 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			struct vmscope_ev_kvm_exit e = { 0 };
 
 			e.vcpu_id = (uint32_t)val(in, 0, 1);
-			/* one in four an SVM NPF's code: the faults' exits */
-			e.exit_reason = take(in, 1) % 4 ? (uint32_t)val(in, 0x72, 3) : 0x400;
+			e.exit_reason = (uint32_t)val(in, 0x72, 3);
 			e.isa = (uint32_t)take(in, 1) % 4;
 			e.reason_valid = (uint32_t)take(in, 1) % 3;
+			/* one in four a valid SVM NPF: the exits whose faults count */
+			if (take(in, 1) % 4 == 0) {
+				e.exit_reason = 0x400;
+				e.isa = AN_ISA_SVM;
+				e.reason_valid = 1;
+			}
 			e.guest_rip = take(in, 8);
 			scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, ts, &e, sizeof(e), &mo);
 		} else if (kind == 1 || kind == 2) {
