@@ -44,3 +44,9 @@ bool an_exit_is_hlt(uint32_t isa, uint32_t code)
 	return (isa == AN_ISA_SVM && code == SVM_EXIT_HLT) ||
 	       (isa == AN_ISA_VMX && (code & 0xffff) == EXIT_REASON_HLT);
 }
+
+bool an_exit_is_npf(uint32_t isa, uint32_t code)
+{
+	return (isa == AN_ISA_SVM && code == SVM_EXIT_NPF) ||
+	       (isa == AN_ISA_VMX && (code & 0xffff) == EXIT_REASON_EPT_VIOLATION);
+}

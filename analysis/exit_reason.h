@@ -36,4 +36,9 @@ const char *an_exit_label(uint32_t isa, uint32_t code, bool valid, char *buf, si
 /* The exit is a HLT (the vCPU is halted until its next entry). */
 bool an_exit_is_hlt(uint32_t isa, uint32_t code);
 
+/* The exit is a nested page fault: AMD's NPF, Intel's EPT violation (the
+ * guest touched a guest-physical page the host's nested page tables do
+ * not map as it asked; kvm_page_fault's address is then guest-physical). */
+bool an_exit_is_npf(uint32_t isa, uint32_t code);
+
 #endif

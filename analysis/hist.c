@@ -72,6 +72,29 @@ void an_hist_add(struct an_hist *h, uint64_t v)
 	h->group[g][i]++;
 }
 
+void an_hist_merge(struct an_hist *dst, const struct an_hist *src)
+{
+	if (!src->count)
+		return;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->oom += src->oom;
+	for (unsigned int g = 0; g < AH_GROUPS; g++) {
+		if (!src->group[g])
+			continue;
+		if (!dst->group[g] && !(dst->group[g] = calloc(group_size(g), sizeof(uint64_t)))) {
+			dst->oom++;
+			continue;
+		}
+		for (unsigned int i = 0; i < group_size(g); i++)
+			dst->group[g][i] += src->group[g][i];
+	}
+}
+
 uint64_t an_hist_quantile(const struct an_hist *h, double q)
 {
 	uint64_t rank, seen = 0;

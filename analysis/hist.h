@@ -32,6 +32,10 @@ void an_hist_init(struct an_hist *h);
 void an_hist_free(struct an_hist *h);
 void an_hist_add(struct an_hist *h, uint64_t v);
 
+/* Add every value of @src to @dst, as if each had been added to it:
+ * count, sum, min, max and every bucket (what @src lost stays lost). */
+void an_hist_merge(struct an_hist *dst, const struct an_hist *src);
+
 /* The value at quantile @q (0 < q <= 1) as described above; 0 if empty. */
 uint64_t an_hist_quantile(const struct an_hist *h, double q);
 

@@ -18,7 +18,8 @@
 #include "report.h"
 
 const char *const report_by_names[AN_BY_N] = { "vm", "vcpu", "reason", "task", "port", "msr",
-					       "mmio", "symbol" };
+					       "mmio", "symbol", "mmio-region", "npf",
+					       "npf-region" };
 const char *const report_sort_names[4] = { "count", "total", "p99", "max" };
 
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
@@ -32,26 +33,34 @@ static double share(const struct an_walk *w, const struct an_exits *x, const str
 	return obs ? (double)g->h.sum / (double)obs : 0;
 }
 
-/* What an exit accessed (@d) as the tables print it: a port and in/out
- * (as perf kvm stat --event=ioport), an MSR with msr-index.h's name when
- * it has one and read/write, a guest-physical address (its 4 KiB page's
- * range when @page) and read/write. */
-static const char *detail_label(const struct an_detail *d, bool page, char *buf, size_t len)
+/* The pages of a page or region group. */
+static uint64_t pages_of(const struct an_group *g)
+{
+	return (g->end - g->d.addr) / AN_PAGE + 1;
+}
+
+/* What an exit accessed (@d) as the tables print it: a port, in/out
+ * (as perf kvm stat --event=ioport) and the access size, an MSR with
+ * msr-index.h's name when it has one and read/write, a guest-physical
+ * address (an MMIO access, a nested page fault: a group's page or
+ * region, from d->addr to @end, when @end is not 0) and read/write. */
+static const char *detail_label(const struct an_detail *d, uint64_t end, char *buf, size_t len)
 {
 	const char *rw = d->write ? "write" : "read", *n;
 
 	switch (d->kind) {
 	case AN_DETAIL_PIO:
-		snprintf(buf, len, "%#" PRIx64 " %s", d->addr, d->write ? "out" : "in");
+		snprintf(buf, len, "%#" PRIx64 " %s %u byte%s", d->addr, d->write ? "out" : "in",
+			 d->size, d->size == 1 ? "" : "s");
 		break;
 	case AN_DETAIL_MSR:
 		n = vmscope_msr_name((uint32_t)d->addr);
 		snprintf(buf, len, "%#" PRIx64 "%s%s %s", d->addr, n ? " " : "", n ? n : "", rw);
 		break;
 	case AN_DETAIL_MMIO:
-		if (page)
-			snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %s", d->addr,
-				 d->addr + AN_MMIO_PAGE - 1, rw);
+	case AN_DETAIL_NPF:
+		if (end)
+			snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %s", d->addr, end, rw);
 		else
 			snprintf(buf, len, "%#" PRIx64 " %s", d->addr, rw);
 		break;
@@ -102,7 +111,14 @@ static const char *label(const struct an_walk *w, const struct an_exits *x,
 	case AN_BY_PORT:
 	case AN_BY_MSR:
 	case AN_BY_MMIO:
-		detail_label(&g->d, true, buf, len);
+	case AN_BY_NPF:
+		detail_label(&g->d, g->end, buf, len);
+		break;
+	case AN_BY_MMIO_REGION:
+	case AN_BY_NPF_REGION:
+		/* reads and writes together: a region is where, not how */
+		snprintf(buf, len, "%#" PRIx64 "-%#" PRIx64 " %" PRIu64 " page%s", g->d.addr,
+			 g->end, pages_of(g), pages_of(g) == 1 ? "" : "s");
 		break;
 	case AN_BY_SYMBOL:
 		sym_label(w, g, buf, len);
@@ -140,15 +156,17 @@ static void text_vms(const struct an_walk *w)
 static void text_groups(const struct an_walk *w, const struct an_exits *x, enum an_sort sort)
 {
 	char b[NQ + 4][32], l[640];
+	/* a region's range and pages are wider than the other labels */
+	int lw = an_by_region(x->by) ? 44 : 24;
 
 	printf("\nexits by %s, by %s:\n", report_by_names[x->by], report_sort_names[sort]);
-	printf("%-4s %-24s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM",
+	printf("%-4s %-*s %9s %10s %6s %10s %10s %10s %10s %10s %10s\n", "VM", lw,
 	       report_by_names[x->by], "count", "total", "share", "min", q_names[0], q_names[1],
 	       q_names[2], q_names[3], "max");
 	for (size_t i = 0; i < x->n; i++) {
 		const struct an_group *g = &x->g[i];
 
-		printf("%-4u %-24s %9" PRIu64 " %10s %5.1f%% %10s", g->vm,
+		printf("%-4u %-*s %9" PRIu64 " %10s %5.1f%% %10s", g->vm, lw,
 		       label(w, x, g, l, sizeof(l)), g->h.count,
 		       an_dur(g->h.sum, b[0], sizeof(b[0])), 100 * share(w, x, g),
 		       an_dur(g->h.min, b[1], sizeof(b[1])));
@@ -167,11 +185,16 @@ static void text_groups(const struct an_walk *w, const struct an_exits *x, enum 
 	}
 }
 
-/* What a by-detail table (--by port|msr|mmio) holds, and what not. */
+/* What a by-detail table (--by port|msr|mmio|...) holds, and what not. */
+#define NPF_WHAT "a nested page fault (a kvm_page_fault record inside an NPF or EPT " \
+		 "violation exit)"
 static const char *const detail_what[AN_BY_N] = {
 	[AN_BY_PORT] = "an I/O port (a kvm_pio record inside the exit)",
 	[AN_BY_MSR] = "an MSR (a kvm_msr record inside the exit)",
 	[AN_BY_MMIO] = "an MMIO access (a kvm_mmio record inside the exit)",
+	[AN_BY_MMIO_REGION] = "an MMIO access (a kvm_mmio record inside the exit)",
+	[AN_BY_NPF] = NPF_WHAT,
+	[AN_BY_NPF_REGION] = NPF_WHAT,
 };
 
 static void text_detail(const struct an_exits *x)
@@ -184,6 +207,12 @@ static void text_detail(const struct an_exits *x)
 		in += x->g[i].h.count;
 	printf("%" PRIu64 " exits with %s; %" PRIu64 " other exits are not in this table\n", in,
 	       detail_what[x->by], x->no_detail);
+	if (an_by_region(x->by))
+		printf("a region: adjacent 4 KiB guest-physical pages that each had such an exit, "
+		       "reads and writes together\n");
+	if (x->beyond)
+		printf("%" PRIu64 " exits with it are not in this table either: their pages or "
+		       "regions came after the first %d\n", x->beyond, AN_MAX_ADDR_GROUPS);
 }
 
 /* --by symbol: each VM's table, and what it lacks, said. */
@@ -223,7 +252,7 @@ static void text_top(const struct an_walk *w, const struct an_exits *x, size_t n
 		/* by what was accessed: what each of them accessed, at the end */
 		if (detail_what[x->by]) {
 			d[0] = ' ';
-			detail_label(&e->detail, false, d + 1, sizeof(d) - 1);
+			detail_label(an_exits_detail(x->by, e), 0, d + 1, sizeof(d) - 1);
 		}
 		printf("%-4u %-5u %-20s %10s %10s %-24s %-32s %" PRIu64 ".%09" PRIu64 "%s%s\n",
 		       e->vm, e->vcpu, an_walk_reason_name(w, e->reason),
@@ -294,10 +323,10 @@ static void json_hex(json_object *j, const char *key, uint64_t v)
 	json_object_object_add(j, key, json_object_new_string(b));
 }
 
-/* What was accessed (@d): port and dir, msr (its name) and access, or
- * the page's first and last address (@page: a group's) or the address
- * (an exit's) and access. */
-static void json_detail(json_object *j, const struct an_detail *d, bool page)
+/* What was accessed (@d): port, dir and size (bytes per access), msr
+ * (its name) and access, or a page's first and last address (a group's:
+ * @end not 0) or the address (an exit's) and access. */
+static void json_detail(json_object *j, const struct an_detail *d, uint64_t end)
 {
 	const char *rw = d->write ? "write" : "read", *n;
 
@@ -305,6 +334,7 @@ static void json_detail(json_object *j, const struct an_detail *d, bool page)
 	case AN_DETAIL_PIO:
 		json_object_object_add(j, "port", json_object_new_int((int)d->addr));
 		json_object_object_add(j, "dir", json_object_new_string(d->write ? "out" : "in"));
+		an_json_u64(j, "size", d->size);
 		break;
 	case AN_DETAIL_MSR:
 		n = vmscope_msr_name((uint32_t)d->addr);
@@ -313,9 +343,10 @@ static void json_detail(json_object *j, const struct an_detail *d, bool page)
 		json_object_object_add(j, "access", json_object_new_string(rw));
 		break;
 	case AN_DETAIL_MMIO:
-		json_hex(j, page ? "gpa_start" : "gpa", d->addr);
-		if (page)
-			json_hex(j, "gpa_end", d->addr + AN_MMIO_PAGE - 1);
+	case AN_DETAIL_NPF:
+		json_hex(j, end ? "gpa_start" : "gpa", d->addr);
+		if (end)
+			json_hex(j, "gpa_end", end);
 		json_object_object_add(j, "access", json_object_new_string(rw));
 		break;
 	default:
@@ -403,7 +434,14 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 			json_object_object_add(j, "task", an_json_task(w, g->task));
 		if (x->by == AN_BY_SYMBOL)
 			json_symbol(j, w, g);
-		json_detail(j, &g->d, true);
+		if (an_by_region(x->by)) {	/* reads and writes together */
+			json_hex(j, "gpa_start", g->d.addr);
+			json_hex(j, "gpa_end", g->end);
+			an_json_u64(j, "pages", pages_of(g));
+			an_json_u64(j, "writes", g->writes);
+		} else {
+			json_detail(j, &g->d, g->end);
+		}
 		sh = share(w, x, g);
 		an_json_group(j, g, &sh);
 		if (x->by != AN_BY_REASON)
@@ -411,14 +449,16 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 		json_object_array_add(groups, j);
 	}
 	json_object_object_add(root, "groups", groups);
-	if (detail_what[x->by])
+	if (detail_what[x->by]) {
 		an_json_u64(root, "exits_without_detail", x->no_detail);
+		an_json_u64(root, "exits_beyond_table", x->beyond);
+	}
 	for (size_t i = 0; i < ntop; i++) {
 		const struct an_exit *e = an_topn_item(&x->top, i);
 		json_object *je = an_json_exit(w, e, true);
 
 		if (detail_what[x->by])	/* what each of them accessed */
-			json_detail(je, &e->detail, false);
+			json_detail(je, an_exits_detail(x->by, e), 0);
 		json_object_array_add(top, je);
 	}
 	json_object_object_add(root, "top", top);

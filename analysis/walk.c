@@ -288,6 +288,7 @@ static void on_kvm_exit(struct an_walk *w, uint64_t ts, const uint8_t *p, const 
 	v->exit_task = v->task;
 	v->exit_tid = has_o ? o->tid : -1;
 	memset(&v->detail, 0, sizeof(v->detail));
+	memset(&v->fault, 0, sizeof(v->fault));
 	if (has_o && (hc = host_cpu(w, o->cpu))) {
 		hc->vm = vm;
 		hc->vcpu = vcpu;
@@ -402,6 +403,7 @@ static void on_kvm_entry(struct an_walk *w, const struct an_hooks *h, uint64_t t
 		x.rip = v->rip;
 		x.sym = an_walk_sym_of(w, vm, v->rip);
 		x.detail = v->detail;
+		x.fault = v->fault;
 		if (x.halted)
 			v->t.halted_ns += x.end - x.start;
 		else
@@ -530,7 +532,8 @@ static void record(struct an_walk *w, const struct an_hooks *h, const struct vr_
 		break;
 	case R_PIO:
 	case R_MMIO:
-	case R_MSR: {
+	case R_MSR:
+	case R_NPF: {
 		/* not counted when unattributed: no exit is lost with it */
 		struct vcpu *v = thread_vcpu(w, o, has_o);
 

@@ -82,11 +82,12 @@ struct an_task {
  * QEMU's part): the I/O port, the guest-physical address, or the MSR
  * index, and the direction. AN_DETAIL_NONE for the other exits.
  */
-enum an_detail_kind { AN_DETAIL_NONE, AN_DETAIL_PIO, AN_DETAIL_MMIO, AN_DETAIL_MSR };
+enum an_detail_kind { AN_DETAIL_NONE, AN_DETAIL_PIO, AN_DETAIL_MMIO, AN_DETAIL_MSR,
+		     AN_DETAIL_NPF };
 
 struct an_detail {
 	uint8_t kind;		/* enum an_detail_kind */
-	bool write;		/* out / MMIO write / wrmsr */
+	bool write;		/* out / MMIO write / wrmsr / NPF of a write */
 	uint32_t size;		/* PIO: bytes per access; MMIO: bytes */
 	uint64_t addr;		/* port, guest-physical address, MSR index */
 };
@@ -103,6 +104,12 @@ struct an_exit {
 	uint64_t rip;		/* guest RIP at the exit */
 	int32_t sym;		/* its guest kernel symbol (an_walk_sym_name), or AN_SYM_* */
 	struct an_detail detail;
+	/* a nested page fault (AMD NPF, Intel EPT violation): the first
+	 * kvm_page_fault record of its vCPU inside it, kind AN_DETAIL_NPF,
+	 * addr its guest-physical address, write bit 1 of its error code (the
+	 * same bit in AMD's NPF error code and Intel's exit qualification);
+	 * AN_DETAIL_NONE otherwise */
+	struct an_detail fault;
 };
 
 /* An exit's sym when its RIP names no kernel symbol: the guest was in

@@ -7,19 +7,30 @@
  * read after it), both with the same address; and the exit is what the
  * guest's access caused, which one record names.
  */
+#include "exit_reason.h"
 #include "walk_int.h"
 
 /* kvm_mmio's type (the kernel's KVM_TRACE_MMIO_*): 0 unsatisfied read,
  * 1 read, 2 write */
 #define MMIO_WRITE	2
+/* kvm_page_fault's error_code: AMD's NPF error code (a #PF error code) and
+ * Intel's EPT violation exit qualification both say a write in bit 1 */
+#define NPF_WRITE	2
 
 void an_walk_detail(struct an_walk *w, uint8_t role, const uint8_t *p, struct vcpu *v)
 {
-	struct an_detail *d = &v->detail;
+	struct an_detail *d = role == R_NPF ? &v->fault : &v->detail;
+	const struct reason *r = &w->reason[v->reason];
 
 	/* only inside an exit: a record between an entry and the next exit
 	 * belongs to no exit the report counts */
 	if ((v->st != V_EXIT && v->st != V_USER) || d->kind != AN_DETAIL_NONE)
+		return;
+	/* kvm_page_fault's address is guest-physical only in an NPF or EPT
+	 * violation exit (KVM also records a #PF it intercepts: a guest
+	 * virtual address) */
+	if (role == R_NPF && (v->reason >= w->nreason || !r->valid ||
+			      !an_exit_is_npf(r->isa, r->code)))
 		return;
 	switch (role) {
 	case R_PIO:
@@ -38,6 +49,11 @@ void an_walk_detail(struct an_walk *w, uint8_t role, const uint8_t *p, struct vc
 		d->kind = AN_DETAIL_MSR;
 		d->write = mg_get(&w->fmsr[D_MSR_WRITE], p) != 0;
 		d->addr = mg_get(&w->fmsr[D_MSR_ECX], p);
+		break;
+	case R_NPF:
+		d->kind = AN_DETAIL_NPF;
+		d->write = (mg_get(&w->fnpf[D_NPF_ERR], p) & NPF_WRITE) != 0;
+		d->addr = mg_get(&w->fnpf[D_NPF_ADDR], p);
 		break;
 	}
 }

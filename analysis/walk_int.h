@@ -34,12 +34,14 @@ enum role {
 	R_WAKE,		/* host kvm_vcpu_wakeup: a halt's end */
 	R_INJ,		/* host kvm_inj_virq: an interrupt injected */
 	R_GVEC,		/* vmN:irq_vector_entry: a guest vector's handler */
+	R_NPF,		/* host kvm_page_fault: a nested page fault's address */
 };
 
 /* The fields of the detail records (walk_detail.c). */
 enum { D_PIO_WRITE, D_PIO_PORT, D_PIO_SIZE, D_PIO_N };
 enum { D_MMIO_GPA, D_MMIO_TYPE, D_MMIO_LEN, D_MMIO_N };
 enum { D_MSR_ECX, D_MSR_WRITE, D_MSR_N };
+enum { D_NPF_ADDR, D_NPF_ERR, D_NPF_N };
 
 enum { X_VCPU, X_REASON, X_RIP, X_ISA, X_VALID, X_N };
 enum { K_NS, K_WAITED, K_VALID, K_N };	/* kvm_vcpu_wakeup */
@@ -71,7 +73,7 @@ struct vcpu {
 	uint64_t since, exit_ts, user_ts, rip;
 	uint32_t reason;
 	int32_t task, exit_task, exit_tid;
-	struct an_detail detail;	/* of the exit in progress */
+	struct an_detail detail, fault;	/* of the exit in progress */
 	struct an_vcpu_time t;
 	/* the last host switch that took its thread off its CPU asleep
 	 * (0: none since the last loss), and its wake-up waiting for the
@@ -147,7 +149,8 @@ struct an_walk {
 	struct role_tab *tab;		/* [ntab]: tab[0] is ev's */
 	uint32_t ntab;
 	struct mg_field fx[X_N], entry_vcpu;
-	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N], fwake[K_N];
+	struct mg_field fpio[D_PIO_N], fmmio[D_MMIO_N], fmsr[D_MSR_N], fnpf[D_NPF_N];
+	struct mg_field fwake[K_N];
 	struct mg_field finj[J_N];
 	struct switch_fields host_sw;
 	uint32_t n_vms;
@@ -173,7 +176,8 @@ struct an_walk {
 int an_walk_cmp_thread(const void *a, const void *b);
 
 /* A detail record (@role R_PIO, R_MMIO, R_MSR, payload @p) of vCPU @v:
- * the detail of its exit in progress, when it has none yet. */
+ * the detail of its exit in progress, when it has none yet; R_NPF its
+ * fault, when the exit is a nested page fault. */
 void an_walk_detail(struct an_walk *w, uint8_t role, const uint8_t *p, struct vcpu *v);
 
 /* walk.c, for walk_run.c: one record as the pass takes it (the walk's,

@@ -127,6 +127,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	static const char *const fpio[D_PIO_N] = { "write", "port", "size" };
 	static const char *const fmmio[D_MMIO_N] = { "gpa", "type", "len" };
 	static const char *const fmsr[D_MSR_N] = { "ecx", "write" };
+	static const char *const fnpf[D_NPF_N] = { "address", "error_code" };
 	static const char *const fwake[K_N] = { "ns", "waited", "valid" };
 	static const char *const finj[J_N] = { "vector", "soft", "reinjected" };
 	const struct vmscope_event_desc *d;
@@ -163,6 +164,7 @@ static int find_roles(struct an_walk *w, char *err, size_t errlen)
 	set_role(h, mg_role_find(w->ev, "kvm_pio", fpio, D_PIO_N, w->fpio), R_PIO, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_mmio", fmmio, D_MMIO_N, w->fmmio), R_MMIO, 0);
 	set_role(h, mg_role_find(w->ev, "kvm_msr", fmsr, D_MSR_N, w->fmsr), R_MSR, 0);
+	set_role(h, mg_role_find(w->ev, "kvm_page_fault", fnpf, D_NPF_N, w->fnpf), R_NPF, 0);
 	/* halts' ends (host modules before ABI 1.3 record none) */
 	d = mg_role_find(w->ev, "kvm_vcpu_wakeup", fwake, K_N, w->fwake);
 	set_role(h, d, R_WAKE, 0);

@@ -5,7 +5,7 @@
  * by merge's own writer through analysis/tests/scen.h): 1-2 VMs of 1-4
  * vCPUs, then records of every kind the walk interprets — kvm_exit,
  * kvm_entry, kvm_userspace_exit, an exit's detail (kvm_pio, kvm_mmio,
- * kvm_msr), host sched_switch, guest sched_switch and sched_wakeup,
+ * kvm_msr, kvm_page_fault), host sched_switch, guest sched_switch and sched_wakeup,
  * kvm_vcpu_wakeup, kvm_inj_virq, the guest's irq_vector_entry,
  * losses — with origins (host CPU, thread: unknown, a vCPU
  * thread or another; VM; guest CPU) and fields (vCPU ids, reasons, ISA,
@@ -42,6 +42,7 @@
 
 #include "../../merge/fuzz/fuzz_input.h"
 #include "../tests/scen.h"
+#include "exit_reason.h"
 #include "exits.h"
 #include "exits_svg.h"
 #include "halt.h"
@@ -164,17 +165,25 @@ static void write_sync(struct in *in, struct scen_out *o, struct mo_origin *mo, 
 	scen_out_event(o, mo->origin, VMSCOPE_EV_sync_guest, ts, old, sizeof(old), mo);
 }
 
-/* A host kvm_pio, kvm_mmio or kvm_msr record, keys from small sets. */
+/* A host kvm_pio, kvm_mmio, kvm_msr or kvm_page_fault record, keys from
+ * small sets (faults: pages near each other, near 0 and near 2^64). */
 static void write_detail(struct in *in, struct scen_out *o, struct mo_origin *mo, uint64_t ts)
 {
 	unsigned int d = (unsigned int)take(in, 1);
 
-	if (d % 3 == 0) {
-		struct vmscope_ev_kvm_pio e = { .write = d >> 2 & 1, .size = 1, .count = 1 };
+	if (d % 4 == 0) {
+		struct vmscope_ev_kvm_pio e = { .write = d >> 2 & 1, .size = 1u << (d >> 3 & 3),
+						.count = 1 };
 
 		e.port = (uint32_t)val(in, 0x70, 1);
 		scen_out_event(o, 0, VMSCOPE_EV_kvm_pio, ts, &e, sizeof(e), mo);
-	} else if (d % 3 == 1) {
+	} else if (d % 4 == 3) {
+		static const uint64_t base[3] = { 0, 0xfee00000, UINT64_MAX - 0xffff };
+		struct vmscope_ev_kvm_page_fault e = { .error_code = d >> 2 };
+
+		e.address = base[take(in, 1) % 3] + take(in, 2);
+		scen_out_event(o, 0, VMSCOPE_EV_kvm_page_fault, ts, &e, sizeof(e), mo);
+	} else if (d % 4 == 1) {
 		struct vmscope_ev_kvm_mmio e = { .type = (d >> 2) % 4, .len = 4 };
 
 		e.gpa = val(in, 0xfee00000, 3);
@@ -265,6 +274,12 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 			e.exit_reason = (uint32_t)val(in, 0x72, 3);
 			e.isa = (uint32_t)take(in, 1) % 4;
 			e.reason_valid = (uint32_t)take(in, 1) % 3;
+			/* one in four a valid SVM NPF: the exits whose faults count */
+			if (take(in, 1) % 4 == 0) {
+				e.exit_reason = 0x400;
+				e.isa = AN_ISA_SVM;
+				e.reason_valid = 1;
+			}
 			e.guest_rip = take(in, 8);
 			scen_out_event(o, 0, VMSCOPE_EV_kvm_exit, ts, &e, sizeof(e), &mo);
 		} else if (kind == 1 || kind == 2) {
@@ -340,9 +355,39 @@ static void write_records(struct in *in, struct scen_out *o, unsigned int n_vms,
 	}
 }
 
-static bool by_detail(enum an_by by)
+/* The kind of detail the groups of @by have (an_by_detail). */
+static uint8_t kind_of(enum an_by by)
 {
-	return by == AN_BY_PORT || by == AN_BY_MSR || by == AN_BY_MMIO;
+	return by == AN_BY_PORT ? AN_DETAIL_PIO : by == AN_BY_MSR ? AN_DETAIL_MSR :
+	       by == AN_BY_MMIO || by == AN_BY_MMIO_REGION ? AN_DETAIL_MMIO : AN_DETAIL_NPF;
+}
+
+/* By region: each group's region is whole pages, and two regions of a VM
+ * never overlap or touch (region.h); sorted by address here. */
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct an_group *x = *(const struct an_group *const *)a;
+	const struct an_group *y = *(const struct an_group *const *)b;
+
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	return (x->d.addr > y->d.addr) - (x->d.addr < y->d.addr);
+}
+
+static void check_regions(const struct an_exits *x)
+{
+	const struct an_group **p = malloc((x->n ? x->n : 1) * sizeof(*p));
+
+	ASSERT(p);
+	for (size_t i = 0; i < x->n; i++)
+		p[i] = &x->g[i];
+	qsort(p, x->n, sizeof(*p), cmp_addr);
+	for (size_t i = 0; i < x->n; i++) {
+		ASSERT(p[i]->d.addr % AN_PAGE == 0 && p[i]->end % AN_PAGE == AN_PAGE - 1);
+		ASSERT(p[i]->d.addr < p[i]->end && p[i]->writes <= p[i]->h.count);
+		ASSERT(i == 0 || p[i - 1]->vm != p[i]->vm || p[i - 1]->end + 1 < p[i]->d.addr);
+	}
+	free(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -373,6 +418,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(an_walk_open(&w, merged, 0, err, sizeof(err)) == 0);
 	ASSERT(an_walk_run(w, &h, err, sizeof(err)) == 0);
 	ASSERT(!x.oom);
+	/* as the report does: by region, the groups joined into others go */
+	an_exits_sort(&x, (enum an_sort)(b >> 3 & 3));
+	if (an_by_region(by))
+		check_regions(&x);
 	for (size_t i = 0; i < x.n; i++) {
 		const struct an_group *g = &x.g[i];
 		uint64_t rs = 0;
@@ -388,19 +437,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rs += g->r[r].count;
 		ASSERT(by == AN_BY_REASON || rs == g->h.count);
 		/* by what was accessed: only exits that accessed it */
-		ASSERT(!by_detail(by) || g->d.kind == (by == AN_BY_PORT ? AN_DETAIL_PIO :
-						       by == AN_BY_MSR ? AN_DETAIL_MSR :
-						       AN_DETAIL_MMIO));
+		ASSERT(!an_by_detail(by) || g->d.kind == kind_of(by));
 		/* by symbol: these traces have no symbol table, so a group is
 		 * user mode (by task) or of a VM without one */
 		ASSERT(by != AN_BY_SYMBOL || g->sym == AN_SYM_USER || g->sym == AN_SYM_NO_TABLE);
 	}
-	ASSERT(sum + x.no_detail == an_walk_counts(w)->exits);
-	ASSERT(by_detail(by) || !x.no_detail);
+	ASSERT(sum + x.no_detail + x.beyond == an_walk_counts(w)->exits);
+	ASSERT(an_by_detail(by) || (!x.no_detail && !x.beyond));
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++)
 		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++)
 			vsum += an_walk_vcpu_time(w, vm, c)->exits;
-	ASSERT(vsum == sum + x.no_detail);
+	ASSERT(vsum == sum + x.no_detail + x.beyond);
 	ntop = an_topn_sort(&x.top);
 	for (size_t i = 1; i < ntop; i++) {
 		const struct an_exit *a = an_topn_item(&x.top, i - 1), *b = an_topn_item(&x.top, i);

@@ -7,7 +7,9 @@
 # clock-unreliable spans; test_merge --write):
 # - stdout of `report exits --json` (--by reason, task, vm, vcpu), `report
 #   sched --json` and both text reports on RAW equal, byte for byte, those
-#   on MERGED, but for the trace's own path;
+#   on MERGED, but for the trace's own path; and on a third (test_online
+#   --write-details: port I/O, nested page faults, MMIO in the exits)
+#   `report exits --json --by port|mmio|mmio-region|npf|npf-region`;
 # - stderr says the raw trace was merged and prints merge's clock report
 #   (each VM's segments with their bounds, its unreliable spans);
 # - a flipped byte in a host stream, a guest stream cut in half: exit 1
@@ -21,11 +23,14 @@ exe=$1 online=$2 merge=$3
 expect_tmpdir report-raw-test
 
 raw_traces
+# a third: exits with what they accessed (kvm_pio, kvm_page_fault, kvm_mmio)
+"$online" --write-details "$dir/raw3" >/dev/null || { echo "FAIL: writing the raw trace with details"; exit 1; }
+traces="raw raw2"
 
 # same ARGS...: stdout of `report ARGS RAW` equals `report ARGS MERGED`
 # (the trace's path taken out), for both traces
 same() {
-	for t in raw raw2; do
+	for t in $traces; do
 		[ -d "$dir/$t.merged" ] || "$exe" merge "$dir/$t" -o "$dir/$t.merged" >/dev/null ||
 			{ echo "FAIL: vmscope merge $t"; fails=$((fails + 1)); continue; }
 		"$exe" report "$@" "$dir/$t" 2>"$out" | sed "s#$dir/$t##g" >"$dir/a"
@@ -47,6 +52,30 @@ same exits --json --by vcpu --top 50
 same sched --json
 same exits --by task
 same sched
+# what the exits accessed, on the trace that has it
+traces=raw3
+for by in port mmio mmio-region npf npf-region; do
+	same exits --json --by $by --top 20
+done
+same exits --by npf-region
+traces="raw raw2"
+# not an empty comparison: raw3 has port groups, faults in two regions, MMIO
+"$exe" report exits --json --by npf-region "$dir/raw3" >"$dir/j" 2>"$out"
+"$exe" report exits --json --by port "$dir/raw3" >"$dir/k" 2>>"$out"
+"$exe" report exits --json --by mmio-region "$dir/raw3" >"$dir/l" 2>>"$out"
+if python3 - "$dir/j" "$dir/k" "$dir/l" <<'PY'
+import json, sys
+j, k, m = (json.load(open(p)) for p in sys.argv[1:4])
+assert len(m["groups"]) >= 1, m
+r = sorted((g["vm"], g["gpa_start"], g["gpa_end"]) for g in j["groups"])
+assert len(r) >= 2 and all(g["count"] > 0 for g in j["groups"]), r
+assert len(k["groups"]) >= 8 and {g["size"] for g in k["groups"]} == {1, 2, 4}, k["groups"]
+PY
+then
+	echo "ok: raw3 has npf and MMIO regions and port groups of three sizes"
+else
+	echo "FAIL: raw3's groups"; cat "$out"; fails=$((fails + 1))
+fi
 expect 0 'raw trace, merged as `vmscope merge` merges it' -- report exits --json "$dir/raw"
 expect 0 'segment 0: accurate, .* bound [0-9]+ ns' -- report exits --json "$dir/raw"
 expect 0 'CLOCK UNRELIABLE in 18 spans' -- report sched --json "$dir/raw"

@@ -23,7 +23,7 @@ expect 2 'unknown report' -- report nosuch "$m"
 expect 0 'usage: vmscope report exits' -- report exits --help
 expect 0 'within 0.8% of an exact' -- report exits --help
 expect 2 'usage: vmscope report exits' -- report exits
-expect 2 '--by: vm, vcpu, reason, task, port, msr, mmio or symbol' -- report exits --by thread "$m"
+expect 2 '--by: vm, vcpu, reason, task, port, msr, mmio, symbol, mmio-region, npf or npf-region' -- report exits --by thread "$m"
 expect 2 '--sort: count, total, p99 or max' -- report exits --sort median "$m"
 expect 2 '--top: a number' -- report exits --top -1 "$m"
 # the merge's input (metadata only): a raw trace, merged as it is read

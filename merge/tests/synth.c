@@ -549,6 +549,38 @@ static void host_switch(struct synth *s, struct synth_stream *w, uint64_t ts, in
 	s->n_host_events++;
 }
 
+/* With details: what exit @ex (the @pair-th of this stream) accessed,
+ * recorded at its kvm_exit's time @ts, after it. */
+static void host_detail(struct synth *s, struct synth_stream *w, uint64_t ts,
+			const struct vmscope_ev_kvm_exit *ex, uint64_t pair)
+{
+	if (ex->exit_reason == 0x7b) {
+		struct vmscope_ev_kvm_pio p = { .write = (uint32_t)(pair >> 1 & 1),
+						.port = (uint32_t)(0x3f8 + pair / 3 % 4),
+						.size = 1u << (pair / 5 % 3), .count = 1 };
+
+		synth_stream_rec(w, ts, VMSCOPE_EV_kvm_pio, &p, sizeof(p));
+		s->n_host_events++;
+	} else if (ex->exit_reason == 0x400) {
+		/* pages 0..3 and 5 of 0xfebf0000: two regions; every third
+		 * one MMIO */
+		uint64_t page = pair / 3 % 6;
+		struct vmscope_ev_kvm_page_fault f = {
+			.address = 0xfebf0000 + (page == 4 ? 5 : page) * 4096 + pair % 4096,
+			.error_code = pair & 2, .vcpu_id = ex->vcpu_id };
+
+		synth_stream_rec(w, ts, VMSCOPE_EV_kvm_page_fault, &f, sizeof(f));
+		s->n_host_events++;
+		if (pair / 3 % 3 == 0) {
+			struct vmscope_ev_kvm_mmio m = { .gpa = f.address, .len = 4,
+							 .type = pair & 2 ? 2 : 1 };
+
+			synth_stream_rec(w, ts, VMSCOPE_EV_kvm_mmio, &m, sizeof(m));
+			s->n_host_events++;
+		}
+	}
+}
+
 /*
  * The host's filler between exchanges, at *@fill: an exit or an entry
  * (the @nfill-th), of the vCPU the walkable story names or of the thread
@@ -567,10 +599,12 @@ static void host_fill(struct synth *s, struct synth_stream *w, uint64_t *fill, u
 		uint64_t pair = (*nfill)++ / 2;
 
 		ex.vcpu_id = en.vcpu_id = (uint32_t)(pair % s->vcpus);
-		ex.exit_reason = code[pair % 3];
-		if (*nfill & 1)
+		ex.exit_reason = s->details && pair % 3 == 1 ? 0x400 : code[pair % 3];
+		if (*nfill & 1) {
 			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_exit, &ex, sizeof(ex));
-		else
+			if (s->details)
+				host_detail(s, w, *fill, &ex, pair);
+		} else
 			synth_stream_rec(w, *fill, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
 		/* exits of 1, 2 or 3 gaps: durations differ by reason */
 		*fill += s->host_gap_ns * (*nfill & 1 ? 1 + pair % 3 : 1);

@@ -65,6 +65,13 @@ struct synth {
 				 * sync records carry a steal reading that
 				 * grows by 15 us per exchange; each guest
 				 * CPU v switches its own tasks 100 (v + 1).. */
+	bool details;		/* with walkable: NPF exits instead of CPUID,
+				 * each with a kvm_page_fault in one of a few
+				 * pages (adjacent ones, some with a kvm_mmio),
+				 * and each IOIO exit with a kvm_pio (four ports,
+				 * in and out, 1, 2 or 4 bytes) at its kvm_exit's
+				 * time: what `report exits --by port|mmio|npf`
+				 * and the regions group */
 	bool guest_abi03;	/* with real_guest_table: as ABI 0.3 had it
 				 * (sync_guest without steal_ns) */
 	bool last_vm_no_agent;	/* the session's last VM has no guest event

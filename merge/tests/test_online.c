@@ -21,7 +21,8 @@
  * `test_online --write DIR [SECONDS]` writes the raw trace
  * cli/tests/top-raw-test.sh replays (0.4 s long, or SECONDS);
  * `--write-stalls` the same with vCPU threads off their CPUs and steal
- * readings (synth.h, stalls).
+ * readings (synth.h, stalls); `--write-details` with what the exits
+ * accessed (synth.h, details).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -244,17 +245,20 @@ int main(int argc, char **argv)
 	char dir[256];
 
 	if ((argc == 3 || argc == 4) && (!strcmp(argv[1], "--write") ||
-					 !strcmp(argv[1], "--write-stalls"))) {
+					 !strcmp(argv[1], "--write-stalls") ||
+					 !strcmp(argv[1], "--write-details"))) {
 		/* the raw trace of cli/tests/top-raw-test.sh: the default
 		 * synthetic trace with the guest module's real event table,
 		 * which the analysis reads; --write-stalls: with vCPU threads
 		 * taken off their CPUs and growing steal readings
-		 * (cli/tests/metrics-feed-test.sh) */
+		 * (cli/tests/metrics-feed-test.sh); --write-details: with
+		 * what the exits accessed (cli/tests/report-raw-test.sh) */
 		struct synth s;
 
 		synth_defaults(&s, 1);
 		s.walkable = true;
 		s.stalls = !strcmp(argv[1], "--write-stalls");
+		s.details = !strcmp(argv[1], "--write-details");
 		if (argc == 4)
 			s.duration_ns = (uint64_t)(atof(argv[3]) * 1e9);
 		return synth_write(&s, argv[2]) ? 1 : 0;
