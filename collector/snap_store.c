@@ -58,6 +58,7 @@ static struct sn_stream *stream_of(struct sn_store *st, const struct rec_chunk *
 	memset(s, 0, sizeof(*s));
 	s->guest = c->guest;
 	s->buf = c->buf;
+	s->chan = c->chan;
 	s->vm = c->vm;
 	s->cpu = c->cpu;
 	return s;

@@ -44,7 +44,7 @@ struct sn_item {
 /* A stream: a host buffer (buf) or a guest CPU (vm, cpu). */
 struct sn_stream {
 	bool guest;
-	uint32_t buf, vm, cpu;
+	uint32_t buf, chan, vm, cpu;
 	struct sn_item *head, *tail;	/* oldest .. newest */
 	uint64_t bytes, items;
 	uint64_t evicted_age, evicted_cap;	/* items */
