@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "live_snap.h"
+#include "record.h"
 #include "snap_write.h"
 
 struct ol_lsnap {

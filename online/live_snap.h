@@ -21,8 +21,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "record.h"
 #include "trigger_frame.h"
+
+struct rec_chunk;	/* record.h: not included, so vmscoped takes the defaults alone */
 
 /* How long a trigger may take to come back admitted, in host time: the
  * store keeps before_ns + this (the interval, the live order's wait, the
