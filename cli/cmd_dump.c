@@ -139,6 +139,16 @@ static void print_session(const struct vr_trace *t, const char *path)
 				printf("vm %zu: vcpu %u tsc offset %" PRId64 " ratio %" PRIu64
 				       "/2^%u\n", i, v->tsc[k]->vcpu_id, (int64_t)v->tsc[k]->offset,
 				       v->tsc[k]->ratio, v->tsc[k]->frac_bits);
+		}		if (s->snapshot) {
+			const Vmscope__Trace__SnapshotWindow *w = s->snapshot;
+
+			/* a window: its streams begin with a cut, not a loss */
+			printf("snapshot window of %s: host %" PRIu64 " .. %" PRIu64 "%s; trigger: "
+			       "%s %s of %" PRIu64 " ns > %" PRIu64 " ns on vCPU %u at host %"
+			       PRIu64 " (guest task %s, host task %s)\n", w->recording,
+			       w->begin_ts, w->end_ts, w->ended_early ? " (the recording ended "
+			       "first)" : "", w->kind, w->what, w->dur_ns, w->threshold_ns, w->vcpu,
+			       w->trigger_ts, w->task, w->host_task);
 		}
 	}
 	if (p)

@@ -32,7 +32,9 @@ static void usage(FILE *out)
 		"                      [--keep LIST|none] [--buffer-size S] [--cid CID...]\n"
 		"                      [--guest-port P | --guest-handoff FD]\n"
 		"                      [--metrics-fd FD [--trigger-exit-us N]\n"
-		"                      [--trigger-stall-us N]] -o TRACE\n\n"
+		"                      [--trigger-stall-us N] [--snapshot-dir DIR\n"
+		"                      [--snapshot-before-ms N] [--snapshot-after-ms N]\n"
+		"                      [--snapshot-cap-mb N]]] -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
@@ -80,15 +82,26 @@ static void usage(FILE *out)
 		"                     longer than N microseconds (vmscoped's snapshots)\n"
 		"  --trigger-stall-us N  with --metrics-fd: the same for an interval's\n"
 		"                     worst guest-thread stall (`report sched`'s)\n"
+		"  --snapshot-dir DIR    with a trigger: keep the last seconds of every\n"
+		"                     stream in memory, and for each trigger the peer of\n"
+		"                     FD sends back (vmscoped: those its rate limit\n"
+		"                     admits) write the window around it as a trace\n"
+		"                     DIR/TIME/ (`vmscope report` reads it)\n"
+		"  --snapshot-before-ms N, --snapshot-after-ms N  the window: N ms before\n"
+		"                     the trigger's start (default %llu), after its end\n"
+		"                     (default %llu)\n"
+		"  --snapshot-cap-mb N   at most N MiB kept per stream (default %llu)\n"
 		"  -o TRACE           the trace folder to create\n\n"
 		"Exit status: 0 when the recording ran and stopped (Ctrl-C, SIGTERM or\n"
 		"the duration); 1 on a runtime failure: no host module, TRACE exists,\n"
 		"reading the ring buffers failed, or writing the trace failed (a full\n"
 		"disk: recording stops, and the trace's final statistics say what was\n"
 		"lost, so that readers report it as damaged), or the metrics of\n"
-		"--metrics-fd ended early (said; the recording went on); 2 on a usage\n"
-		"error.\n",
-		VMSCOPE_MAX_PIDS, VD_RUN_DIR, REC_KEEP_DEFAULT, VMSCOPE_AGENT_PORT);
+		"--metrics-fd ended early or a snapshot was not written (said; the\n"
+		"recording went on); 2 on a usage error.\n",
+		VMSCOPE_MAX_PIDS, VD_RUN_DIR, REC_KEEP_DEFAULT, VMSCOPE_AGENT_PORT,
+		OL_SNAP_DEFAULT_BEFORE_NS / 1000000ull, OL_SNAP_DEFAULT_AFTER_NS / 1000000ull,
+		OL_SNAP_DEFAULT_CAP >> 20);
 }
 
 /*
@@ -132,6 +145,8 @@ struct record_args {
 	int all;
 	int metrics_fd;				/* --metrics-fd, or -1 */
 	uint64_t trigger_exit_us, trigger_stall_us;	/* 0: none */
+	const char *snapshot_dir;			/* --snapshot-dir, or NULL */
+	uint64_t snapshot_before_ms, snapshot_after_ms, snapshot_cap_mb;
 };
 
 /* The option parsers of record's values into struct record_args: args_value_fn. */
@@ -232,6 +247,11 @@ static const struct args_opt opts[] = {
 	/* at most an hour: a longer threshold is a typo */
 	ARGS_NUM("trigger-exit-us", 0, struct record_args, trigger_exit_us, 1, 3600000000ull),
 	ARGS_NUM("trigger-stall-us", 0, struct record_args, trigger_stall_us, 1, 3600000000ull),
+	ARGS_STR("snapshot-dir", 0, struct record_args, snapshot_dir),
+	/* a window of at most 10 minutes each side; the store is memory */
+	ARGS_NUM("snapshot-before-ms", 0, struct record_args, snapshot_before_ms, 0, 600000),
+	ARGS_NUM("snapshot-after-ms", 0, struct record_args, snapshot_after_ms, 0, 600000),
+	ARGS_NUM("snapshot-cap-mb", 0, struct record_args, snapshot_cap_mb, 1, 65536),
 	ARGS_STR(NULL, 'o', struct record_args, o.path),
 	ARGS_END,
 };
@@ -246,6 +266,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->o.guest_port = VMSCOPE_AGENT_PORT;
 	a->o.guest_handoff_fd = -1;
 	a->metrics_fd = -1;
+	a->snapshot_before_ms = OL_SNAP_DEFAULT_BEFORE_NS / 1000000ull;
+	a->snapshot_after_ms = OL_SNAP_DEFAULT_AFTER_NS / 1000000ull;
+	a->snapshot_cap_mb = OL_SNAP_DEFAULT_CAP >> 20;
 	if (rec_geometry(2ull << 20, &a->cfg))
 		return EXIT_FAILURE_RUNTIME;
 	rc = args_run(&spec, a, argc, argv);
@@ -263,6 +286,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (a->metrics_fd < 0 && (a->trigger_exit_us || a->trigger_stall_us)) {
 		fprintf(stderr, "vmscope record: --trigger-exit-us and --trigger-stall-us go "
 			"with --metrics-fd\n");
+		return EXIT_USAGE;
+	}
+	if (a->snapshot_dir && !a->trigger_exit_us && !a->trigger_stall_us) {
+		fprintf(stderr, "vmscope record: --snapshot-dir goes with --trigger-exit-us or "
+			"--trigger-stall-us\n");
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -306,7 +334,11 @@ static int metrics_run(struct hb *h, struct record_args *a, volatile sig_atomic_
 		return rec_run(h, &a->o, stop);
 	f = ol_mfeed_open(h, a->o.path, a->metrics_fd, OL_MX_INTERVAL_NS,
 			  &(struct ol_trig_cfg){ .exit_ns = a->trigger_exit_us * 1000u,
-						 .stall_ns = a->trigger_stall_us * 1000u });
+						 .stall_ns = a->trigger_stall_us * 1000u },
+			  &(struct ol_snap_cfg){ .dir = a->snapshot_dir,
+						 .before_ns = a->snapshot_before_ms * 1000000u,
+						 .after_ns = a->snapshot_after_ms * 1000000u,
+						 .cap_bytes = a->snapshot_cap_mb << 20 });
 	if (!f) {
 		fprintf(stderr, "vmscope record: --metrics-fd: out of memory\n");
 		return 1;

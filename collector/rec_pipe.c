@@ -270,6 +270,7 @@ static void tap_chunk(struct rec *r, const struct node *n)
 	static const uint8_t kinds[] = { [NODE_CHUNK] = REC_TAP_CHUNK, [NODE_LOSS] = REC_TAP_LOSS,
 					 [NODE_HELLO] = REC_TAP_HELLO, [NODE_GONE] = REC_TAP_GONE };
 	const struct rec_chunk c = { .buf = n->buf, .cpu = n->cpu, .seq = n->seq,
+				     .chan = n->guest ? 0 : hb_chan(r->h, n->buf),
 				     .begin_ts = n->begin_ts, .end_ts = n->end_ts,
 				     .lost_before = n->lost_before,
 				     .nr_records = n->nr_records, .len = n->len,

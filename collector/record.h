@@ -36,6 +36,7 @@ enum rec_tap_kind {
  * and its records), or a guest connection's other news (kind). */
 struct rec_chunk {
 	uint32_t buf, cpu;		/* host: hb's buffer number, its CPU; guest: -, its CPU */
+	uint32_t chan;			/* host: the buffer's session channel */
 	uint64_t seq, begin_ts, end_ts, lost_before;
 	uint32_t nr_records, len;
 	const void *data;		/* valid during the call */

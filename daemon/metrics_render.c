@@ -209,6 +209,13 @@ void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t ref
 			fprintf(out, ",kind=\"%s\"} %" PRIu64 "\n", k ? "stall" : "exit",
 				e[i]->triggers[k]);
 		}
+	family(out, "vmscope_snapshots_total", "counter",
+	       "Snapshot windows written around the admitted triggers.");
+	for (size_t i = 0; i < n; i++) {
+		fputs("vmscope_snapshots_total{", out);
+		labels(out, e[i]);
+		fprintf(out, "} %" PRIu64 "\n", e[i]->snapshots);
+	}
 	family(out, "vmscoped_metrics_domains", "gauge", "Domains whose series are served.");
 	fprintf(out, "vmscoped_metrics_domains %zu\n", n);
 	family(out, "vmscoped_metrics_refused_snapshots_total", "counter",

@@ -34,6 +34,7 @@ int ms_put(struct mstore *st, uint64_t key, const char *domain, const char *uuid
 		snprintf(e->domain, sizeof(e->domain), "%s", domain);
 		snprintf(e->uuid, sizeof(e->uuid), "%s", uuid);
 		memset(e->triggers, 0, sizeof(e->triggers));
+		e->snapshots = 0;
 	}
 	if (e) {
 		e->snap = *s;
@@ -72,6 +73,21 @@ int ms_trigger(struct mstore *st, uint64_t key, int kind)
 	for (unsigned int i = 0; i < st->n; i++)
 		if (st->e[i].key == key) {
 			st->e[i].triggers[kind == OL_TG_STALL]++;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+int ms_snapshot(struct mstore *st, uint64_t key)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&st->mu);
+	for (unsigned int i = 0; i < st->n; i++)
+		if (st->e[i].key == key) {
+			st->e[i].snapshots++;
 			rc = 0;
 			break;
 		}

@@ -31,6 +31,7 @@ struct ms_entry {
 	struct ol_msnap snap;
 	/* triggers admitted (rate limit passed) by kind: exit, stall */
 	uint64_t triggers[2];
+	uint64_t snapshots;		/* snapshot windows written (snapshots.h) */
 };
 
 struct mstore {
@@ -59,6 +60,9 @@ void ms_bad_frame(struct mstore *st);
 int ms_trigger(struct mstore *st, uint64_t key, int kind);
 /* A trigger refused by the rate limit (counted). */
 void ms_trigger_suppressed(struct mstore *st);
+/* A snapshot window of session @key written: counted in its entry;
+ * -ENOENT when the domain has none. */
+int ms_snapshot(struct mstore *st, uint64_t key);
 
 /* Everything in the text exposition format (metrics_render.h) into @out,
  * rendered from a copy taken under the lock: 0, -ENOMEM, or -EIO when

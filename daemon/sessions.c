@@ -21,6 +21,7 @@
 #include "metrics_feed.h"
 #include "spawn.h"
 #include "sessions.h"
+#include "snapshots.h"
 #include "util_clock.h"
 #include "util_fs.h"
 
@@ -138,7 +139,8 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 	const struct vd_opts *o = &s->dom.opts;
 	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
 	char texit[24], tstall[24];
-	const char *argv[32];
+	struct sp_argbuf sb;
+	const char *argv[40];
 	int pair[2] = { -1, -1 }, child_fd[2];
 	unsigned int n = 0;
 
@@ -196,6 +198,8 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 			argv[n++] = "--trigger-stall-us";
 			argv[n++] = tstall;
 		}
+		sp_start(ss->cfg, s);
+		n += sp_args(ss->cfg, s, argv + n, &sb);
 	}
 	argv[n++] = "-o";
 	argv[n++] = out;
@@ -385,6 +389,8 @@ void ss_tick(struct sessions *ss)
 			kill(s->child, SIGKILL);
 			s->deadline = util_mono_s() + 3600;
 		}
+		if (s->snap_waiting)
+			sp_scan(ss->cfg, s);
 		/* QEMU gone without a hook (libvirtd down, kill -9): stop too */
 		if (s->state == SS_RECORDING && s->qemu_pid > 0 && kill(s->qemu_pid, 0) &&
 		    errno == ESRCH)

@@ -58,6 +58,12 @@ struct dm_cfg {
 	struct mstore *metrics;
 	/* --trigger-*: thresholds (0: off) and rate limit; with metrics only */
 	struct tg_cfg trigger;
+	/* with a trigger: the snapshot windows (snapshots.h) */
+	struct {
+		const char *root;		/* STATE/snapshots */
+		unsigned long long before_ms, after_ms, cap_mb;
+		uint64_t quota_bytes;		/* every domain's together */
+	} snap;
 };
 
 /* OUTPUT (< VD_PATH_MAX) / DOMAIN (< VD_NAME_MAX) / START-TIME[-N] */
@@ -76,6 +82,8 @@ struct session {
 	int metrics_fd;			/* from our recorder: its snapshots; -1 */
 	bool metrics_refused;		/* the store was full: said once */
 	struct tg_rate trig_rate;	/* its triggers' rate limit */
+	unsigned int snap_waiting;	/* snapshots asked for, not seen yet */
+	char snap_last[32];		/* the newest snapshot seen (its name) */
 	int adopted;			/* child is a predecessor's: not ours to wait */
 	double deadline;		/* stopping: SIGKILL after */
 	char detail[512];

@@ -32,6 +32,7 @@
 #include "metrics_http.h"
 #include "proto.h"
 #include "sessions.h"
+#include "snapshots.h"
 #include "util_args.h"
 #include "util_clock.h"
 #include "util_number.h"
@@ -95,7 +96,9 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vmscoped [--socket PATH] [--state-dir DIR] [--pid-dir DIR]\n"
 		"                [--vmscope PATH] [--stop-timeout SECONDS] [--guest-port P]\n"
 		"                [--metrics [ADDR:]PORT [--trigger-exit-us N]\n"
-		"                [--trigger-stall-us N] [--trigger-interval S]]\n\n"
+		"                [--trigger-stall-us N] [--trigger-interval S]\n"
+		"                [--snapshot-before-ms N] [--snapshot-after-ms N]\n"
+		"                [--snapshot-cap-mb N] [--snapshot-quota-mb N]]\n\n"
 		"The vmscope daemon: traces libvirt domains that opted in (the hook\n"
 		"/etc/libvirt/hooks/qemu.d/vmscope tells it when they start and stop) and\n"
 		"those `vmscope session start` names. Each trace goes to\n"
@@ -121,14 +124,28 @@ static void usage(FILE *out)
 		"                       live pipeline (`vmscope record --metrics-fd`);\n"
 		"                       off by default\n"
 		"  --trigger-exit-us N  with --metrics: a domain's exit that is not a halt\n"
-		"                       longer than N microseconds is a trigger: logged\n"
-		"                       and counted (vmscope_triggers_total)\n"
+		"                       longer than N microseconds is a trigger: logged,\n"
+		"                       counted (vmscope_triggers_total) and, admitted by\n"
+		"                       the rate limit, saved: the domain's recorder\n"
+		"                       writes the seconds around it as a trace in\n"
+		"                       STATE/snapshots/DOMAIN/TIME/ (logged, counted in\n"
+		"                       vmscope_snapshots_total)\n"
 		"  --trigger-stall-us N  with --metrics: the same for a guest-thread stall\n"
 		"                       (its vCPU thread off its host CPU)\n"
 		"  --trigger-interval S  at most one trigger per domain per S seconds\n"
 		"                       (default 60); the others are counted\n"
-		"                       (vmscoped_triggers_suppressed_total)\n",
-		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope", VMSCOPE_AGENT_PORT);
+		"                       (vmscoped_triggers_suppressed_total)\n"
+		"  --snapshot-before-ms N, --snapshot-after-ms N  a snapshot holds N ms\n"
+		"                       before the trigger's start (default %llu) and\n"
+		"                       after its end (default %llu)\n"
+		"  --snapshot-cap-mb N  a recorder keeps at most N MiB per stream for\n"
+		"                       them (default %llu)\n"
+		"  --snapshot-quota-mb N  every domain's snapshots together take at most\n"
+		"                       N MiB on disk, the oldest removed first (default\n"
+		"                       %llu)\n",
+		DM_SOCKET_DEFAULT, VMSCOPE_BINDIR "/vmscope", VMSCOPE_AGENT_PORT,
+		OL_SNAP_DEFAULT_BEFORE_NS / 1000000ull, OL_SNAP_DEFAULT_AFTER_NS / 1000000ull,
+		OL_SNAP_DEFAULT_CAP >> 20, DM_SNAP_QUOTA_MB);
 }
 
 static int listen_on(const char *path)
@@ -289,6 +306,7 @@ struct daemon_args {
 	unsigned long long guest_port;
 	struct sockaddr_storage metrics;	/* ss_family 0: off */
 	unsigned long long trigger_exit_us, trigger_stall_us, trigger_interval_s;
+	unsigned long long snap_quota_mb;
 };
 
 /* --stop-timeout S: args_value_fn. */
@@ -330,6 +348,11 @@ static const struct args_opt opts[] = {
 	ARGS_NUM("trigger-exit-us", 0, struct daemon_args, trigger_exit_us, 1, 3600000000ull),
 	ARGS_NUM("trigger-stall-us", 0, struct daemon_args, trigger_stall_us, 1, 3600000000ull),
 	ARGS_NUM("trigger-interval", 0, struct daemon_args, trigger_interval_s, 0, 86400),
+	/* as `vmscope record` takes them */
+	ARGS_NUM("snapshot-before-ms", 0, struct daemon_args, cfg.snap.before_ms, 0, 600000),
+	ARGS_NUM("snapshot-after-ms", 0, struct daemon_args, cfg.snap.after_ms, 0, 600000),
+	ARGS_NUM("snapshot-cap-mb", 0, struct daemon_args, cfg.snap.cap_mb, 1, 65536),
+	ARGS_NUM("snapshot-quota-mb", 0, struct daemon_args, snap_quota_mb, 1, 1ull << 30),
 	ARGS_END,
 };
 
@@ -356,6 +379,7 @@ static int parse_args(int argc, char **argv, struct daemon_args *a)
 	a->cfg.trigger.exit_ns = a->trigger_exit_us * 1000u;
 	a->cfg.trigger.stall_ns = a->trigger_stall_us * 1000u;
 	a->cfg.trigger.min_gap_s = (double)a->trigger_interval_s;
+	a->cfg.snap.quota_bytes = a->snap_quota_mb << 20;
 	return -1;
 }
 
@@ -476,11 +500,16 @@ int main(int argc, char **argv)
 			.pid_dir = VD_RUN_DIR,
 			.vmscope = VMSCOPE_BINDIR "/vmscope",
 			.stop_timeout_s = 60,
+			.snap = { .before_ms = OL_SNAP_DEFAULT_BEFORE_NS / 1000000ull,
+				  .after_ms = OL_SNAP_DEFAULT_AFTER_NS / 1000000ull,
+				  .cap_mb = OL_SNAP_DEFAULT_CAP >> 20 },
 		},
 		.sock = DM_SOCKET_DEFAULT,
 		.guest_port = VMSCOPE_AGENT_PORT,
 		.trigger_interval_s = (unsigned long long)TG_DEFAULT_MIN_GAP_S,
+		.snap_quota_mb = DM_SNAP_QUOTA_MB,
 	};
+	static char snap_root[PATH_MAX];
 	struct dm_cfg *cfg = &a.cfg;
 	static struct mstore store;
 	struct mh_server *http = NULL;
@@ -493,6 +522,8 @@ int main(int argc, char **argv)
 	d.guest_port = (uint32_t)a.guest_port;
 	snprintf(default_output, sizeof(default_output), "%s/traces", cfg->state_dir);
 	cfg->default_output = default_output;
+	snprintf(snap_root, sizeof(snap_root), "%s/snapshots", cfg->state_dir);
+	cfg->snap.root = snap_root;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);

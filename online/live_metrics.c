@@ -9,6 +9,7 @@
 
 #include "live.h"
 #include "live_metrics.h"
+#include "live_snap.h"
 #include "metrics.h"
 
 struct ol_mfeed {
@@ -20,7 +21,10 @@ struct ol_mfeed {
 	struct ol_trig_cfg tc;
 	uint64_t triggers, triggers_dropped;
 	struct ol_msnap snap;
+	struct ol_lsnap *ls;		/* snapshot windows, or NULL */
+	uint64_t bad_requests;
 	uint8_t frame[OL_MX_FRAME_MAX];
+	uint8_t in[OL_MX_FRAME_MAX + 1];
 };
 
 /* The metrics end here (the recording goes on): said once. */
@@ -102,7 +106,7 @@ static int view(void *ctx, const struct ol_report *r)
 }
 
 struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns,
-			       const struct ol_trig_cfg *tc)
+			       const struct ol_trig_cfg *tc, const struct ol_snap_cfg *sc)
 {
 	struct ol_mfeed *f = calloc(1, sizeof(*f));
 
@@ -113,18 +117,55 @@ struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t 
 		f->tc = *tc;
 	f->o = (struct ol_opts){ .interval_ns = interval_ns, .sort = AN_SORT_COUNT,
 				 .view = view, .view_ctx = f };
+	if (sc && sc->dir) {
+		f->ls = ol_lsnap_open(sc, path, interval_ns);
+		if (!f->ls) {
+			free(f);
+			return NULL;
+		}
+	}
 	f->l = ol_live_open(h, path, &f->o);
 	if (!f->l) {
+		if (f->ls)
+			ol_lsnap_close(f->ls);
 		free(f);
 		return NULL;
 	}
 	return f;
 }
 
+/* The triggers vmscoped admitted, sent back to us: each a window. A
+ * message that is not one is said and ignored (the daemon's, trusted;
+ * still parsed as any trigger frame). */
+static void read_requests(struct ol_mfeed *f)
+{
+	struct ol_trig t;
+	char why[160];
+	ssize_t n;
+
+	while ((n = recv(f->fd, f->in, sizeof(f->in), MSG_DONTWAIT | MSG_TRUNC)) > 0) {
+		if ((size_t)n > sizeof(f->in) ||
+		    ol_trig_parse(f->in, (size_t)n, &t, why, sizeof(why))) {
+			if (!f->bad_requests++)
+				fprintf(stderr, "vmscope record: snapshots: a request from the "
+					"daemon that is not a trigger frame (%s); ignored\n",
+					(size_t)n > sizeof(f->in) ? "too long" : why);
+			continue;
+		}
+		ol_lsnap_request(f->ls, &t);
+	}
+}
+
 int ol_mfeed_tap(void *ctx, const struct rec_chunk *c)
 {
 	struct ol_mfeed *f = ctx;
 
+	/* the window is the recording's own, whatever the metrics do */
+	if (f->ls) {
+		if (f->fd >= 0)
+			read_requests(f);
+		ol_lsnap_add(f->ls, c);
+	}
 	if (f->fd < 0)
 		return 0;
 	if (ol_live_tap(f->l, c))
@@ -144,6 +185,11 @@ int ol_mfeed_close(struct ol_mfeed *f, int rc)
 		fprintf(stderr, "vmscope record: metrics: %s\n", err);
 	if (e < 0)
 		ret = 1;
+	if (f->ls) {
+		if (f->fd >= 0)
+			read_requests(f);
+		ret |= ol_lsnap_close(f->ls);
+	}
 	if (f->fd >= 0)
 		close(f->fd);
 	fprintf(stderr, "vmscope record: metrics: %llu snapshots sent, %llu dropped (the "

@@ -14,6 +14,7 @@
 #ifndef VMSCOPE_ONLINE_LIVE_METRICS_H
 #define VMSCOPE_ONLINE_LIVE_METRICS_H
 
+#include "live_snap.h"
 #include "record.h"
 #include "trigger.h"
 
@@ -26,9 +27,11 @@ struct ol_mfeed;
  * ol_mfeed_close), a snapshot every @interval_ns of host time
  * (OL_MX_INTERVAL_NS; a test takes less), and after it a trigger frame
  * (trigger_frame.h) for what of that interval crossed @tc's thresholds
- * (trigger.h; NULL or zeros: none). NULL: out of memory. */
+ * (trigger.h; NULL or zeros: none); with @sc's dir, the snapshot
+ * windows of the triggers the daemon sends back (live_snap.h; NULL: none).
+ * NULL: out of memory. */
 struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns,
-			       const struct ol_trig_cfg *tc);
+			       const struct ol_trig_cfg *tc, const struct ol_snap_cfg *sc);
 
 /* The recorder's tap (rec_opts.tap, ctx = the feed): never stops it. */
 int ol_mfeed_tap(void *ctx, const struct rec_chunk *c);

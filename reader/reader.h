@@ -137,6 +137,7 @@ struct vr_item {
 
 struct vr_stream_stats {
 	bool has_header;	/* started with a stream FileHeader */
+	bool cut;		/* begins mid-stream: a window's (FileHeader.cut) */
 	bool has_index;		/* ended with a FileIndex (closed cleanly) */
 	Vmscope__Trace__Origin origin;	/* from the FileHeader */
 	uint64_t frames, chunks, events, undecodable, bad;

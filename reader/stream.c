@@ -201,6 +201,14 @@ static void on_header(struct vr_stream *s, const struct tf_frame *f,
 	s->st.has_header = true;
 	set_origin(s, h->origin);
 	check_duplicate(s);
+	if (h->cut) {
+		/* a window's stream: its first chunk is a cut, not a gap or a
+		 * loss; those are counted from here on */
+		s->st.cut = true;
+		s->have_seq = true;
+		s->next_seq = h->cut->seq;
+		s->lost_before = h->cut->lost_before;
+	}
 }
 
 static void on_chunk(struct vr_stream *s, const struct tf_frame *f,

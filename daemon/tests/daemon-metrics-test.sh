@@ -12,6 +12,13 @@
 # (what, how long, vCPU, guest and host task) and counted for web, the
 # second refused by the rate limit and counted; --trigger-stall-us without
 # --metrics is a usage error.
+# Snapshots: the recorder gets --snapshot-dir STATE/snapshots/web and the
+# window's sizes; the admitted trigger (only it) is sent back to it on its
+# fd 4, byte for byte the frame it sent (the fake recorder makes that a
+# snapshot folder); the daemon logs the new folder's path and counts it
+# (vmscope_snapshots_total 1); a snapshot left by an earlier session of
+# the same domain is not counted; with --snapshot-quota-mb 1, another
+# domain's older 2 MiB snapshot is removed (logged) and web's kept.
 # Usage: daemon-metrics-test.sh PATH-TO-vmscoped PATH-TO-vmscope PATH-TO-test_metrics
 set -u
 daemon=$1 vmscope=$2 tm=$3
@@ -30,7 +37,12 @@ not_served() { scrape && ! grep -qF "$1" "$T/scrape"; }
 
 "$tm" --frame "$T/web.frame" >/dev/null || { echo "FAIL: test_metrics --frame"; exit 1; }
 "$tm" --trigger "$T/web.trigger" >/dev/null || { echo "FAIL: test_metrics --trigger"; exit 1; }
-start_daemon --metrics 0 --trigger-stall-us 20000 || bad "daemon did not answer"
+# an earlier session's snapshot of web, and an older one of another domain
+# that the quota removes
+mkdir -p "$T/state/snapshots/web/20200101T000000Z" "$T/state/snapshots/old/20100101T000000Z"
+head -c 2097152 /dev/zero >"$T/state/snapshots/old/20100101T000000Z/host-cpu0.vtf"
+start_daemon --metrics 0 --trigger-stall-us 20000 --snapshot-before-ms 3000 \
+	--snapshot-after-ms 1000 --snapshot-quota-mb 1 || bad "daemon did not answer"
 port=$(sed -n 's/.*metrics: serving \/metrics on port \([0-9]*\)$/\1/p' "$T/daemon.log")
 check "the daemon says its metrics port ($port)" [ -n "$port" ]
 check "listening on 127.0.0.1 only" sh -c "ss -Hltn 'sport = :$port' | awk '{print \$4}' | grep -qx '127.0.0.1:$port'"
@@ -47,7 +59,7 @@ hook web started
 hook bad started
 check "web recording" wait_for 15 is_state web recording
 check "bad recording" wait_for 15 is_state bad recording
-check "record got --metrics-fd 4" grep -q "record --pid $(cat "$T/qemu.web") --cid 7 --guest-handoff 3 --metrics-fd 4 --trigger-stall-us 20000 -o $T/state/traces/web/" "$T/calls"
+check "record got --metrics-fd 4" grep -q "record --pid $(cat "$T/qemu.web") --cid 7 --guest-handoff 3 --metrics-fd 4 --trigger-stall-us 20000 --snapshot-dir $T/state/snapshots/web --snapshot-before-ms 3000 --snapshot-after-ms 1000 --snapshot-cap-mb 64 -o $T/state/traces/web/" "$T/calls"
 check "record's fd 4 is a socket" grep -q "^fd 4: socket:" "$T/calls"
 W="domain=\"web\",uuid=\"$UUID\""
 check "web's exits served" wait_for 30 served "vmscope_exits_total{$W,reason=\"EPT_VIOLATION\"} 3"
@@ -64,6 +76,13 @@ check "logged once" [ "$(grep -c "web: trigger:" "$T/daemon.log")" -eq 1 ]
 check "counted for web" served "vmscope_triggers_total{$W,kind=\"stall\"} 1"
 check "no exit trigger" served "vmscope_triggers_total{$W,kind=\"exit\"} 0"
 check "the second suppressed" served "vmscoped_triggers_suppressed_total 1"
+check "the admitted trigger's snapshot logged" wait_for 15 grep -q "web: snapshot written: $T/state/snapshots/web/20300101T000000Z$" "$T/daemon.log"
+check "sent back as it came" cmp "$T/web.trigger" "$T/state/snapshots/web/20300101T000000Z/metadata.vtf"
+check "one snapshot only" [ "$(ls -A "$T/state/snapshots/web" | tr '\n' ' ')" = "20200101T000000Z 20300101T000000Z " ]
+check "counted for web" served "vmscope_snapshots_total{$W} 1"
+check "logged once" [ "$(grep -c "snapshot written" "$T/daemon.log")" -eq 1 ]
+check "the quota removed the oldest" grep -q "old: snapshot 20100101T000000Z removed (2[0-9]* bytes): over the snapshots' quota" "$T/daemon.log"
+check "and only it" sh -c '[ -d "$0/web/20200101T000000Z" ] && [ ! -e "$0/old/20100101T000000Z" ]' "$T/state/snapshots"
 check "bad's frame refused, logged" wait_for 15 grep -q "bad: metrics feed ended: a bad metrics frame: " "$T/daemon.log"
 check "and counted" served "vmscoped_metrics_bad_frames_total 1"
 check "bad has no series" not_served 'domain="bad"'

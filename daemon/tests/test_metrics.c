@@ -87,8 +87,12 @@ static void sample_store(struct mstore *st)
 	CHECK(!ms_trigger(st, 20, OL_TG_STALL));
 	CHECK(!ms_trigger(st, 20, OL_TG_EXIT));
 	ms_trigger_suppressed(st);
+	/* web: two snapshot windows written */
+	CHECK(!ms_snapshot(st, 20));
+	CHECK(!ms_snapshot(st, 20));
 	/* a domain without an entry: not counted */
 	CHECK_EQ(ms_trigger(st, 99, OL_TG_EXIT), -ENOENT);
+	CHECK_EQ(ms_snapshot(st, 99), -ENOENT);
 }
 
 static char *rendered(struct mstore *st)
@@ -202,6 +206,11 @@ static const char expected[] =
 	"vmscope_triggers_total{" DB ",kind=\"stall\"} 0\n"
 	"vmscope_triggers_total{" WEB ",kind=\"exit\"} 2\n"
 	"vmscope_triggers_total{" WEB ",kind=\"stall\"} 1\n"
+	"# HELP vmscope_snapshots_total Snapshot windows written around the admitted "
+	"triggers.\n"
+	"# TYPE vmscope_snapshots_total counter\n"
+	"vmscope_snapshots_total{" DB "} 0\n"
+	"vmscope_snapshots_total{" WEB "} 2\n"
 	"# HELP vmscoped_metrics_domains Domains whose series are served.\n"
 	"# TYPE vmscoped_metrics_domains gauge\n"
 	"vmscoped_metrics_domains 2\n"

@@ -79,6 +79,7 @@ static int next_chunk(struct feed *f, uint32_t i, struct rec_chunk *out,
 		Vmscope__Trace__StreamChunk *c = (Vmscope__Trace__StreamChunk *)m;
 
 		*out = (struct rec_chunk){ .buf = i, .cpu = c->origin ? c->origin->cpu : 0,
+					   .chan = c->origin ? c->origin->channel : 0,
 					   .seq = c->seq, .begin_ts = c->begin_ts,
 					   .end_ts = c->end_ts, .lost_before = c->lost_before,
 					   .nr_records = c->nr_records,

@@ -11,9 +11,18 @@
  * counter may fall from one frame to the next (nor a guest figure, once
  * present, go absent); the last frame goes to OUT as JSON. With exit=NS
  * or stall=NS, the feed's trigger thresholds (trigger.h): every trigger
- * frame must parse too, and they go to OUT's "triggers".
+ * frame must parse too, and they go to OUT's "triggers". With snap=DIR
+ * (and before=NS, after=NS), the feed keeps snapshot windows in DIR and
+ * this plays vmscoped admitting one trigger only, the first or with
+ * pick=K the K-th from 0 (its frame sent back); from what it fed, in the order it fed it, this computes apart
+ * from the store which items that window must hold (a host chunk by its
+ * end, a guest item by the largest host chunk end fed before it) and
+ * writes, per stream file, the chunks, records, ring losses and skipped
+ * sub-buffers after the first chunk (and guest loss records' events), and
+ * that first chunk's seq, to OUT's "window".
  *
  *   test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests] [exit=NS] [stall=NS]
+ *                     [snap=DIR [before=NS] [after=NS] [pick=K]]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,12 +33,22 @@
 #include <unistd.h>
 
 #include "feed_src.h"
+#include "tracefmt.h"
 #include "live_metrics.h"
 #include "metrics_frame.h"
 #include "trigger_frame.h"
 #include "util_endian.h"
 
 #define MAX_TRIGGERS 256
+
+/* What was fed, as this test keeps it (not the store's). */
+struct fed {
+	char name[32];		/* the stream's file */
+	uint64_t seq, lost_before, records, loss_events, stamp;
+	bool loss;
+};
+
+#define MAX_FED 200000
 
 struct seen {
 	struct ol_msnap last;
@@ -138,23 +157,131 @@ static void write_json(FILE *f, const struct seen *s)
 			t->kind == OL_TG_EXIT ? "exit" : "stall", t->vcpu, t->start_ns, t->dur_ns,
 			t->threshold_ns, t->what, t->task, t->host_task);
 	}
-	fputs("]}\n", f);
+	fputs("]", f);
 }
 
 struct feed_ctx {
 	struct ol_mfeed *mf;
 	int peer;			/* the daemon's end */
 	struct seen seen;
+	bool snap, echoed;		/* snap=; the picked trigger sent back */
+	size_t pick;
+	uint64_t host_max;		/* the largest host chunk end fed */
+	struct fed *fed;
+	size_t nfed;
 };
+
+static void keep_fed(struct feed_ctx *x, const struct rec_chunk *c)
+{
+	struct fed *f;
+
+	if (c->kind != REC_TAP_CHUNK && c->kind != REC_TAP_LOSS)
+		return;
+	if (x->nfed == MAX_FED) {
+		fprintf(stderr, "test_metrics_feed: over %d items fed\n", MAX_FED);
+		x->seen.bad++;
+		return;
+	}
+	f = &x->fed[x->nfed++];
+	if (c->guest)
+		tf_trace_guest_name(f->name, sizeof(f->name), c->vm, c->cpu);
+	else
+		tf_trace_host_name(f->name, sizeof(f->name), c->chan, c->cpu);
+	if (!c->guest && c->end_ts > x->host_max)
+		x->host_max = c->end_ts;
+	f->stamp = c->guest ? x->host_max : c->end_ts;
+	f->loss = c->kind == REC_TAP_LOSS;
+	f->seq = c->seq;
+	f->lost_before = c->lost_before;
+	f->records = f->loss ? 0 : c->nr_records;
+	f->loss_events = f->loss ? c->loss_events : 0;
+}
 
 /* The recorder's tap, then every frame it sent, read as the daemon would. */
 static int tap(void *ctx, const struct rec_chunk *c)
 {
 	struct feed_ctx *x = ctx;
-	int e = ol_mfeed_tap(x->mf, c);
+	int e;
 
+	if (x->snap)
+		keep_fed(x, c);
+	e = ol_mfeed_tap(x->mf, c);
 	drain(x->peer, &x->seen);
+	if (x->snap && !x->echoed && x->seen.n_trig > x->pick) {
+		uint8_t b[OL_TG_FRAME_MAX];
+		size_t n = ol_trig_encode(&x->seen.trig[x->pick], b);
+
+		x->echoed = true;
+		if (send(x->peer, b, n, 0) != (ssize_t)n) {
+			fprintf(stderr, "test_metrics_feed: sending the trigger back: %s\n",
+				strerror(errno));
+			x->seen.bad++;
+		}
+	}
 	return e;
+}
+
+/* The window of the first trigger: each stream's items in it, as fed. */
+static void write_window(FILE *out, const struct feed_ctx *x, uint64_t before, uint64_t after,
+			 uint64_t settle)
+{
+	const struct ol_trig *t = &x->seen.trig[x->pick];
+	uint64_t b = t->start_ns > before ? t->start_ns - before : 0;
+	uint64_t e = t->start_ns + t->dur_ns + after;
+	size_t upto = x->nfed;
+	bool first = true;
+
+	/* written at the item that took host time past its end + settle:
+	 * what came later is not in it */
+	for (size_t k = 0; k < x->nfed; k++)
+		if (!x->fed[k].loss && x->fed[k].stamp >= e + settle &&
+		    strncmp(x->fed[k].name, "guest", 5)) {
+			upto = k + 1;
+			break;
+		}
+
+	fprintf(out, ", \"window\": {\"trigger\": %zu, \"begin_ns\": %" PRIu64
+		", \"end_ns\": %" PRIu64 ", \"streams\": {", x->pick, b, e);
+	for (size_t i = 0; i < upto; i++) {
+		uint64_t chunks = 0, records = 0, lost = 0, lbase = 0, gaps = 0, next = 0, seq0 = 0;
+		bool seen_chunk = false, any = false;
+		bool done = false;
+
+		/* each stream once: at its first item */
+		for (size_t k = 0; k < i && !done; k++)
+			done = !strcmp(x->fed[k].name, x->fed[i].name);
+		if (done)
+			continue;
+		for (size_t k = i; k < upto; k++) {
+			const struct fed *f = &x->fed[k];
+
+			if (strcmp(f->name, x->fed[i].name) || f->stamp < b || f->stamp > e)
+				continue;
+			any = true;
+			if (f->loss) {
+				lost += f->loss_events;
+				continue;
+			}
+			if (seen_chunk) {
+				lost += f->lost_before - lbase;
+				gaps += f->seq - next;
+			}
+			if (!seen_chunk)
+				seq0 = f->seq;
+			lbase = f->lost_before;
+			next = f->seq + 1;
+			seen_chunk = true;
+			chunks++;
+			records += f->records;
+		}
+		if (!any)
+			continue;
+		fprintf(out, "%s\"%s\": {\"chunks\": %" PRIu64 ", \"records\": %" PRIu64
+			", \"lost\": %" PRIu64 ", \"gaps\": %" PRIu64 ", \"first_seq\": %" PRIu64 "}",
+			first ? "" : ", ", x->fed[i].name, chunks, records, lost, gaps, seq0);
+		first = false;
+	}
+	fputs("}}", out);
 }
 
 int main(int argc, char **argv)
@@ -167,6 +294,9 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	struct ol_trig_cfg tc = { 0 };
+	struct ol_snap_cfg sc = { .before_ns = OL_SNAP_DEFAULT_BEFORE_NS,
+				  .after_ns = OL_SNAP_DEFAULT_AFTER_NS,
+				  .cap_bytes = OL_SNAP_DEFAULT_CAP };
 	bool guests = false;
 
 	for (int i = 4; i < argc; i++) {
@@ -176,12 +306,20 @@ int main(int argc, char **argv)
 			tc.exit_ns = strtoull(argv[i] + 5, NULL, 10);
 		else if (!strncmp(argv[i], "stall=", 6))
 			tc.stall_ns = strtoull(argv[i] + 6, NULL, 10);
+		else if (!strncmp(argv[i], "snap=", 5))
+			sc.dir = argv[i] + 5;
+		else if (!strncmp(argv[i], "before=", 7))
+			sc.before_ns = strtoull(argv[i] + 7, NULL, 10);
+		else if (!strncmp(argv[i], "after=", 6))
+			sc.after_ns = strtoull(argv[i] + 6, NULL, 10);
+		else if (!strncmp(argv[i], "pick=", 5))
+			x.pick = strtoull(argv[i] + 5, NULL, 10);
 		else
 			argc = 0;
 	}
 	if (argc < 4) {
 		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests] "
-			"[exit=NS] [stall=NS]\n");
+			"[exit=NS] [stall=NS] [snap=DIR [before=NS] [after=NS] [pick=K]]\n");
 		return 2;
 	}
 	out = fopen(argv[2], "w");
@@ -192,7 +330,10 @@ int main(int argc, char **argv)
 	if (feed_open(&f, argv[1], guests, &h))
 		return 1;
 	x.peer = sv[1];
-	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10), &tc);
+	x.snap = sc.dir != NULL;
+	if (x.snap && !(x.fed = calloc(MAX_FED, sizeof(*x.fed))))
+		return 1;
+	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10), &tc, &sc);
 	if (!x.mf)
 		return 1;
 	e = feed_run(&f, false, tap, &x) ? 1 : 0;
@@ -203,6 +344,10 @@ int main(int argc, char **argv)
 		e = 1;
 	}
 	write_json(out, &x.seen);
+	if (x.snap && x.echoed)
+		write_window(out, &x, sc.before_ns, sc.after_ns, strtoull(argv[3], NULL, 10));
+	fputs("}\n", out);
+	free(x.fed);
 	feed_close(&f);
 	close(sv[1]);
 	if (fclose(out) || x.seen.bad || !x.seen.frames)

@@ -89,9 +89,16 @@ static size_t put_input_frame(size_t off, uint32_t *seq, unsigned int kind, cons
 	switch (kind % 4) {
 	case 0: {
 		Vmscope__Trace__FileHeader h = VMSCOPE__TRACE__FILE_HEADER__INIT;
+		Vmscope__Trace__StreamCut cut = VMSCOPE__TRACE__STREAM_CUT__INIT;
 
 		h.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM;
 		h.origin = &o;
+		/* a snapshot window's stream: it begins at the input's cut */
+		if (kind & 16 && len >= 2) {
+			cut.seq = b[0];
+			cut.lost_before = b[1];
+			h.cut = &cut;
+		}
 		return put_msg(img, off, sizeof(img), TF_FRAME_FILE_HEADER, (*seq)++, &h.base);
 	}
 	case 1: {

@@ -194,6 +194,13 @@ static void test_session(void)
 	sm.n_vms = 1; sm.vms = vms; sm.start_realtime_ns = 1700000000000000000ull;
 	sm.start_ts = 123; sm.stop_realtime_ns = 1700000005000000000ull;
 	sm.stop_ts = UINT64_MAX; sm.options = &opt; sm.exit_reasons = &xs;
+	Vmscope__Trace__SnapshotWindow sw = VMSCOPE__TRACE__SNAPSHOT_WINDOW__INIT;
+	sw.kind = "stall"; sw.what = "running, preempted"; sw.dur_ns = 50412000;
+	sw.threshold_ns = 20000000; sw.vcpu = 1; sw.task = "spin/412"; sw.host_task = "hog/977";
+	sw.trigger_ts = 98132071000ull; sw.begin_ts = 93132071000ull;
+	sw.end_ts = 100182483000ull; sw.recording = "/var/lib/vmscope/traces/web1/x/trace";
+	sw.ended_early = 1;
+	sm.snapshot = &sw;
 	roundtrip(&sm.base);
 }
 
@@ -223,6 +230,9 @@ static void test_file(Vmscope__Trace__Origin *host0)
 	fh.format_version = 1; fh.session_id.data = uuid; fh.session_id.len = 16;
 	fh.role = VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM; fh.origin = host0;
 	fh.created_realtime_ns = 1; fh.writer = "vmscope 0.1.0";
+	Vmscope__Trace__StreamCut cut = VMSCOPE__TRACE__STREAM_CUT__INIT;
+	cut.seq = 1234; cut.lost_before = 56;
+	fh.cut = &cut;
 	roundtrip(&fh.base);
 
 	Vmscope__Trace__StreamStats st = VMSCOPE__TRACE__STREAM_STATS__INIT;
