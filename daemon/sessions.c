@@ -138,7 +138,6 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 {
 	const struct vd_opts *o = &s->dom.opts;
 	char pid[16], cid[16], buf[32], dur[32], out[PATH_MAX], log[PATH_MAX];
-	char texit[24], tstall[24];
 	struct sp_argbuf sb;
 	const char *argv[40];
 	int pair[2] = { -1, -1 }, child_fd[2];
@@ -185,19 +184,6 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 	if (child_fd[1] >= 0) {
 		argv[n++] = "--metrics-fd";
 		argv[n++] = "4";
-		/* the recorder's live pipeline finds what crosses them */
-		if (ss->cfg->trigger.exit_ns) {
-			snprintf(texit, sizeof(texit), "%llu",
-				 (unsigned long long)(ss->cfg->trigger.exit_ns / 1000u));
-			argv[n++] = "--trigger-exit-us";
-			argv[n++] = texit;
-		}
-		if (ss->cfg->trigger.stall_ns) {
-			snprintf(tstall, sizeof(tstall), "%llu",
-				 (unsigned long long)(ss->cfg->trigger.stall_ns / 1000u));
-			argv[n++] = "--trigger-stall-us";
-			argv[n++] = tstall;
-		}
 		sp_start(ss->cfg, s);
 		n += sp_args(ss->cfg, s, argv + n, &sb);
 	}

@@ -16,7 +16,20 @@ unsigned int sp_args(const struct dm_cfg *c, const struct session *s, const char
 {
 	unsigned int n = 0;
 
-	if (!c->trigger.exit_ns && !c->trigger.stall_ns)
+	/* the recorder's live pipeline finds what crosses them */
+	if (c->trigger.exit_ns) {
+		snprintf(b->exit_us, sizeof(b->exit_us), "%llu",
+			 (unsigned long long)(c->trigger.exit_ns / 1000u));
+		argv[n++] = "--trigger-exit-us";
+		argv[n++] = b->exit_us;
+	}
+	if (c->trigger.stall_ns) {
+		snprintf(b->stall_us, sizeof(b->stall_us), "%llu",
+			 (unsigned long long)(c->trigger.stall_ns / 1000u));
+		argv[n++] = "--trigger-stall-us";
+		argv[n++] = b->stall_us;
+	}
+	if (!n)
 		return 0;
 	snprintf(b->dir, sizeof(b->dir), "%s/%s", c->snap.root, s->dom.name);
 	snprintf(b->before, sizeof(b->before), "%llu", c->snap.before_ms);

@@ -21,12 +21,12 @@
 
 /* The recorder's options, in buffers that live as long as its argv. */
 struct sp_argbuf {
-	char dir[PATH_MAX], before[24], after[24], cap[24];
+	char dir[PATH_MAX], before[24], after[24], cap[24], exit_us[24], stall_us[24];
 };
 
-/* With triggers on: @s's recorder's snapshot options into @argv (at most
- * SP_ARGS entries); how many. */
-#define SP_ARGS 8
+/* @s's recorder's trigger thresholds and, with any, its snapshot options
+ * into @argv (at most SP_ARGS entries); how many. */
+#define SP_ARGS 12
 unsigned int sp_args(const struct dm_cfg *c, const struct session *s, const char **argv,
 		     struct sp_argbuf *b);
 
