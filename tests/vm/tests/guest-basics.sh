@@ -38,8 +38,9 @@
 # --syscalls, streaming to a second receiver: that stream parses cleanly,
 # its state dump has the static agent, it holds sys_enter and sys_exit
 # records and the exec of the chroot's /bin/busybox. Last, a loss made on
-# purpose (a third agent, rings of 2 x 4 KiB, stopped with SIGSTOP while a
-# task pinned to CPU 1 makes 40 000 syscalls, then continued): the stream
+# purpose (a third agent, rings of 2 x 4 KiB, which hold about 250
+# records, stopped with SIGSTOP while a task pinned to CPU 1 makes 6 000
+# syscalls, then continued): the stream
 # reports the loss, and every chunk that reports a loss holds, before any
 # sched_switch, a cpu_task record restating the task then running on that
 # CPU (the guest module writes it before the first record after a drop; a
@@ -293,11 +294,11 @@ guest_capture() {
 	# The loss on purpose: nothing reads CPU 1's 8 KiB while it fills.
 	guest_agent_start "$PORT_LOSS" --syscalls --subbuf-shift 12 --subbufs-shift 1
 	kill -STOP "$agent"
-	check "40000 syscalls on cpu 1, agent stopped" \
-		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=20000 status=none
+	check "6000 syscalls on cpu 1, agent stopped" \
+		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=3000 status=none
 	kill -CONT "$agent"
-	check "4000 syscalls on cpu 1, agent running" \
-		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=2000 status=none
+	check "2000 syscalls on cpu 1, agent running" \
+		taskset -c 1 dd if=/dev/zero of=/dev/null bs=1 count=1000 status=none
 	sleep 0.5
 	kill -TERM "$agent"
 	wait "$agent" || fail "loss agent exited with $?: $(cat /vmtest/agent.err)"
