@@ -155,11 +155,11 @@ void vmscope_sync_segment_summary(const struct vmscope_sync_segment *s,
 	out->a_max = 1 + ratio_ld(s->dmax);
 	out->a_est = (out->a_min + out->a_max) / 2;
 
-	uint64_t lo, hi, est;
-	int r = vmscope_sync_segment_bound(s, s->g0, &lo, &hi);
+	uint64_t lo = 0, hi = UINT64_MAX, est;
+	int r = vmscope_sync_segment_locate(s, s->g0, &est, &lo, &hi);
 	out->b0_min = s->q.n ? (long double)((i128)lo - s->h0) : -INFINITY;
 	out->b0_max = s->p.n ? (long double)((i128)hi - s->h0) : INFINITY;
-	if (vmscope_sync_segment_estimate(s, s->g0, &est) == 0)
+	if (r >= 0)
 		out->b0_est = (long double)(i128)((i128)est - s->h0);
 	if (r == 0) {
 		/* hi - lo is convex in g (max of linear minus min of linear),
