@@ -10,6 +10,8 @@
 #    guest CPU it claims;
 #  - `vmscope merge` finds zero causality violations (t1 <= t2 and
 #    t3 <= t4 in host time for every accepted exchange) and a bound;
+#  - `report exits --json` (--by reason, --by task) on the raw trace is
+#    byte for byte the report on its merged trace;
 #  - the TSC cross-check runs on (nearly) every exchange, and its
 #    TSC-derived times lie within 100 us of the hull's on average (what a
 #    test host with unsynchronized TSCs allows: tests/vm/README.md);
@@ -280,6 +282,16 @@ trace_checks() {
 	bound=$(grep -Eo 'bound [0-9]+ ns' ./merge.all | head -1)
 	[ -n "$bound" ] || fail "merge gives no bound: $(grep -m3 segment ./merge.all)"
 	log "merge: $bound, $(grep -Eo 'causality [a-z]+: 0 violations' ./merge.all | head -1)"
+	# a report reads the raw trace as it reads the merged one: the same
+	# JSON, byte for byte, but for the trace's own path
+	for by in reason task; do
+		"$VMSCOPE" report exits --json --by $by "$TRACE" 2>./raw-report.err |
+			sed "s#$TRACE##g" >./raw-$by.json
+		"$VMSCOPE" report exits --json --by $by ./merged | sed "s#\./merged##g" >./merged-$by.json
+		[ -s ./raw-$by.json ] && cmp -s ./raw-$by.json ./merged-$by.json ||
+			fail "report exits --by $by on the raw trace differs from the merged one: $(diff ./raw-$by.json ./merged-$by.json | head -5) $(tail -n 3 ./raw-report.err)"
+		log "report exits --json --by $by: raw trace = merged trace ($(wc -c <./raw-$by.json) bytes)"
+	done
 	# the independent TSC cross-check runs on every exchange (readings on
 	# both sides, KVM's offset known). Its agreement with the hull cannot
 	# be asserted here: this test host's kernel finds its TSCs
