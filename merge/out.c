@@ -11,10 +11,10 @@
 
 #include "out.h"
 #include "rb_decode.h"
-#include "util_endian.h"
 
 /* Records per output chunk: the size of a host sub-buffer. */
 #define MO_CHUNK_BYTES	(64u << 10)
+#define MO_CHUNK_RECS	(MO_CHUNK_BYTES / VMSCOPE_RB_REC_HDR_SIZE)
 
 struct mo {
 	int dirfd;
@@ -24,7 +24,10 @@ struct mo {
 	/* the chunk being built */
 	uint8_t recs[MO_CHUNK_BYTES];
 	size_t len;
-	uint8_t *side;		/* MO_ORIGIN_SIZE per record */
+	/* the chunk's RecordOrigins columns, MO_CHUNK_RECS each */
+	uint64_t *o_ts;
+	uint32_t *o_cpu, *o_origin, *o_vcpu1;
+	int32_t *o_tid;
 	uint32_t n;
 	uint64_t begin_ts, prev_ts, seq;
 	uint64_t chunks;
@@ -85,7 +88,11 @@ static void mo_free(struct mo *m)
 	if (m->dirfd >= 0)
 		close(m->dirfd);
 	mo_union_free(&m->u);
-	free(m->side);
+	free(m->o_ts);
+	free(m->o_cpu);
+	free(m->o_origin);
+	free(m->o_vcpu1);
+	free(m->o_tid);
 	free(m);
 }
 
@@ -108,8 +115,12 @@ int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
 	if (!m)
 		return -ENOMEM;
 	m->dirfd = -1;
-	m->side = malloc((MO_CHUNK_BYTES / VMSCOPE_RB_REC_HDR_SIZE) * MO_ORIGIN_SIZE);
-	if (!m->side) {
+	m->o_ts = calloc(MO_CHUNK_RECS, sizeof(*m->o_ts));
+	m->o_cpu = calloc(MO_CHUNK_RECS, sizeof(*m->o_cpu));
+	m->o_origin = calloc(MO_CHUNK_RECS, sizeof(*m->o_origin));
+	m->o_vcpu1 = calloc(MO_CHUNK_RECS, sizeof(*m->o_vcpu1));
+	m->o_tid = calloc(MO_CHUNK_RECS, sizeof(*m->o_tid));
+	if (!m->o_ts || !m->o_cpu || !m->o_origin || !m->o_vcpu1 || !m->o_tid) {
 		e = -ENOMEM;
 		goto fail;
 	}
@@ -147,13 +158,15 @@ int mo_id(const struct mo *m, const struct vr_trace *t, uint32_t origin,
 	return mo_union_id(&m->u, t, origin, d);
 }
 
-void mo_origin_decode(const uint8_t *p, struct mo_origin *o)
+/* Record @i's entry of a chunk's origins (the reader checked their
+ * lengths against the chunk's records). */
+static void origin_get(const Vmscope__Trace__RecordOrigins *c, size_t i, struct mo_origin *o)
 {
-	o->orig_ts = le_get64(p);
-	o->cpu = le_get32(p + 8);
-	o->tid = (int32_t)le_get32(p + 12);
-	o->origin = le_get32(p + 16);
-	o->vcpu = le_get32(p + 20);
+	o->orig_ts = c->orig_ts[i];
+	o->cpu = c->cpu[i];
+	o->tid = c->tid[i];
+	o->origin = c->origin[i];
+	o->vcpu = c->vcpu_plus1[i] ? c->vcpu_plus1[i] - 1 : MO_NONE;
 }
 
 void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o)
@@ -167,11 +180,18 @@ void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o)
 static int flush(struct mo *m)
 {
 	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+	Vmscope__Trace__RecordOrigins o = VMSCOPE__TRACE__RECORD_ORIGINS__INIT;
 	int e;
 
 	if (!m->n)
 		return m->err;
-	e = tf_writer_append(m->w, MO_FRAME_ORIGINS, m->side, (size_t)m->n * MO_ORIGIN_SIZE);
+	o.n_orig_ts = o.n_cpu = o.n_tid = o.n_origin = o.n_vcpu_plus1 = m->n;
+	o.orig_ts = m->o_ts;
+	o.cpu = m->o_cpu;
+	o.tid = m->o_tid;
+	o.origin = m->o_origin;
+	o.vcpu_plus1 = m->o_vcpu1;
+	c.origins = &o;
 	c.origin = &m->origin;
 	c.seq = m->seq++;
 	c.begin_ts = m->begin_ts;
@@ -179,8 +199,7 @@ static int flush(struct mo *m)
 	c.nr_records = m->n;
 	c.records.data = m->recs;
 	c.records.len = m->len;
-	if (!e)
-		e = tf_writer_append_msg(m->w, TF_FRAME_CHUNK, &c.base);
+	e = tf_writer_append_msg(m->w, TF_FRAME_CHUNK, &c.base);
 	m->chunks++;
 	m->n = 0;
 	m->len = 0;
@@ -194,27 +213,24 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 {
 	size_t need = VMSCOPE_RB_REC_HDR_SIZE + VMSCOPE_RB_REC_EXT_SIZE +
 		      (((size_t)size + VMSCOPE_RB_ALIGN - 1) & ~(size_t)(VMSCOPE_RB_ALIGN - 1));
-	uint8_t *sd;
-
 	if (m->err)
 		return m->err;
 	/* a chunk's records never go back in time, nor does the stream */
 	if (id < 0 || id > (int)VMSCOPE_RB_ID_MAX || need > MO_CHUNK_BYTES ||
 	    ts < m->prev_ts)
 		return -EINVAL;
-	if (m->n && m->len + need > MO_CHUNK_BYTES)
+	if (m->n && (m->len + need > MO_CHUNK_BYTES || m->n == MO_CHUNK_RECS))
 		if (flush(m))
 			return m->err;
 	if (!m->n)
 		m->begin_ts = m->prev_ts = ts;
 	m->len += vmscope_rb_rec_encode(m->recs + m->len, m->prev_ts, ts, (unsigned int)id,
 				payload, size);
-	sd = m->side + (size_t)m->n * MO_ORIGIN_SIZE;
-	le_put64(sd, o->orig_ts);
-	le_put32(sd + 8, o->cpu);
-	le_put32(sd + 12, (uint32_t)o->tid);
-	le_put32(sd + 16, o->origin);
-	le_put32(sd + 20, o->vcpu);
+	m->o_ts[m->n] = o->orig_ts;
+	m->o_cpu[m->n] = o->cpu;
+	m->o_tid[m->n] = o->tid;
+	m->o_origin[m->n] = o->origin;
+	m->o_vcpu1[m->n] = o->vcpu == MO_NONE ? 0 : o->vcpu + 1;
 	m->n++;
 	m->prev_ts = ts;
 	return 0;
@@ -318,14 +334,7 @@ int mo_close(struct mo *m, uint64_t *chunks)
 struct mr {
 	struct vr_trace *t;
 	struct vr_stream *s;
-	int dirfd;
-	struct tf_reader *r;
-	uint8_t *side;
-	size_t side_len, side_cap;
-	bool have_side;
-	uint64_t cur_off;
-	bool in_chunk, chunk_side;
-	size_t idx;
+	uint64_t no_origin;	/* records of chunks without their origins */
 };
 
 /*
@@ -360,7 +369,6 @@ int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, si
 	*out = NULL;
 	if (!m)
 		return -ENOMEM;
-	m->dirfd = -1;
 	e = vr_trace_open(&m->t, path, err, errlen);
 	if (e)
 		goto fail;
@@ -377,10 +385,6 @@ int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, si
 		goto fail;
 	}
 	e = vr_stream_open(&m->s, m->t, i);
-	if (!e)
-		e = tf_trace_open(path, &m->dirfd);
-	if (!e)
-		e = tf_reader_open(&m->r, m->dirfd, MO_STREAM);
 	if (e) {
 		snprintf(err, errlen, "%s/%s: %s", path, MO_STREAM, strerror(-e));
 		goto fail;
@@ -390,45 +394,6 @@ int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, si
 fail:
 	mr_close(m);
 	return e;
-}
-
-/* Move the frame reader to the chunk at @off, keeping the ORIGINS frame
- * just before it. */
-static void seek_chunk(struct mr *m, uint64_t off)
-{
-	struct tf_frame f;
-
-	m->in_chunk = true;
-	m->cur_off = off;
-	m->idx = 0;
-	m->chunk_side = false;
-	while (tf_reader_next(m->r, &f) == 1) {
-		if (f.type == MO_FRAME_ORIGINS) {
-			if (f.length > m->side_cap) {
-				uint8_t *n = realloc(m->side, f.length);
-
-				if (!n) {
-					m->have_side = false;
-					continue;
-				}
-				m->side = n;
-				m->side_cap = f.length;
-			}
-			memcpy(m->side, f.payload, f.length);
-			m->side_len = f.length;
-			m->have_side = true;
-			continue;
-		}
-		if (f.type == TF_FRAME_CHUNK && f.offset == off) {
-			m->chunk_side = m->have_side;
-			m->have_side = false;
-			return;
-		}
-		if (f.type == TF_FRAME_CHUNK)
-			m->have_side = false;
-		if (f.offset > off)
-			return;
-	}
 }
 
 int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o)
@@ -442,19 +407,27 @@ int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o)
 	}
 	if (r != 1 || it->kind != VR_EVENT)
 		return r;
-	if (!m->in_chunk || it->offset != m->cur_off)
-		seek_chunk(m, it->offset);
-	if (m->chunk_side && (m->idx + 1) * MO_ORIGIN_SIZE <= m->side_len) {
-		mo_origin_decode(m->side + m->idx * MO_ORIGIN_SIZE, o);
+	if (it->origins && it->rec_index < it->origins->n_orig_ts) {
+		origin_get(it->origins, it->rec_index, o);
 		*has_o = true;
+	} else {
+		m->no_origin++;
 	}
-	m->idx++;
 	return 1;
 }
 
 int mr_damage(struct mr *m, char *buf, size_t len)
 {
-	return merged_damage(m->t, false, buf, len);
+	int d = merged_damage(m->t, false, buf, len);
+	size_t n = d ? strlen(buf) : 0;
+
+	if (!m->no_origin)
+		return d;
+	snprintf(buf + n, len - n,
+		 "%s%s/%s: %llu records without their origin (a merged trace of a vmscope before 2026-12-07 kept them apart from the chunks: merge the recording again)",
+		 d ? "; " : "", vr_trace_path(m->t), MO_STREAM,
+		 (unsigned long long)m->no_origin);
+	return 1;
 }
 
 struct vr_trace *mr_trace(struct mr *m)
@@ -472,10 +445,6 @@ void mr_close(struct mr *m)
 	if (!m)
 		return;
 	vr_stream_close(m->s);
-	tf_reader_close(m->r);
-	if (m->dirfd >= 0)
-		close(m->dirfd);
 	vr_trace_close(m->t);
-	free(m->side);
 	free(m);
 }

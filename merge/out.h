@@ -9,11 +9,10 @@
  *                 with one table;
  *   merged.vtf    one stream (origin host cpu 0): StreamChunks of records
  *                 in host-time order whose timestamps are the converted
- *                 ones, each chunk preceded by an ORIGINS frame (a raw
- *                 frame type, which readers that do not know it skip)
- *                 holding, per record in order, where it came from and
- *                 its original timestamp; LossRecords for the inputs'
- *                 losses and gaps, in place.
+ *                 ones, each chunk with its RecordOrigins (the schema's
+ *                 StreamChunk.origins: per record in order, where it came
+ *                 from and its original timestamp); LossRecords for the
+ *                 inputs' losses and gaps, in place.
  */
 #ifndef VMSCOPE_MERGE_OUT_H
 #define VMSCOPE_MERGE_OUT_H
@@ -23,11 +22,10 @@
 
 #include "reader.h"
 
-#define MO_FRAME_ORIGINS	(TF_FRAME_RAW + 1)
 #define MO_STREAM		"merged.vtf"
 #define MO_NONE			UINT32_MAX
 
-/* One record's origin; 24 bytes little-endian on disk, in this order. */
+/* One record's origin (on disk: its entry of the chunk's RecordOrigins). */
 struct mo_origin {
 	uint64_t orig_ts;	/* in its own clock (guest ticks for guests) */
 	uint32_t cpu;		/* host CPU, or guest CPU (= vCPU) */
@@ -36,8 +34,6 @@ struct mo_origin {
 	uint32_t vcpu;		/* host events on a vCPU thread: that vCPU
 				 * (else MO_NONE); guest events: cpu */
 };
-
-#define MO_ORIGIN_SIZE	24
 
 /*
  * The union event table (union.c): the host table, then each VM's, guest
@@ -118,14 +114,14 @@ int mr_open(struct mr **out, const char *path, unsigned int flags, char *err, si
 int mr_damage(struct mr *m, char *buf, size_t len);
 
 /* As vr_stream_next(); for VR_EVENT, *o is the record's origin and
- * *has_o says whether the trace had one for it. */
+ * *has_o says whether the trace had one for it (a record without one is
+ * damage, which mr_damage() names). */
 int mr_next(struct mr *m, struct vr_item *it, struct mo_origin *o, bool *has_o);
 
 struct vr_trace *mr_trace(struct mr *m);
 const struct vr_stream_stats *mr_stats(const struct mr *m);
 void mr_close(struct mr *m);
 
-void mo_origin_decode(const uint8_t *p, struct mo_origin *o);
 /* The merged trace's origin of the records of stream origin @so (a loss's:
  * no time, no thread). */
 void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o);

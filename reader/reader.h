@@ -122,6 +122,13 @@ struct vr_item {
 	const struct vmscope_event_desc *desc;
 	const uint8_t *payload;	/* valid until the next vr_stream_next() */
 	uint16_t size;
+	/* a merged trace's chunk (schemas/stream.proto RecordOrigins): its
+	 * origins, as long as its records (tracefmt's check refuses a chunk
+	 * where they are not), valid until the next vr_stream_next(); NULL
+	 * for a chunk without them. Also for VR_BAD records, which keep
+	 * their place */
+	const Vmscope__Trace__RecordOrigins *origins;
+	uint32_t rec_index;	/* the record's place in its chunk */
 	/* VR_LOSS: events (0: unknown), LossKind (0: ring buffer counter);
 	 * a LossRecord's own origin (the stream that lost them), when it
 	 * has one (a merged trace's losses come from many streams) */

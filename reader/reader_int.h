@@ -49,6 +49,7 @@ struct vr_stream {
 	Vmscope__Trace__StreamChunk *chunk;
 	struct vmscope_rb_iter it;
 	uint64_t chunk_offset;
+	uint32_t rec_index;	/* of the chunk's next record */
 	struct vr_item pending[VR_PENDING];
 	char pending_text[VR_PENDING][200];
 	unsigned int npending, ipending;

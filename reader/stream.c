@@ -275,6 +275,7 @@ static void on_chunk(struct vr_stream *s, const struct tf_frame *f,
 	s->st.chunks++;
 	s->chunk = c;
 	s->chunk_offset = f->offset;
+	s->rec_index = 0;
 }
 
 static void on_loss(struct vr_stream *s, const struct tf_frame *f,
@@ -375,6 +376,8 @@ static int next_record(struct vr_stream *s, struct vr_item *it)
 	memset(it, 0, sizeof(*it));
 	it->ts = rec.ts;
 	it->offset = s->chunk_offset;
+	it->origins = s->chunk->origins;
+	it->rec_index = s->rec_index++;
 	if (!s->st.events)
 		s->st.first_ts = rec.ts;
 	s->st.last_ts = rec.ts;

@@ -153,6 +153,12 @@ static int check_chunk(struct ctx *c, const Vmscope__Trace__StreamChunk *k)
 	if (k->nr_records && k->nr_records != n)
 		return bad(c, "chunk seq %llu: %llu records, header says %u",
 			   (unsigned long long)k->seq, (unsigned long long)n, k->nr_records);
+	/* a merged chunk's origins: an entry per record in every column */
+	if (k->origins && (k->origins->n_orig_ts != n || k->origins->n_cpu != n ||
+			   k->origins->n_tid != n || k->origins->n_origin != n ||
+			   k->origins->n_vcpu_plus1 != n))
+		return bad(c, "chunk seq %llu: record origins do not match its %llu records",
+			   (unsigned long long)k->seq, (unsigned long long)n);
 	return 0;
 }
 

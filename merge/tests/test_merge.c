@@ -455,6 +455,50 @@ static void run_tsc(const char *dir, const char *tag, int64_t lie, bool session)
 	vr_trace_close(t);
 }
 
+/* Merged trace @src copied to @dst with its chunks' origins left out
+ * (what a merged trace of a vmscope that kept them apart looks like now);
+ * returns how many records the chunks hold. */
+static uint64_t strip_origins(const char *src, const char *dst)
+{
+	int sfd = open(src, O_RDONLY | O_DIRECTORY), dfd;
+	struct tf_reader *r;
+	struct tf_writer *w;
+	struct tf_frame f;
+	uint64_t recs = 0;
+	const char *names[] = { TF_TRACE_METADATA, MO_STREAM };
+
+	CHECK(sfd >= 0);
+	CHECK_EQ(tf_trace_create(dst, &dfd), 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(tf_reader_open(&r, sfd, names[i]), 0);
+		CHECK_EQ(tf_writer_create(&w, dfd, names[i], NULL), 0);
+		while (r && w && tf_reader_next(r, &f) == 1) {
+			ProtobufCMessage *m;
+			Vmscope__Trace__StreamChunk *c;
+			Vmscope__Trace__RecordOrigins *ro;
+
+			if (f.type != TF_FRAME_CHUNK) {
+				CHECK_EQ(tf_writer_append(w, f.type, f.payload, f.length), 0);
+				continue;
+			}
+			CHECK_EQ(tf_msg_decode(f.type, f.payload, f.length, 0, &m, NULL, 0), 0);
+			c = (Vmscope__Trace__StreamChunk *)m;
+			CHECK(c->origins && c->origins->n_orig_ts == c->nr_records);
+			recs += c->nr_records;
+			ro = c->origins;
+			c->origins = NULL;
+			CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_CHUNK, &c->base), 0);
+			c->origins = ro;	/* freed with the message */
+			tf_msg_free(m);
+		}
+		tf_reader_close(r);
+		CHECK_EQ(tf_writer_close(w), 0);
+	}
+	close(dfd);
+	close(sfd);
+	return recs;
+}
+
 /*
  * Damage of the input that only pass 2 reads (a guest stream flipped
  * after pass 1) goes into the merged trace's Summary: mr_open() refuses
@@ -492,6 +536,26 @@ static void run_damaged(const char *dir)
 	while (mr_next(m, &it, &mo, &has) == 1)
 		;
 	CHECK_EQ(mr_damage(m, err, sizeof(err)), 0);
+	mr_close(m);
+
+	/* records without their origins: damage, counted and named */
+	uint64_t n_recs, events = 0;
+	char want[128];
+
+	snprintf(f, sizeof(f), "%s/dmg.noorigin", dir);
+	n_recs = strip_origins(clean, f);
+	CHECK(n_recs > 0);
+	CHECK_EQ(mr_open(&m, f, 0, err, sizeof(err)), 0);
+	while (m && mr_next(m, &it, &mo, &has) == 1)
+		if (it.kind == VR_EVENT) {
+			CHECK(!has);
+			events++;
+		}
+	CHECK_EQ(events, n_recs);
+	CHECK_EQ(mr_damage(m, err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "merged.vtf: %" PRIu64 " records without their origin",
+		 n_recs);
+	CHECK(strstr(err, want) != NULL);
 	mr_close(m);
 
 	CHECK_EQ(vr_trace_open(&t, in, err, sizeof(err)), 0);

@@ -337,6 +337,111 @@ static void test_host(struct vr_trace *t, const uint8_t *img, size_t len)
 	CHECK_EQ(st.counts[VMSCOPE_EV_kvm_entry], 2);
 }
 
+/* A chunk with @ro as its origins (merge/out.h's merged chunks). */
+static void chunk_origins(struct tf_writer *w, Vmscope__Trace__Origin *o, uint64_t seq,
+			  uint64_t bts, uint8_t *recs, size_t len, uint32_t n,
+			  Vmscope__Trace__RecordOrigins *ro)
+{
+	Vmscope__Trace__StreamChunk c = VMSCOPE__TRACE__STREAM_CHUNK__INIT;
+
+	c.origin = o;
+	c.seq = seq;
+	c.begin_ts = bts;
+	c.end_ts = bts + 100;
+	c.records.data = recs;
+	c.records.len = len;
+	c.nr_records = n;
+	c.origins = ro;
+	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_CHUNK, &c.base), 0);
+}
+
+/*
+ * Record origins come with their chunk, entry i for record i, undecodable
+ * records keeping their place; a chunk whose columns are not as long as
+ * its records is skipped as bad (tracefmt's check), whichever is off.
+ */
+static void test_origins(struct vr_trace *t, int dfd)
+{
+	uint64_t ts[3] = { 11, 12, 13 };
+	uint32_t cpu[3] = { 0, 1, 2 }, org[3] = { 0, 1, 1 }, v1[4] = { 0, 2, 3, 4 };
+	int32_t tid[3] = { 7, -1, -1 };
+	Vmscope__Trace__RecordOrigins ro = VMSCOPE__TRACE__RECORD_ORIGINS__INIT;
+	Vmscope__Trace__Origin o;
+	struct tf_writer *w;
+	struct vr_stream *s;
+	struct vr_item it;
+	uint8_t recs[256], *img;
+	uint32_t unknown = 5;
+	size_t n, len;
+	int k = 0, bad = 0, gaps = 0;
+
+	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
+	CHECK_EQ(tf_writer_create(&w, dfd, "origins.vtf", NULL), 0);
+	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
+	n = vmscope_rb_rec_encode(recs, 100, 100, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1));
+	n += vmscope_rb_rec_encode(recs + n, 100, 101, 999, &unknown, 4);
+	n += vmscope_rb_rec_encode(recs + n, 101, 102, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
+	ro.orig_ts = ts;
+	ro.cpu = cpu;
+	ro.tid = tid;
+	ro.origin = org;
+	ro.vcpu_plus1 = v1;
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 3;
+	chunk_origins(w, &o, 0, 100, recs, n, 3, &ro);
+	/* one column short, then all of them: skipped (before their
+	 * records are looked at: these are the first chunk's) */
+	ro.n_tid = 2;
+	chunk_origins(w, &o, 1, 200, recs, n, 3, &ro);
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 2;
+	chunk_origins(w, &o, 2, 300, recs, n, 3, &ro);
+	/* one column long: skipped, also when the chunk does not count its
+	 * records */
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = 3;
+	ro.n_vcpu_plus1 = 4;
+	chunk_origins(w, &o, 3, 400, recs, n, 0, &ro);
+	/* a chunk without origins: its records have none */
+	n = vmscope_rb_rec_encode(recs, 500, 500, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1));
+	n += vmscope_rb_rec_encode(recs + n, 500, 501, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
+	n += vmscope_rb_rec_encode(recs + n, 501, 502, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
+	chunk_origins(w, &o, 4, 500, recs, n, 3, NULL);
+	CHECK_EQ(tf_writer_close(w), 0);
+
+	img = util_read_all(dfd, "origins.vtf", &len);
+	CHECK_EQ(vr_stream_open_mem(&s, t, img, len), 0);
+	while (vr_stream_next(s, &it) == 1) {
+		if (it.kind == VR_BAD && strstr(it.text, "record origins do not match")) {
+			bad++;
+			continue;
+		}
+		if (it.kind == VR_GAP) {	/* the skipped chunks' sequence numbers */
+			CHECK(it.first == 1 && it.last == 3);
+			gaps++;
+			continue;
+		}
+		if (k < 3) {	/* the first chunk's records, the bad one too */
+			CHECK(it.origins != NULL);
+			CHECK_EQ(it.rec_index, (uint32_t)k);
+			CHECK_EQ(it.kind, k == 1 ? VR_BAD : VR_EVENT);
+			if (it.origins && it.rec_index < 3) {
+				CHECK_EQ(it.origins->orig_ts[it.rec_index], ts[k]);
+				CHECK_EQ(it.origins->tid[it.rec_index], tid[k]);
+				CHECK_EQ(it.origins->vcpu_plus1[it.rec_index], v1[k]);
+			}
+		} else {	/* the last chunk's */
+			CHECK(it.origins == NULL);
+			CHECK_EQ(it.rec_index, (uint32_t)(k - 3));
+		}
+		k++;
+	}
+	CHECK_EQ(k, 6);
+	CHECK_EQ(bad, 3);
+	CHECK_EQ(gaps, 1);
+	CHECK_EQ(vr_stream_stats(s)->chunks, 2);
+	vr_stream_close(s);
+	free(img);
+	CHECK_EQ(unlinkat(dfd, "origins.vtf", 0), 0);
+}
+
 /* Frame boundaries of an image: ends[i] = end offset of frame i. */
 static size_t frame_ends(const uint8_t *img, size_t len, uint64_t *offs, uint64_t *ends,
 			 size_t max)
@@ -693,6 +798,7 @@ int main(int argc, char **argv)
 	test_flip(t, host, hl);
 	test_guest(t, guest, gl);
 	test_no_meta(host, hl);
+	test_origins(t, dfd);
 	vr_trace_close(t);
 
 	/* stream files in number order, not byte order */

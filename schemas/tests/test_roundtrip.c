@@ -214,6 +214,15 @@ static void test_stream(Vmscope__Trace__Origin *host0)
 	ch.origin = host0; ch.seq = 42; ch.begin_ts = 1000; ch.end_ts = 2000;
 	ch.lost_before = 5; ch.nr_records = 2; ch.records.data = recs;
 	ch.records.len = sizeof(recs);
+	/* a merged chunk's origins: a guest record, then a host one on no vCPU */
+	uint64_t o_ts[2] = { 1ull << 40, 7 };
+	uint32_t o_cpu[2] = { 1, 3 }, o_origin[2] = { 2, 0 }, o_vcpu1[2] = { 2, 0 };
+	int32_t o_tid[2] = { -1, 4242 };
+	Vmscope__Trace__RecordOrigins ro = VMSCOPE__TRACE__RECORD_ORIGINS__INIT;
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 2;
+	ro.orig_ts = o_ts; ro.cpu = o_cpu; ro.tid = o_tid; ro.origin = o_origin;
+	ro.vcpu_plus1 = o_vcpu1;
+	ch.origins = &ro;
 	roundtrip(&ch.base);
 
 	Vmscope__Trace__LossRecord lr = VMSCOPE__TRACE__LOSS_RECORD__INIT;
