@@ -26,7 +26,7 @@ struct mo {
 	size_t len;
 	/* the chunk's RecordOrigins columns, MO_CHUNK_RECS each */
 	uint64_t *o_ts;
-	uint32_t *o_cpu, *o_origin, *o_vcpu1;
+	uint32_t *o_cpu, *o_origin, *o_vcpu;
 	int32_t *o_tid;
 	uint32_t n;
 	uint64_t begin_ts, prev_ts, seq;
@@ -91,7 +91,7 @@ static void mo_free(struct mo *m)
 	free(m->o_ts);
 	free(m->o_cpu);
 	free(m->o_origin);
-	free(m->o_vcpu1);
+	free(m->o_vcpu);
 	free(m->o_tid);
 	free(m);
 }
@@ -118,9 +118,9 @@ int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
 	m->o_ts = calloc(MO_CHUNK_RECS, sizeof(*m->o_ts));
 	m->o_cpu = calloc(MO_CHUNK_RECS, sizeof(*m->o_cpu));
 	m->o_origin = calloc(MO_CHUNK_RECS, sizeof(*m->o_origin));
-	m->o_vcpu1 = calloc(MO_CHUNK_RECS, sizeof(*m->o_vcpu1));
+	m->o_vcpu = calloc(MO_CHUNK_RECS, sizeof(*m->o_vcpu));
 	m->o_tid = calloc(MO_CHUNK_RECS, sizeof(*m->o_tid));
-	if (!m->o_ts || !m->o_cpu || !m->o_origin || !m->o_vcpu1 || !m->o_tid) {
+	if (!m->o_ts || !m->o_cpu || !m->o_origin || !m->o_vcpu || !m->o_tid) {
 		e = -ENOMEM;
 		goto fail;
 	}
@@ -166,7 +166,7 @@ static void origin_get(const Vmscope__Trace__RecordOrigins *c, size_t i, struct 
 	o->cpu = c->cpu[i];
 	o->tid = c->tid[i];
 	o->origin = c->origin[i];
-	o->vcpu = c->vcpu_plus1[i] ? c->vcpu_plus1[i] - 1 : MO_NONE;
+	o->vcpu = c->vcpu[i];
 }
 
 void mo_origin_of_stream(const Vmscope__Trace__Origin *so, struct mo_origin *o)
@@ -185,12 +185,12 @@ static int flush(struct mo *m)
 
 	if (!m->n)
 		return m->err;
-	o.n_orig_ts = o.n_cpu = o.n_tid = o.n_origin = o.n_vcpu_plus1 = m->n;
+	o.n_orig_ts = o.n_cpu = o.n_tid = o.n_origin = o.n_vcpu = m->n;
 	o.orig_ts = m->o_ts;
 	o.cpu = m->o_cpu;
 	o.tid = m->o_tid;
 	o.origin = m->o_origin;
-	o.vcpu_plus1 = m->o_vcpu1;
+	o.vcpu = m->o_vcpu;
 	c.origins = &o;
 	c.origin = &m->origin;
 	c.seq = m->seq++;
@@ -230,7 +230,7 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 	m->o_cpu[m->n] = o->cpu;
 	m->o_tid[m->n] = o->tid;
 	m->o_origin[m->n] = o->origin;
-	m->o_vcpu1[m->n] = o->vcpu == MO_NONE ? 0 : o->vcpu + 1;
+	m->o_vcpu[m->n] = o->vcpu;
 	m->n++;
 	m->prev_ts = ts;
 	return 0;

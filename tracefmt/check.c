@@ -156,7 +156,7 @@ static int check_chunk(struct ctx *c, const Vmscope__Trace__StreamChunk *k)
 	/* a merged chunk's origins: an entry per record in every column */
 	if (k->origins && (k->origins->n_orig_ts != n || k->origins->n_cpu != n ||
 			   k->origins->n_tid != n || k->origins->n_origin != n ||
-			   k->origins->n_vcpu_plus1 != n))
+			   k->origins->n_vcpu != n))
 		return bad(c, "chunk seq %llu: record origins do not match its %llu records",
 			   (unsigned long long)k->seq, (unsigned long long)n);
 	return 0;

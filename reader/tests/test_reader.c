@@ -385,19 +385,19 @@ static void test_origins(struct vr_trace *t, int dfd)
 	ro.cpu = cpu;
 	ro.tid = tid;
 	ro.origin = org;
-	ro.vcpu_plus1 = v1;
-	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 3;
+	ro.vcpu = v1;
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu = 3;
 	chunk_origins(w, &o, 0, 100, recs, n, 3, &ro);
 	/* one column short, then all of them: skipped (before their
 	 * records are looked at: these are the first chunk's) */
 	ro.n_tid = 2;
 	chunk_origins(w, &o, 1, 200, recs, n, 3, &ro);
-	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 2;
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu = 2;
 	chunk_origins(w, &o, 2, 300, recs, n, 3, &ro);
 	/* one column long: skipped, also when the chunk does not count its
 	 * records */
 	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = 3;
-	ro.n_vcpu_plus1 = 4;
+	ro.n_vcpu = 4;
 	chunk_origins(w, &o, 3, 400, recs, n, 0, &ro);
 	/* a chunk without origins: its records have none */
 	n = vmscope_rb_rec_encode(recs, 500, 500, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1));
@@ -425,7 +425,7 @@ static void test_origins(struct vr_trace *t, int dfd)
 			if (it.origins && it.rec_index < 3) {
 				CHECK_EQ(it.origins->orig_ts[it.rec_index], ts[k]);
 				CHECK_EQ(it.origins->tid[it.rec_index], tid[k]);
-				CHECK_EQ(it.origins->vcpu_plus1[it.rec_index], v1[k]);
+				CHECK_EQ(it.origins->vcpu[it.rec_index], v1[k]);
 			}
 		} else {	/* the last chunk's */
 			CHECK(it.origins == NULL);

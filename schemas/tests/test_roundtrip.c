@@ -219,9 +219,9 @@ static void test_stream(Vmscope__Trace__Origin *host0)
 	uint32_t o_cpu[2] = { 1, 3 }, o_origin[2] = { 2, 0 }, o_vcpu1[2] = { 2, 0 };
 	int32_t o_tid[2] = { -1, 4242 };
 	Vmscope__Trace__RecordOrigins ro = VMSCOPE__TRACE__RECORD_ORIGINS__INIT;
-	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu_plus1 = 2;
+	ro.n_orig_ts = ro.n_cpu = ro.n_tid = ro.n_origin = ro.n_vcpu = 2;
 	ro.orig_ts = o_ts; ro.cpu = o_cpu; ro.tid = o_tid; ro.origin = o_origin;
-	ro.vcpu_plus1 = o_vcpu1;
+	ro.vcpu = o_vcpu1;
 	ch.origins = &ro;
 	roundtrip(&ch.base);
 
