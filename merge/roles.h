@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "reader.h"
+#include "util_endian.h"
 
 struct mg_field {
 	uint16_t off, size;
@@ -71,10 +72,25 @@ bool mg_str_field_find(const struct vmscope_event_desc *d, const char *name,
  * that the field lies inside it. */
 static inline uint64_t mg_get(const struct mg_field *f, const uint8_t *p)
 {
+	const uint8_t *q = p + f->off;
 	uint64_t v = 0;
 
-	for (unsigned int i = 0; i < f->size; i++)	/* little-endian */
-		v |= (uint64_t)p[f->off + i] << (8 * i);
+	/* the common sizes as one load each (the compiler joins the bytes):
+	 * this runs for every field of every record the analyses read, and
+	 * a loop over the size was 7% of a report's instructions */
+	switch (f->size) {
+	case 8:
+		return le_get64(q);
+	case 4:
+		v = le_get32(q);
+		break;
+	case 2:
+		v = le_get16(q);
+		break;
+	default:
+		for (unsigned int i = 0; i < f->size; i++)
+			v |= (uint64_t)q[i] << (8 * i);
+	}
 	if (f->is_signed && f->size < 8 && (v >> (8 * f->size - 1)) & 1)
 		v |= ~(uint64_t)0 << (8 * f->size);
 	return v;

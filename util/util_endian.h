@@ -1,6 +1,6 @@
 /*
  * Little-endian stores and loads of unaligned bytes, whatever the host's
- * order: the on-disk formats (tracefmt frames, merged origins, CTF) are
+ * order: the on-disk formats (tracefmt frames, record payloads, CTF) are
  * little-endian. Header only, so the statically built agent needs no
  * extra archive.
  */
