@@ -37,6 +37,8 @@ PACKAGES=(
 	# peers measured beside vmscope in bench/ (perf: `perf kvm stat live`
 	# beside `vmscope top`, bench/vm/top-cpu.sh), and GNU time for its timings
 	trace-cmd liblttng-ust-dev lttng-tools time linux-perf
+	# instruction counts that load does not change (bench/compare.sh)
+	valgrind
 	# vmscoped's /metrics HTTP server; Prometheus (its promtool checks the
 	# text, the VM test scrapes the daemon) and curl for the tests
 	libmicrohttpd-dev prometheus curl
