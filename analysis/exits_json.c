@@ -13,6 +13,22 @@ void an_json_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
+json_object *an_json_vm(const struct an_walk *w, uint32_t vm)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "vm", json_object_new_int((int)vm));
+	json_object_object_add(o, "name", json_object_new_string(an_walk_vm_name(w, vm)));
+	return o;
+}
+
+void an_json_trace(json_object *root, const char *path, const struct an_walk *w)
+{
+	json_object_object_add(root, "trace", json_object_new_string(path));
+	an_json_u64(root, "records", an_walk_counts(w)->records);
+	an_json_u64(root, "losses", an_walk_counts(w)->losses);
+}
+
 json_object *an_json_vcpu(const struct an_walk *w, uint32_t vm, uint32_t vcpu)
 {
 	json_object *o = json_object_new_object();

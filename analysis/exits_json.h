@@ -16,6 +16,14 @@ void an_json_u64(json_object *o, const char *key, uint64_t v);
  * with tid -1). */
 json_object *an_json_task(const struct an_walk *w, int32_t task);
 
+/* {"vm", "name"}: VM @vm, the start of each VM's object in the reports'
+ * JSON. */
+json_object *an_json_vm(const struct an_walk *w, uint32_t vm);
+
+/* "trace" (@path), "records" and "losses" of the walk into @root: how
+ * report sched's and report wake's JSON begin. */
+void an_json_trace(json_object *root, const char *path, const struct an_walk *w);
+
 /* {"vcpu", "tid"}: vCPU @vcpu of VM @vm and its thread, the start of each
  * vCPU's object in report exits' and report sched's JSON. */
 json_object *an_json_vcpu(const struct an_walk *w, uint32_t vm, uint32_t vcpu);

@@ -390,10 +390,8 @@ json_object *report_exits_json(const char *path, const struct an_walk *w,
 	report_clock_json(counts, c);
 	json_object_object_add(root, "counts", counts);
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
-		json_object *v = json_object_new_object(), *cpus = json_object_new_array();
+		json_object *v = an_json_vm(w, vm), *cpus = json_object_new_array();
 
-		json_object_object_add(v, "vm", json_object_new_int((int)vm));
-		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
 		for (uint32_t i = 0; i < an_walk_nr_vcpus(w, vm); i++) {
 			const struct an_vcpu_time *t = an_walk_vcpu_time(w, vm, i);
 			json_object *j = an_json_vcpu(w, vm, i);

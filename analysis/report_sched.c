@@ -202,17 +202,13 @@ json_object *report_sched_json(const char *path, const struct an_walk *w,
 	json_object *root = json_object_new_object(), *vms = json_object_new_array();
 	json_object *worst = json_object_new_array();
 
-	json_object_object_add(root, "trace", json_object_new_string(path));
-	an_json_u64(root, "records", an_walk_counts(w)->records);
-	an_json_u64(root, "losses", an_walk_counts(w)->losses);
+	an_json_trace(root, path, w);
 	report_clock_json(root, an_walk_counts(w));
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
-		json_object *v = json_object_new_object(), *ts = json_object_new_array();
+		json_object *v = an_json_vm(w, vm), *ts = json_object_new_array();
 		json_object *cpus = json_object_new_array();
 		size_t n = tasks_of(s, vm, idx);
 
-		json_object_object_add(v, "vm", json_object_new_int((int)vm));
-		json_object_object_add(v, "name", json_object_new_string(an_walk_vm_name(w, vm)));
 		for (size_t i = 0; i < n; i++) {
 			const struct an_sched_task *k = &s->t[idx[i]];
 			json_object *o = jthread(w, idx[i]);

@@ -241,16 +241,12 @@ json_object *report_wake_json(const char *path, const struct an_walk *w,
 	const struct an_halt *a = &rw->halt;
 	json_object *root = json_object_new_object(), *vms = json_object_new_array();
 
-	json_object_object_add(root, "trace", json_object_new_string(path));
-	an_json_u64(root, "records", an_walk_counts(w)->records);
-	an_json_u64(root, "losses", an_walk_counts(w)->losses);
+	an_json_trace(root, path, w);
 	json_object_object_add(root, "has_wakeup_records",
 			       json_object_new_boolean(an_halt_total(a) > 0));
 	for (uint32_t vm = 0; vm < an_walk_nr_vms(w); vm++) {
-		json_object *o = json_object_new_object(), *cpus = json_object_new_array();
+		json_object *o = an_json_vm(w, vm), *cpus = json_object_new_array();
 
-		json_object_object_add(o, "vm", json_object_new_int((int)vm));
-		json_object_object_add(o, "name", json_object_new_string(an_walk_vm_name(w, vm)));
 		for (uint32_t c = 0; c < an_walk_nr_vcpus(w, vm); c++) {
 			const struct an_halt_vcpu *v = an_halt_vcpu(a, vm, c);
 			json_object *j, *e;

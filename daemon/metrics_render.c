@@ -45,6 +45,14 @@ static void labels(FILE *out, const struct ms_entry *e)
 	fputc('"', out);
 }
 
+/* A sample of domain @e up to its value: NAME{domain="..",uuid=".."EXTRA} */
+static void sample(FILE *out, const char *name, const struct ms_entry *e, const char *extra)
+{
+	fprintf(out, "%s{", name);
+	labels(out, e);
+	fprintf(out, "%s} ", extra);
+}
+
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -108,9 +116,7 @@ static void per_domain_seconds_if(FILE *out, const struct ms_entry *const *e, si
 		if (!present)
 			continue;
 		memcpy(&v, (const char *)&e[i]->snap + off, sizeof(v));
-		fprintf(out, "%s{", name);
-		labels(out, e[i]);
-		fprintf(out, "%s} ", extra);
+		sample(out, name, e[i], extra);
 		seconds(out, v);
 		fputc('\n', out);
 	}
@@ -120,6 +126,24 @@ static void per_domain_seconds(FILE *out, const struct ms_entry *const *e, size_
 			       const char *name, const char *extra, size_t off)
 {
 	per_domain_seconds_if(out, e, n, name, extra, off, SIZE_MAX);
+}
+
+/* A family of one seconds sample per domain, no extra label: its header
+ * and samples (per_domain_seconds_if's @off and @has). */
+static void seconds_family(FILE *out, const struct ms_entry *const *e, size_t n,
+			   const char *name, const char *type, const char *help, size_t off,
+			   size_t has)
+{
+	family(out, name, type, help);
+	per_domain_seconds_if(out, e, n, name, "", off, has);
+}
+
+/* A family of the daemon's own: one sample, no label. */
+static void daemon_family(FILE *out, const char *name, const char *type, const char *help,
+			  uint64_t v)
+{
+	family(out, name, type, help);
+	fprintf(out, "%s %" PRIu64 "\n", name, v);
 }
 
 void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t refused,
@@ -163,69 +187,59 @@ void mr_render(FILE *out, const struct ms_entry *entries, size_t n, uint64_t ref
 		snprintf(extra, sizeof(extra), ",state=\"%s\"", states[s].state);
 		per_domain_seconds(out, e, n, "vmscope_vcpu_seconds_total", extra, states[s].off);
 	}
-	family(out, "vmscope_vcpu_preempted_seconds_total", "counter",
-	       "Time the domain's vCPU threads were preempted off their host CPU.");
-	per_domain_seconds(out, e, n, "vmscope_vcpu_preempted_seconds_total", "",
-			   offsetof(struct ol_msnap, preempted_ns));
-	family(out, "vmscope_guest_steal_seconds_total", "counter",
-	       "Steal time the guest kernel accounted, summed over the domain's vCPUs "
-	       "between their clock-sync readings; absent without two readings.");
-	per_domain_seconds_if(out, e, n, "vmscope_guest_steal_seconds_total", "",
-			      offsetof(struct ol_msnap, steal_ns),
-			      offsetof(struct ol_msnap, has_steal));
+	seconds_family(out, e, n, "vmscope_vcpu_preempted_seconds_total", "counter",
+		       "Time the domain's vCPU threads were preempted off their host CPU.",
+		       offsetof(struct ol_msnap, preempted_ns), SIZE_MAX);
+	seconds_family(out, e, n, "vmscope_guest_steal_seconds_total", "counter",
+		       "Steal time the guest kernel accounted, summed over the domain's vCPUs "
+		       "between their clock-sync readings; absent without two readings.",
+		       offsetof(struct ol_msnap, steal_ns), offsetof(struct ol_msnap, has_steal));
 	family(out, "vmscope_guest_stall_seconds_total", "counter",
 	       "Time guest threads (not the idle one) were stalled, their vCPU thread off "
 	       "its host CPU, by their state and its cause; absent without the guest's agent.");
 	for (size_t i = 0; i < n; i++)
 		for (int st = 0; st < OL_MX_STALL_STATES && e[i]->snap.has_stall; st++)
 			for (int c = 0; c < OL_MX_STALL_CAUSES; c++) {
-				fputs("vmscope_guest_stall_seconds_total{", out);
-				labels(out, e[i]);
-				fprintf(out, ",state=\"%s\",cause=\"%s\"} ", stall_state[st],
-					stall_cause[c]);
+				char extra[64];
+
+				snprintf(extra, sizeof(extra), ",state=\"%s\",cause=\"%s\"",
+					 stall_state[st], stall_cause[c]);
+				sample(out, "vmscope_guest_stall_seconds_total", e[i], extra);
 				seconds(out, e[i]->snap.stall_ns[st][c]);
 				fputc('\n', out);
 			}
 	family(out, "vmscope_events_lost_total", "counter",
 	       "Events lost: ring buffer losses and records too late to order.");
 	for (size_t i = 0; i < n; i++) {
-		fputs("vmscope_events_lost_total{", out);
-		labels(out, e[i]);
-		fprintf(out, "} %" PRIu64 "\n", e[i]->snap.events_lost);
+		sample(out, "vmscope_events_lost_total", e[i], "");
+		fprintf(out, "%" PRIu64 "\n", e[i]->snap.events_lost);
 	}
-	family(out, "vmscope_sync_bound_seconds", "gauge",
-	       "Width of the host-guest clock alignment's bound at the domain's latest "
-	       "guest record; absent without one.");
-	per_domain_seconds_if(out, e, n, "vmscope_sync_bound_seconds", "",
-			      offsetof(struct ol_msnap, bound_ns),
-			      offsetof(struct ol_msnap, has_bound));
+	seconds_family(out, e, n, "vmscope_sync_bound_seconds", "gauge",
+		       "Width of the host-guest clock alignment's bound at the domain's latest "
+		       "guest record; absent without one.",
+		       offsetof(struct ol_msnap, bound_ns), offsetof(struct ol_msnap, has_bound));
 	family(out, "vmscope_triggers_total", "counter",
 	       "Triggers admitted by the rate limit: an exit or a guest-thread stall over "
 	       "its threshold.");
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < 2; k++) {
-			fputs("vmscope_triggers_total{", out);
-			labels(out, e[i]);
-			fprintf(out, ",kind=\"%s\"} %" PRIu64 "\n", k ? "stall" : "exit",
-				e[i]->triggers[k]);
+			sample(out, "vmscope_triggers_total", e[i],
+			       k ? ",kind=\"stall\"" : ",kind=\"exit\"");
+			fprintf(out, "%" PRIu64 "\n", e[i]->triggers[k]);
 		}
 	family(out, "vmscope_snapshots_total", "counter",
 	       "Snapshot windows written around the admitted triggers.");
 	for (size_t i = 0; i < n; i++) {
-		fputs("vmscope_snapshots_total{", out);
-		labels(out, e[i]);
-		fprintf(out, "} %" PRIu64 "\n", e[i]->snapshots);
+		sample(out, "vmscope_snapshots_total", e[i], "");
+		fprintf(out, "%" PRIu64 "\n", e[i]->snapshots);
 	}
-	family(out, "vmscoped_metrics_domains", "gauge", "Domains whose series are served.");
-	fprintf(out, "vmscoped_metrics_domains %zu\n", n);
-	family(out, "vmscoped_metrics_refused_snapshots_total", "counter",
-	       "Snapshots not served: their domain was beyond the 64 served.");
-	fprintf(out, "vmscoped_metrics_refused_snapshots_total %" PRIu64 "\n", refused);
-	family(out, "vmscoped_metrics_bad_frames_total", "counter",
-	       "Frames from recorders (snapshots, triggers) that did not parse (that feed was "
-	       "closed).");
-	fprintf(out, "vmscoped_metrics_bad_frames_total %" PRIu64 "\n", bad_frames);
-	family(out, "vmscoped_triggers_suppressed_total", "counter",
-	       "Triggers refused by a domain's rate limit.");
-	fprintf(out, "vmscoped_triggers_suppressed_total %" PRIu64 "\n", triggers_suppressed);
+	daemon_family(out, "vmscoped_metrics_domains", "gauge",
+		      "Domains whose series are served.", n);
+	daemon_family(out, "vmscoped_metrics_refused_snapshots_total", "counter",
+		      "Snapshots not served: their domain was beyond the 64 served.", refused);
+	daemon_family(out, "vmscoped_metrics_bad_frames_total", "counter",
+		      "Frames from recorders (snapshots, triggers) that did not parse (that feed "
+		      "was closed).", bad_frames);
+	daemon_family(out, "vmscoped_triggers_suppressed_total", "counter",
+		      "Triggers refused by a domain's rate limit.", triggers_suppressed);
 }

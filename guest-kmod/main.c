@@ -8,7 +8,6 @@
  * read through mmap (kmod-session/, the same code as the host module's).
  */
 #include <linux/fs.h>
-#include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/smp.h>
 #include <linux/tracepoint.h>
@@ -33,17 +32,6 @@ static void vmscope_guest_publish(unsigned int slot, const void *owner,
 	if (route)
 		vmscope_guest_record_cpu_tasks();
 }
-
-/*
- * One session at a time (the agent's). The probes are attached only while
- * it records (probes.c).
- */
-const struct vmscope_session_ops vmscope_session_ops = {
-	.max_sessions = 1,
-	.publish = vmscope_guest_publish,
-	.start = vmscope_guest_probes_attach,
-	.stop = vmscope_guest_probes_detach,
-};
 
 static long vmscope_guest_events(void __user *arg)
 {
@@ -85,13 +73,10 @@ static long vmscope_guest_sync_once(void __user *arg)
 	return 0;
 }
 
+/* The commands of /dev/vmscope-guest that are not the session's */
 static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 				unsigned long arg)
 {
-	long ret = vmscope_session_ioctl(file, cmd, (void __user *)arg);
-
-	if (ret != -ENOTTY)
-		return ret;
 	switch (cmd) {
 	case VMSCOPE_IOC_GET_VERSION:
 		return vmscope_ioctl_get_version((void __user *)arg,
@@ -111,35 +96,17 @@ static long vmscope_guest_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
-static int vmscope_guest_open(struct inode *inode, struct file *file)
-{
-	/* misc_open() left the miscdevice here; ours is the session */
-	file->private_data = NULL;
-	return 0;
-}
-
-static int vmscope_guest_release(struct inode *inode, struct file *file)
-{
-	vmscope_session_release(file);
-	return 0;
-}
-
-static const struct file_operations vmscope_guest_fops = {
-	.owner = THIS_MODULE,
-	.open = vmscope_guest_open,
-	.release = vmscope_guest_release,
-	.poll = vmscope_session_poll,
-	.mmap = vmscope_session_mmap,
-	.unlocked_ioctl = vmscope_guest_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-};
-
-static struct miscdevice vmscope_guest_dev = {
-	.minor = MISC_DYNAMIC_MINOR,
-	.name = "vmscope-guest",
-	.fops = &vmscope_guest_fops,
-	.mode = 0600,
+/*
+ * One session at a time (the agent's). The probes are attached only while
+ * it records (probes.c).
+ */
+const struct vmscope_session_ops vmscope_session_ops = {
+	.max_sessions = 1,
+	.publish = vmscope_guest_publish,
+	.start = vmscope_guest_probes_attach,
+	.stop = vmscope_guest_probes_detach,
+	.dev_name = "vmscope-guest",
+	.ioctl = vmscope_guest_ioctl,
 };
 
 static int __init vmscope_guest_init(void)
@@ -154,23 +121,19 @@ static int __init vmscope_guest_init(void)
 		       ret);
 		return ret;
 	}
-	ret = misc_register(&vmscope_guest_dev);
+	ret = vmscope_session_dev_register();
 	if (ret) {
-		pr_err("vmscope_guest: cannot register /dev/vmscope-guest: %d\n",
-		       ret);
 		vmscope_sync_emitter_exit();
 		return ret;
 	}
-	pr_info("vmscope_guest: version %s (ABI %d.%d) loaded%s\n",
-		VMSCOPE_VERSION_STRING, VMSCOPE_ABI_MAJOR, VMSCOPE_ABI_MINOR,
-		vmscope_on_kvm ? "" :
-		"; not running on KVM, clock sync with a host is impossible");
+	if (!vmscope_on_kvm)
+		pr_info("vmscope_guest: not running on KVM, clock sync with a host is impossible\n");
 	return 0;
 }
 
 static void __exit vmscope_guest_exit(void)
 {
-	misc_deregister(&vmscope_guest_dev);
+	vmscope_session_dev_deregister();
 	vmscope_sync_emitter_exit();
 	/* no probe of ours may still run when our text goes away */
 	tracepoint_synchronize_unregister();

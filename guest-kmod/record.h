@@ -5,8 +5,6 @@
 #ifndef VMSCOPE_GUEST_RECORD_H
 #define VMSCOPE_GUEST_RECORD_H
 
-#include <linux/preempt.h>
-#include <linux/smp.h>
 #include "../ringbuf/ringbuf.h"
 
 /*
@@ -40,16 +38,13 @@ static __always_inline void vmscope_guest_record(unsigned int id,
 	const struct vmscope_rb_route *route = READ_ONCE(vmscope_guest_rec_route);
 	struct vmscope_rb_chan *chan;
 	struct vmscope_rb_buf *buf;
-	unsigned int cpu;
 
 	if (!route)
 		return;
 	chan = vmscope_rb_route_chan(route, id);
 	if (!chan)
 		return;
-	preempt_disable_notrace();
-	cpu = raw_smp_processor_id();
-	buf = cpu < chan->nr_bufs ? chan->bufs[cpu] : NULL;
+	buf = vmscope_rb_chan_get_buf(chan);
 	if (likely(buf)) {
 		if (unlikely(READ_ONCE(buf->wr_dropped))) {
 			WRITE_ONCE(buf->wr_dropped, false);
@@ -57,7 +52,7 @@ static __always_inline void vmscope_guest_record(unsigned int id,
 		}
 		vmscope_rb_write(buf, id, payload, size);
 	}
-	preempt_enable_notrace();
+	vmscope_rb_chan_put_buf();
 }
 
 #endif

@@ -18,12 +18,12 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/random.h>
-#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/uaccess.h>
 #include <asm/kvm_para.h>
 #include <vmscope/ioctl.h>
+#include <vmscope/kernel/cpu_report.h>
 #include <vmscope/sync_abi.h>
 #include "../kvm-probes/vmscope_events.h"
 #include "../kvm-probes/kmod/clock_tsc.h"
@@ -251,20 +251,9 @@ static long vmscope_sync_state(void __user *arg)
 	unsigned int cpu;
 	long ret = 0;
 
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	if (copy_from_user(&st->cpu, arg, sizeof(st->cpu))) {
-		ret = -EFAULT;
-		goto out;
-	}
-	cpu = st->cpu;
-	if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	cpu = array_index_nospec(cpu, nr_cpu_ids);
-
+	st = vmscope_ioctl_cpu_report(arg, sizeof(*st), &cpu);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
 	snap.st = st;
 	snap.sc = per_cpu_ptr(&vmscope_sync_cpus, cpu);
 	st->nr_cpu_ids = nr_cpu_ids;
@@ -284,7 +273,6 @@ static long vmscope_sync_state(void __user *arg)
 
 	if (copy_to_user(arg, st, sizeof(*st)))
 		ret = -EFAULT;
-out:
 	kfree(st);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <vmscope/ioctl.h>
+#include <vmscope/kernel/cpu_report.h>
 #include "../kvm-probes/kmod/core.h"
 #include "../kvm-probes/kmod/desc_ioctl.h"
 #include "probe_ioctl.h"
@@ -32,29 +33,21 @@ static long get_stats(void __user *arg)
 {
 	struct vmscope_probe_stats *st;
 	struct vmscope_cpu *c;
-	unsigned int i;
+	unsigned int i, cpu;
 	long ret = 0;
 
 	/* ~600 bytes: too large for the stack of an ioctl. */
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	if (copy_from_user(&st->cpu, arg, sizeof(st->cpu))) {
-		ret = -EFAULT;
-		goto out;
-	}
+	st = vmscope_ioctl_cpu_report(arg, sizeof(*st), &cpu);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
 	st->nr_cpu_ids = nr_cpu_ids;
 	st->nr_events = VMSCOPE_NR_EVENTS;
-	if (st->cpu >= nr_cpu_ids || !cpu_possible(st->cpu)) {
-		ret = -EINVAL;
-		goto out;
-	}
 	st->state = vmscope_probes_state();
 	st->attached = vmscope_probes_attached();
 	vmscope_probes_attach_counts(&st->attach_count, &st->detach_count);
 	st->sync_collisions = vmscope_sync_collisions();
 	/* Plain reads of another CPU's counters: each u64 is read whole. */
-	c = per_cpu_ptr(&vmscope_cpu, st->cpu);
+	c = per_cpu_ptr(&vmscope_cpu, cpu);
 	st->exit_reason_missed = READ_ONCE(c->exit_reason_missed);
 	st->exit_timing_n = READ_ONCE(c->exit_timing.n);
 	st->exit_timing_gap_ns = READ_ONCE(c->exit_timing.gap_ns);
@@ -68,7 +61,6 @@ static long get_stats(void __user *arg)
 	}
 	if (copy_to_user(arg, st, sizeof(*st)))
 		ret = -EFAULT;
-out:
 	kfree(st);
 	return ret;
 }

@@ -17,10 +17,13 @@
  */
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <vmscope/version.h>
 #include "session.h"
 
 /* Serialises start/stop and guards vmscope_recording. */
@@ -528,4 +531,72 @@ __poll_t vmscope_session_poll(struct file *file, poll_table *pt)
 			return EPOLLIN | EPOLLRDNORM;
 	}
 	return 0;
+}
+
+/* The control device: both modules' files are sessions (vmscope_session_ops). */
+static int vmscope_session_dev_open(struct inode *inode, struct file *file)
+{
+	/* misc_open() left the miscdevice here; ours is the session */
+	file->private_data = NULL;
+	return 0;
+}
+
+static int vmscope_session_dev_release(struct inode *inode, struct file *file)
+{
+	/*
+	 * The module's first (the host's probes off, as an orderly stop
+	 * turns them off, when a recorder dies), then the session.
+	 */
+	if (vmscope_session_ops.release)
+		vmscope_session_ops.release(file);
+	vmscope_session_release(file);
+	return 0;
+}
+
+static long vmscope_session_dev_ioctl(struct file *file, unsigned int cmd,
+				      unsigned long arg)
+{
+	long ret = vmscope_session_ioctl(file, cmd, (void __user *)arg);
+
+	if (ret != -ENOTTY)
+		return ret;
+	return vmscope_session_ops.ioctl(file, cmd, arg);
+}
+
+static const struct file_operations vmscope_session_fops = {
+	.owner = THIS_MODULE,
+	.open = vmscope_session_dev_open,
+	.release = vmscope_session_dev_release,
+	.poll = vmscope_session_poll,
+	.mmap = vmscope_session_mmap,
+	.unlocked_ioctl = vmscope_session_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice vmscope_session_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.fops = &vmscope_session_fops,
+	.mode = 0600,	/* tracing is for root only */
+};
+
+int vmscope_session_dev_register(void)
+{
+	int ret;
+
+	vmscope_session_dev.name = vmscope_session_ops.dev_name;
+	ret = misc_register(&vmscope_session_dev);
+	if (ret)
+		pr_err("%s: cannot register /dev/%s: %d\n", KBUILD_MODNAME,
+		       vmscope_session_ops.dev_name, ret);
+	else
+		pr_info("%s: version %s (ABI %d.%d) loaded\n", KBUILD_MODNAME,
+			VMSCOPE_VERSION_STRING, VMSCOPE_ABI_MAJOR,
+			VMSCOPE_ABI_MINOR);
+	return ret;
+}
+
+void vmscope_session_dev_deregister(void)
+{
+	misc_deregister(&vmscope_session_dev);
 }

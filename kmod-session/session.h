@@ -44,6 +44,15 @@ struct vmscope_session_ops {
 	 */
 	int (*start)(void);
 	void (*stop)(void);
+	/*
+	 * The control device, /dev/@dev_name (root only; a file is a
+	 * session): @ioctl answers the commands that are not the session's
+	 * (-ENOTTY: none); @release, optional, runs before a file's session
+	 * is released, @owner the file (as publish's).
+	 */
+	const char *dev_name;
+	long (*ioctl)(struct file *file, unsigned int cmd, unsigned long arg);
+	void (*release)(const void *owner);
 };
 extern const struct vmscope_session_ops vmscope_session_ops;
 
@@ -76,6 +85,14 @@ long vmscope_session_ioctl(struct file *file, unsigned int cmd,
 void vmscope_session_release(struct file *file);
 __poll_t vmscope_session_poll(struct file *file, poll_table *pt);
 void vmscope_session_put(struct vmscope_session *s);
+
+/*
+ * session.c: the module's control device (vmscope_session_ops.dev_name),
+ * registered last at load (the module announced: version, ABI) and
+ * deregistered first at unload.
+ */
+int vmscope_session_dev_register(void);
+void vmscope_session_dev_deregister(void);
 
 /* mmap.c */
 int vmscope_session_mmap(struct file *file, struct vm_area_struct *vma);

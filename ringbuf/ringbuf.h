@@ -211,18 +211,39 @@ void vmscope_rb_put_subbuf(struct vmscope_rb_buf *buf);
 /* Events lost so far (all causes). */
 rb_u64 vmscope_rb_lost(const struct vmscope_rb_buf *buf);
 
-/* Channel helpers: pick the current CPU's buffer. */
-static inline int vmscope_rb_chan_write(struct vmscope_rb_chan *chan, rb_u32 id,
-					const void *payload, rb_u32 len)
+/*
+ * Channel helpers: the current CPU's buffer of a channel. Every writer
+ * reaches it here: vmscope_rb_chan_get_buf() disables preemption, so the
+ * CPU (and a writer's claim on its buffer) stays the same until
+ * vmscope_rb_chan_put_buf(), and returns that CPU's buffer, or NULL when
+ * the channel has none there (preemption disabled all the same). Inline:
+ * on the probes' fast path this is the compare and load the writers
+ * below always made.
+ */
+static inline struct vmscope_rb_buf *
+vmscope_rb_chan_get_buf(const struct vmscope_rb_chan *chan)
 {
 	unsigned int cpu;
-	int ret = -RB_EINVAL;
 
 	rb_preempt_disable();
 	cpu = rb_this_cpu();
-	if (rb_likely(cpu < chan->nr_bufs && chan->bufs[cpu]))
-		ret = vmscope_rb_write(chan->bufs[cpu], id, payload, len);
+	return rb_likely(cpu < chan->nr_bufs) ? chan->bufs[cpu] : NULL;
+}
+
+static inline void vmscope_rb_chan_put_buf(void)
+{
 	rb_preempt_enable();
+}
+
+static inline int vmscope_rb_chan_write(struct vmscope_rb_chan *chan, rb_u32 id,
+					const void *payload, rb_u32 len)
+{
+	struct vmscope_rb_buf *buf = vmscope_rb_chan_get_buf(chan);
+	int ret = -RB_EINVAL;
+
+	if (rb_likely(buf))
+		ret = vmscope_rb_write(buf, id, payload, len);
+	vmscope_rb_chan_put_buf();
 	return ret;
 }
 
@@ -231,22 +252,20 @@ static inline int vmscope_rb_chan_reserve(struct vmscope_rb_chan *chan,
 					  struct vmscope_rb_ctx *ctx,
 					  rb_u32 id, rb_u32 len)
 {
-	unsigned int cpu;
+	struct vmscope_rb_buf *buf = vmscope_rb_chan_get_buf(chan);
 	int ret = -RB_EINVAL;
 
-	rb_preempt_disable();
-	cpu = rb_this_cpu();
-	if (rb_likely(cpu < chan->nr_bufs && chan->bufs[cpu]))
-		ret = vmscope_rb_reserve(chan->bufs[cpu], ctx, id, len);
+	if (rb_likely(buf))
+		ret = vmscope_rb_reserve(buf, ctx, id, len);
 	if (ret)
-		rb_preempt_enable();
+		vmscope_rb_chan_put_buf();
 	return ret;
 }
 
 static inline void vmscope_rb_chan_commit(const struct vmscope_rb_ctx *ctx)
 {
 	vmscope_rb_commit(ctx);
-	rb_preempt_enable();
+	vmscope_rb_chan_put_buf();
 }
 
 #endif

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "../../tracefmt/tests/util.h"
+#include "exact.h"
 #include "exits.h"
 #include "out.h"
 #include "report.h"
@@ -74,11 +75,7 @@ static uint64_t npf_key_addr(int k)
 
 /* What the story did per (kind, key, write, PIO size: index into 1, 2,
  * 4; 0 for the others). */
-struct want {
-	uint64_t count, total, min, max;
-};
-
-static struct want want[4][NNPF][2][NSZ];	/* port, msr, mmio, npf */
+static struct exact_agg want[4][NNPF][2][NSZ];	/* port, msr, mmio, npf */
 static uint64_t n_exits, n_detail[4];
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -89,14 +86,7 @@ static uint64_t rnd(uint64_t n)
 
 static void note(int kind, int key, int write, int sz, uint64_t d)
 {
-	struct want *x = &want[kind][key][write][sz];
-
-	if (!x->count || d < x->min)
-		x->min = d;
-	if (d > x->max)
-		x->max = d;
-	x->count++;
-	x->total += d;
+	exact_add(&want[kind][key][write][sz], d);
 	n_detail[kind]++;
 }
 
@@ -270,7 +260,7 @@ static void check_by(const char *merged, enum an_by by)
 		CHECK(by == AN_BY_PORT ? sz < NSZ && g->d.size == 1u << sz : g->d.size == 0);
 		if (sz >= NSZ)
 			continue;
-		const struct want *e = &want[kind][k][g->d.write][sz];
+		const struct exact_agg *e = &want[kind][k][g->d.write][sz];
 
 		CHECK_EQ(g->h.count, e->count);
 		CHECK_EQ(g->h.sum, e->total);
@@ -315,23 +305,16 @@ static void check_by(const char *merged, enum an_by by)
 
 /* A region's story: the sum of its pages' (keys @keys of @kind), reads
  * and writes together. */
-static struct want region_want(int kind, const int *keys, uint64_t *writes)
+static struct exact_agg region_want(int kind, const int *keys, uint64_t *writes)
 {
-	struct want r = { 0 };
+	struct exact_agg r = { 0 };
 
 	*writes = 0;
 	for (; *keys >= 0; keys++)
 		for (int wr = 0; wr < 2; wr++) {
-			const struct want *e = &want[kind][*keys][wr][0];
+			const struct exact_agg *e = &want[kind][*keys][wr][0];
 
-			if (!e->count)
-				continue;
-			if (!r.count || e->min < r.min)
-				r.min = e->min;
-			if (e->max > r.max)
-				r.max = e->max;
-			r.count += e->count;
-			r.total += e->total;
+			exact_merge(&r, e);
 			*writes += wr ? e->count : 0;
 		}
 	return r;
@@ -360,7 +343,7 @@ static void check_region(const char *merged, enum an_by by)
 	for (size_t i = 0; i < nr; i++) {
 		const int *keys = kind == 2 ? mmio_regions[i] : npf_regions[i];
 		uint64_t first = kind == 2 ? pages[keys[0]] : npf_key_addr(keys[0]), writes;
-		struct want e = region_want(kind, keys, &writes);
+		struct exact_agg e = region_want(kind, keys, &writes);
 		size_t g;
 
 		for (g = 0; g < x.n && x.g[g].d.addr != first; g++)
@@ -396,7 +379,7 @@ static void want_json(json_object *root, enum an_by by)
 	if (by == AN_BY_NPF) {
 		for (int k = 0; k < NNPF; k++)
 			for (int wr = 0; wr < 2; wr++) {
-				const struct want *e = &want[3][k][wr][0];
+				const struct exact_agg *e = &want[3][k][wr][0];
 				json_object *g = json_object_new_object();
 
 				if (!e->count) {
@@ -422,7 +405,7 @@ static void want_json(json_object *root, enum an_by by)
 			const int *keys = kind == 2 ? mmio_regions[i] : npf_regions[i];
 			uint64_t first = kind == 2 ? pages[keys[0]] : npf_key_addr(keys[0]), writes;
 			uint64_t last = region_last(kind, keys);
-			struct want e = region_want(kind, keys, &writes);
+			struct exact_agg e = region_want(kind, keys, &writes);
 			json_object *g = json_object_new_object();
 
 			snprintf(hex, sizeof(hex), "%#" PRIx64, first);

@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "../../tracefmt/tests/util.h"
+#include "exact.h"
 #include "exits.h"
 #include "out.h"
 #include "report.h"
@@ -51,10 +52,7 @@ enum { G_DO_OUT, G_VX_KICK, G_USER_200, G_USER_201, G_NONE, G_N };
 static const char *const g_label[G_N] = { "do_out", "vx_kick [virtio_x]",
 					  "(user) cpuid-loop/200", "(user) cpuid-two/201",
 					  "(kernel, no symbol)" };
-struct want {
-	uint64_t count, total, min, max;
-};
-static struct want want[G_N];
+static struct exact_agg want[G_N];
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(uint64_t n)
@@ -108,8 +106,7 @@ static void write_trace(const char *dir)
 	for (int i = 0; i < N_EXITS; i++) {
 		struct vmscope_ev_kvm_exit x = { .isa = 2, .reason_valid = 1 };
 		int g = (int)rnd(4);
-		uint64_t t0, d;
-		struct want *w;
+		uint64_t t0;
 
 		if (i == N_EXITS / 2) {		/* the other task from here on */
 			guest_switch(o, ts++, 200, "cpuid-loop", 201, "cpuid-two");
@@ -139,15 +136,8 @@ static void write_trace(const char *dir)
 		t0 = ts;
 		host(o, &ts, VMSCOPE_EV_kvm_exit, &x, sizeof(x));
 		ts += rnd(20000);
-		d = ts - t0;
+		exact_add(&want[g], ts - t0);
 		host(o, &ts, VMSCOPE_EV_kvm_entry, &en, sizeof(en));
-		w = &want[g];
-		if (!w->count || d < w->min)
-			w->min = d;
-		if (d > w->max)
-			w->max = d;
-		w->count++;
-		w->total += d;
 	}
 	CHECK_EQ(scen_out_close(o), 0);
 }

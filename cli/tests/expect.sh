@@ -68,13 +68,19 @@ interrupt() {
 	[ -n "$partial" ]
 }
 
-# raw_traces: $dir/raw (test_online --write) and $dir/raw2 (test_merge
-# --write), with the writers in $online and $merge; the test ends here
-# when one cannot be written.
+# raw_traces [WRITER ARGS...]: $dir/raw (test_online --write) and
+# $dir/raw2 (test_merge --write), with the writers in $online and $merge,
+# and with WRITER a third, $dir/raw3, written by WRITER ARGS... $dir/raw3;
+# the test ends here when one cannot be written.
 raw_traces() {
 	"$online" --write "$dir/raw" >/dev/null || { echo "FAIL: writing the raw trace"; exit 1; }
 	"$merge" --write "$dir/raw2" >/dev/null || { echo "FAIL: writing the second raw trace"; exit 1; }
+	[ $# -eq 0 ] || "$@" "$dir/raw3" >/dev/null ||
+		{ echo "FAIL: writing the third raw trace ($*)"; exit 1; }
 }
+
+# fail MESSAGE...: one failure, said and counted in $fails.
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # damage_raw RAW: two damaged copies of the raw trace RAW (test_online
 # --write's) beside it, $dir/flip with a flipped byte in the middle of

@@ -27,7 +27,6 @@
 # Usage: export-test.sh PATH-TO-vmscope PATH-TO-test_merge PATH-TO-perfetto_subset.proto
 set -u
 exe=$1 writer=$2 proto=$3
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
 . "$(dirname "$0")/expect.sh"

@@ -101,7 +101,6 @@ for sig in KILL INT TERM; do
 done
 
 # ---- damaged input: never merged as if it were whole ----
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 flip() { printf '\377' | dd of="$1" bs=1 seek=$(($(stat -c %s "$1") / 2)) conv=notrunc 2>/dev/null; }
 # one flipped byte mid host stream (pass 1 finds it): refused, nothing written
 cp -r "$dir/t" "$dir/h"

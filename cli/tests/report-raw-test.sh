@@ -22,9 +22,8 @@ exe=$1 online=$2 merge=$3
 . "$(dirname "$0")/expect.sh"
 expect_tmpdir report-raw-test
 
-raw_traces
 # a third: exits with what they accessed (kvm_pio, kvm_page_fault, kvm_mmio)
-"$online" --write-details "$dir/raw3" >/dev/null || { echo "FAIL: writing the raw trace with details"; exit 1; }
+raw_traces "$online" --write-details
 traces="raw raw2"
 
 # same ARGS...: stdout of `report ARGS RAW` equals `report ARGS MERGED`

@@ -293,15 +293,21 @@ static void test_store(void)
 	ms_destroy(&st);
 }
 
-/* @s encoded, @v written at @off over @width bytes (0: nothing), its
- * length changed by @cut, parsed: refused with @why in the reason. */
-static void refused(const struct ol_msnap *s, size_t off, uint64_t v, int width, long cut,
-		    const char *why)
+/*
+ * A snapshot @s or else a trigger @t encoded, @v written at @off over
+ * @width bytes (0: nothing), its length changed by @cut, parsed: refused
+ * with @why in the reason. One damage routine for both frames.
+ */
+static void damaged(const struct ol_msnap *s, const struct ol_trig *t, size_t off, uint64_t v,
+		    int width, long cut, const char *why)
 {
-	static uint8_t buf[OL_MX_FRAME_MAX + 16];
-	struct ol_msnap out;
+	static uint8_t buf[(OL_MX_FRAME_MAX > OL_TG_FRAME_MAX ? OL_MX_FRAME_MAX :
+			    OL_TG_FRAME_MAX) + 16];
+	struct ol_msnap out_s;
+	struct ol_trig out_t;
 	char w[160] = "";
-	size_t n = ol_msnap_encode(s, buf);
+	size_t n = s ? ol_msnap_encode(s, buf) : ol_trig_encode(t, buf);
+	int bad;
 
 	if (width == 1)
 		buf[off] = (uint8_t)v;
@@ -312,8 +318,15 @@ static void refused(const struct ol_msnap *s, size_t off, uint64_t v, int width,
 	else if (width == 8)
 		le_put64(buf + off, v);
 	n = (size_t)((long)n + cut);
-	EXPECT(ol_msnap_parse(buf, n, &out, w, sizeof(w)) && strstr(w, why),
-	       "expected a refusal with '%s', got '%s'", why, w);
+	bad = s ? ol_msnap_parse(buf, n, &out_s, w, sizeof(w)) :
+		  ol_trig_parse(buf, n, &out_t, w, sizeof(w));
+	EXPECT(bad && strstr(w, why), "expected a refusal with '%s', got '%s'", why, w);
+}
+
+static void refused(const struct ol_msnap *s, size_t off, uint64_t v, int width, long cut,
+		    const char *why)
+{
+	damaged(s, NULL, off, v, width, cut, why);
 }
 
 static void test_frame(void)
@@ -395,25 +408,10 @@ static void test_frame(void)
 	      strstr(why, "at most"));
 }
 
-/* @t encoded, @v written at @off over @width bytes (0: nothing), its
- * length changed by @cut, parsed: refused with @why in the reason. */
 static void trig_refused(const struct ol_trig *t, size_t off, uint64_t v, int width, long cut,
 			 const char *why)
 {
-	static uint8_t buf[OL_TG_FRAME_MAX + 16];
-	struct ol_trig out;
-	char w[160] = "";
-	size_t n = ol_trig_encode(t, buf);
-
-	if (width == 1)
-		buf[off] = (uint8_t)v;
-	else if (width == 2)
-		le_put16(buf + off, (uint16_t)v);
-	else if (width == 8)
-		le_put64(buf + off, v);
-	n = (size_t)((long)n + cut);
-	EXPECT(ol_trig_parse(buf, n, &out, w, sizeof(w)) && strstr(w, why),
-	       "expected a refusal with '%s', got '%s'", why, w);
+	damaged(NULL, t, off, v, width, cut, why);
 }
 
 static void test_trigger_frame(void)

@@ -51,6 +51,16 @@ static void header(struct tf_writer *w, int role, Vmscope__Trace__Origin *o)
 	CHECK_EQ(tf_writer_append_msg(w, TF_FRAME_FILE_HEADER, &fh.base), 0);
 }
 
+/* Stream file @name of (@side, @vm, @cpu) begun: its writer in *@w, its
+ * origin in @o, its FileHeader written. */
+static void stream_file(struct tf_writer **w, int dfd, const char *name,
+			Vmscope__Trace__Origin *o, int side, uint32_t vm, uint32_t cpu)
+{
+	origin(o, side, vm, cpu);
+	CHECK_EQ(tf_writer_create(w, dfd, name, NULL), 0);
+	header(*w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, o);
+}
+
 static void chunk(struct tf_writer *w, Vmscope__Trace__Origin *o, uint64_t seq,
 		  uint64_t lost, uint64_t bts, uint64_t ets, uint8_t *recs, size_t len,
 		  uint32_t n)
@@ -201,9 +211,7 @@ static void write_host(int dfd)
 	uint32_t unknown = 5;
 	size_t n;
 
-	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
-	CHECK_EQ(tf_writer_create(&w, dfd, "host-cpu0.vtf", NULL), 0);
-	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
+	stream_file(&w, dfd, "host-cpu0.vtf", &o, VMSCOPE__TRACE__SIDE__SIDE_HOST, 0, 0);
 	n = vmscope_rb_rec_encode(recs, 1000, 1000, VMSCOPE_EV_kvm_exit, &ex1, sizeof(ex1));
 	n += vmscope_rb_rec_encode(recs + n, 1000, 1500, VMSCOPE_EV_kvm_entry, &en1, sizeof(en1));
 	chunk(w, &o, 0, 0, 1000, 1600, recs, n, 2);
@@ -238,9 +246,7 @@ static void write_guest(int dfd)
 	uint32_t v = 77;
 	size_t n;
 
-	origin(&o, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 1);
-	CHECK_EQ(tf_writer_create(&w, dfd, "guest0-cpu1.vtf", NULL), 0);
-	header(w, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &o);
+	stream_file(&w, dfd, "guest0-cpu1.vtf", &o, VMSCOPE__TRACE__SIDE__SIDE_GUEST, 0, 1);
 	n = vmscope_rb_rec_encode(recs, 10, 10, 0, &v, 4);
 	n += vmscope_rb_rec_encode(recs + n, 10, 11, 1, &v, 4);
 	chunk(w, &o, 0, 0, 10, 20, recs, n, 2);

@@ -39,8 +39,14 @@ struct drain {
 
 static struct drain D;
 
-/* Take every delivered sub-buffer, decode and remember it. */
-static void drain(struct vmscope_rb_buf *b)
+/*
+ * Take every delivered sub-buffer as the reader does: its header must
+ * name its sequence number and its records decode to the end. @rec sees
+ * each record; @sb, if not NULL, each sub-buffer's header first.
+ */
+static void take_each(struct vmscope_rb_buf *b,
+		      void (*sb)(const struct vmscope_rb_subbuf_hdr *h),
+		      void (*rec)(const struct vmscope_rb_rec *r, void *ctx), void *ctx)
 {
 	struct vmscope_rb_subbuf_ref ref;
 
@@ -51,24 +57,63 @@ static void drain(struct vmscope_rb_buf *b)
 
 		CHECK_EQ(vmscope_rb_iter_init(&it, ref.ptr, ref.size), 0);
 		CHECK_EQ(it.hdr.seq, ref.seq);
-		if (D.nsb < 1024) {
-			D.seqs[D.nsb] = ref.seq;
-			D.hdrs[D.nsb] = it.hdr;
-			D.nsb++;
-		}
-		while ((rc = vmscope_rb_iter_next(&it, &r)) == 1) {
-			struct seen *s = &D.recs[D.nrec < 8191 ? D.nrec++ : 8191];
-
-			s->ts = r.ts;
-			s->id = r.id;
-			s->size = r.size;
-			s->val = 0;
-			if (r.size >= 8)
-				memcpy(&s->val, r.payload, 8);
-		}
+		if (sb)
+			sb(&it.hdr);
+		while ((rc = vmscope_rb_iter_next(&it, &r)) == 1)
+			rec(&r, ctx);
 		CHECK_EQ(rc, 0);
 		vmscope_rb_put_subbuf(b);
 	}
+}
+
+static void remember_sb(const struct vmscope_rb_subbuf_hdr *h)
+{
+	if (D.nsb < 1024) {
+		D.seqs[D.nsb] = h->seq;
+		D.hdrs[D.nsb] = *h;
+		D.nsb++;
+	}
+}
+
+static void remember_rec(const struct vmscope_rb_rec *r, void *ctx)
+{
+	struct seen *s = &D.recs[D.nrec < 8191 ? D.nrec++ : 8191];
+
+	(void)ctx;
+	s->ts = r->ts;
+	s->id = r->id;
+	s->size = r->size;
+	s->val = 0;
+	if (r->size >= 8)
+		memcpy(&s->val, r->payload, 8);
+}
+
+/* Take every delivered sub-buffer, decode and remember it (D). */
+static void drain(struct vmscope_rb_buf *b)
+{
+	take_each(b, remember_sb, remember_rec, NULL);
+}
+
+/* Close the open sub-buffer (the flush timer's work), then read what is
+ * delivered. */
+static void flush_drain(struct vmscope_rb_buf *b)
+{
+	vmscope_rb_flush(b);
+	drain(b);
+}
+
+/* The sub-buffers delivered so far (since reset_drain), after reading the
+ * new ones; delivered_after_flush(): after closing the open one first. */
+static unsigned delivered(struct vmscope_rb_buf *b)
+{
+	drain(b);
+	return D.nsb;
+}
+
+static unsigned delivered_after_flush(struct vmscope_rb_buf *b)
+{
+	flush_drain(b);
+	return D.nsb;
 }
 
 static void reset_drain(void)
@@ -118,11 +163,8 @@ static void test_reserve_commit(void)
 		vmscope_rb_commit(&ctx);
 	}
 	/* nothing delivered before the sub-buffer is closed */
-	drain(b);
-	CHECK_EQ(D.nsb, 0);
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 1);
+	CHECK_EQ(delivered(b), 0);
+	CHECK_EQ(delivered_after_flush(b), 1);
 	CHECK_EQ(D.nrec, 5);
 	for (i = 0; i < 5 && i < D.nrec; i++) {
 		CHECK_EQ(D.recs[i].id, 10 + i);
@@ -137,9 +179,7 @@ static void test_reserve_commit(void)
 	/* 5 records of 16, 24, 24, 24, 24 bytes */
 	CHECK_EQ(D.hdrs[0].data_size, VMSCOPE_RB_SB_HDR_SIZE + 16 + 4 * 24);
 	/* flushing an empty buffer is a no-op */
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 1);
+	CHECK_EQ(delivered_after_flush(b), 1);
 	/* bad id and too big are refused; too big is counted */
 	CHECK_EQ(vmscope_rb_write(b, VMSCOPE_RB_ID_MAX + 1, &v, 8), -EINVAL);
 	CHECK_EQ(vmscope_rb_write(b, 1, NULL, 4096), -E2BIG);
@@ -160,11 +200,8 @@ static void test_subbuf_switch(void)
 		payload[0] = i;
 		CHECK_EQ(vmscope_rb_write(b, 1, payload, sizeof(payload)), 0);
 	}
-	drain(b);
-	CHECK_EQ(D.nsb, 2);		/* third sub-buffer still open */
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 3);
+	CHECK_EQ(delivered(b), 2);		/* third sub-buffer still open */
+	CHECK_EQ(delivered_after_flush(b), 3);
 	CHECK_EQ(D.nrec, 16);
 	for (i = 0; i < D.nrec; i++)
 		CHECK_EQ(D.recs[i].val, i);
@@ -186,17 +223,14 @@ static void test_subbuf_switch(void)
 		big[0] = 7;
 		CHECK_EQ(vmscope_rb_write(b, 2, big, sizeof(big)), 0);
 		/* closed and delivered at once, before any flush */
-		drain(b);
-		CHECK_EQ(D.nsb, 1);
+		CHECK_EQ(delivered(b), 1);
 		CHECK_EQ(D.hdrs[0].data_size, 512);
 		CHECK_EQ(D.nrec, 1);
 		CHECK_EQ(D.recs[0].size, 456);
 		/* flush after an exact fit has nothing to close */
 		vmscope_rb_flush(b);
 		CHECK_EQ(vmscope_rb_write(b, 3, big, 8), 0);
-		vmscope_rb_flush(b);
-		drain(b);
-		CHECK_EQ(D.nsb, 2);
+		CHECK_EQ(delivered_after_flush(b), 2);
 		CHECK_EQ(D.seqs[1], D.seqs[0] + 1);
 	}
 	rb_test_free(b);
@@ -221,8 +255,7 @@ static void test_ext_timestamps(void)
 		want[i] = ctx.ts;
 		vmscope_rb_commit(&ctx);
 	}
-	vmscope_rb_flush(b);
-	drain(b);
+	flush_drain(b);
 	CHECK_EQ(D.nrec, 6);
 	for (i = 0; i < 6 && i < D.nrec; i++) {
 		CHECK_EQ(D.recs[i].ts, want[i]);
@@ -257,14 +290,10 @@ static void test_nesting(void)
 		payload[0] = 10 + i;
 		CHECK_EQ(vmscope_rb_write(b, 3, payload, sizeof(payload)), 0);
 	}
-	drain(b);
-	CHECK_EQ(D.nsb, 0);		/* outer not committed yet */
+	CHECK_EQ(delivered(b), 0);		/* outer not committed yet */
 	vmscope_rb_commit(&outer);
-	drain(b);
-	CHECK_EQ(D.nsb, 1);
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 2);
+	CHECK_EQ(delivered(b), 1);
+	CHECK_EQ(delivered_after_flush(b), 2);
 	CHECK_EQ(D.nrec, 12);
 	CHECK_EQ(D.recs[0].val, 1);
 	CHECK_EQ(D.recs[1].val, 2);
@@ -281,12 +310,10 @@ static void test_nesting(void)
 		CHECK_EQ(vmscope_rb_reserve(b, &outer, 5, 8), 0);      /* switch-in */
 		CHECK_EQ(vmscope_rb_write(b, 6, &v, 8), 0);
 		vmscope_rb_flush(b);	/* "timer" closes the outer's sub-buffer */
-		drain(b);
-		CHECK_EQ(D.nsb, 1);	/* only the exact-fit one */
+		CHECK_EQ(delivered(b), 1);	/* only the exact-fit one */
 		memcpy(outer.payload, &v, 8);
 		vmscope_rb_commit(&outer);
-		drain(b);
-		CHECK_EQ(D.nsb, 2);
+		CHECK_EQ(delivered(b), 2);
 		CHECK_EQ(D.nrec, 3);
 		CHECK_EQ(D.recs[1].id, 5);
 		CHECK_EQ(D.recs[2].id, 6);
@@ -318,16 +345,13 @@ static void test_discard_loss(void)
 	CHECK_EQ(dropped, 72);
 	CHECK_EQ(b->ctrl->lost_full, 72);
 	CHECK_EQ(vmscope_rb_lost(b), 72);
-	drain(b);
-	CHECK_EQ(D.nsb, 4);		/* the first loss closed the 4th */
+	CHECK_EQ(delivered(b), 4);		/* the first loss closed the 4th */
 	/* reader freed slots: writing resumes, the loss shows in lost_before */
 	for (i = 0; i < 8; i++) {
 		payload[0] = 1000 + i;
 		CHECK_EQ(vmscope_rb_write(b, 1, payload, sizeof(payload)), 0);
 	}
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 6);		/* seq 4 (7 records, an exact fit), 5 */
+	CHECK_EQ(delivered_after_flush(b), 6);		/* seq 4 (7 records, an exact fit), 5 */
 	CHECK_EQ(D.nrec, 36);
 	CHECK_EQ(D.hdrs[3].lost_before, 0);
 	CHECK_EQ(D.hdrs[4].lost_before, 72);
@@ -363,13 +387,10 @@ static void test_discard_loss_position(void)
 	CHECK(b->wr_dropped);	/* for the writer's user: a drop happened */
 	CHECK_EQ(vmscope_rb_write(b, 2, &v, sizeof(v)), -ENOSPC);
 	CHECK_EQ(vmscope_rb_lost(b), 2);
-	drain(b);
-	CHECK_EQ(D.nsb, 2);
+	CHECK_EQ(delivered(b), 2);
 	CHECK_EQ(D.nrec, 6);
 	CHECK_EQ(vmscope_rb_write(b, 2, &v, sizeof(v)), 0);
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 3);
+	CHECK_EQ(delivered_after_flush(b), 3);
 	CHECK_EQ(D.hdrs[2].lost_before, 2);
 	CHECK_EQ(D.nrec, 7);
 	CHECK_EQ(D.recs[6].id, 2);
@@ -402,12 +423,9 @@ static void test_periodic_flush_reader_behind(void)
 	CHECK_EQ(flushed, 1);
 	CHECK(vmscope_rb_reader_behind(b));
 	CHECK_EQ(vmscope_rb_lost(b), 0);
-	drain(b);
-	CHECK_EQ(D.nsb, 1);
+	CHECK_EQ(delivered(b), 1);
 	CHECK(!vmscope_rb_reader_behind(b));	/* caught up: the next period flushes */
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 2);
+	CHECK_EQ(delivered_after_flush(b), 2);
 	CHECK_EQ(D.nrec, 40);
 	for (i = 0; i < 40 && i < D.nrec; i++)
 		CHECK_EQ(D.recs[i].val, i);
@@ -443,9 +461,7 @@ static void test_flight_overwrite(void)
 	CHECK_EQ(b->ctrl->subbufs_overwritten, 11);
 	CHECK_EQ(b->ctrl->lost_overwritten, 77);
 	CHECK_EQ(b->ctrl->lost_full, 0);
-	vmscope_rb_flush(b);
-	drain(b);
-	CHECK_EQ(D.nsb, 4);
+	CHECK_EQ(delivered_after_flush(b), 4);
 	CHECK_EQ(D.seqs[0], 11);
 	CHECK_EQ(D.nrec, 23);
 	CHECK_EQ(D.recs[0].val, 77);
@@ -479,8 +495,7 @@ static void test_flight_reader_holds(void)
 	}
 	CHECK(memcmp(copy, ref.ptr, sizeof(copy)) == 0);
 	vmscope_rb_put_subbuf(b);
-	vmscope_rb_flush(b);
-	drain(b);
+	flush_drain(b);
 	CHECK(D.nsb >= 1);
 	CHECK(D.seqs[0] > 1);		/* skipped the overwritten ones */
 	CHECK_EQ(D.nrec + 7 + vmscope_rb_lost(b), total);
@@ -617,31 +632,33 @@ static void hook(struct vmscope_rb_buf *b, int point)
 	hook_depth--;
 }
 
+/* The hooked writers' streams as read: per stream, the last sequence
+ * number and the records read. */
+struct hooked_read {
+	uint64_t *last, *read;
+};
+
+/* A record of stream p[0], number p[1]: in order within its stream. */
+static void hooked_rec(const struct vmscope_rb_rec *r, void *ctx)
+{
+	struct hooked_read *h = ctx;
+	uint64_t p[2];
+
+	memcpy(p, r->payload, sizeof(p));
+	CHECK(p[0] < 3);
+	if (p[0] >= 3)
+		return;
+	CHECK_EQ(r->id, 1 + p[0]);
+	CHECK(h->last[p[0]] == UINT64_MAX || p[1] > h->last[p[0]]);
+	h->last[p[0]] = p[1];
+	h->read[p[0]]++;
+}
+
 static void hooked_drain(struct vmscope_rb_buf *b, uint64_t *last, uint64_t *read)
 {
-	struct vmscope_rb_subbuf_ref ref;
+	struct hooked_read h = { last, read };
 
-	while (vmscope_rb_get_subbuf(b, &ref) == 0) {
-		struct vmscope_rb_iter it;
-		struct vmscope_rb_rec r;
-		int rc;
-
-		CHECK_EQ(vmscope_rb_iter_init(&it, ref.ptr, ref.size), 0);
-		while ((rc = vmscope_rb_iter_next(&it, &r)) == 1) {
-			uint64_t p[2];
-
-			memcpy(p, r.payload, sizeof(p));
-			CHECK(p[0] < 3);
-			if (p[0] >= 3)
-				continue;
-			CHECK_EQ(r.id, 1 + p[0]);
-			CHECK(last[p[0]] == UINT64_MAX || p[1] > last[p[0]]);
-			last[p[0]] = p[1];
-			read[p[0]]++;
-		}
-		CHECK_EQ(rc, 0);
-		vmscope_rb_put_subbuf(b);
-	}
+	take_each(b, NULL, hooked_rec, &h);
 }
 
 static void test_hooked_nesting(unsigned mode)

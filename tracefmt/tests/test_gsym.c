@@ -198,6 +198,25 @@ static void named_cases(void)
 	gsym_free(g);
 }
 
+/* @msg, packed, refused by tf_msg_decode as a frame of @type, with a
+ * reason naming @want. */
+static void decode_refused(uint16_t type, const ProtobufCMessage *msg, const char *what,
+			   const char *as, const char *want)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg);
+	uint8_t *buf = malloc(len);
+	ProtobufCMessage *m;
+	char why[160] = "";
+
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	protobuf_c_message_pack(msg, buf);
+	EXPECT(tf_msg_decode(type, buf, len, 0, &m, why, sizeof(why)) == -EINVAL &&
+	       strstr(why, want), "%s: %s decoded ('%s')", what, as, why);
+	free(buf);
+}
+
 /* One broken table: refused by the check, by gsym_new, and in a hello. */
 static void refused(struct tab *t, const char *what, const char *want)
 {
@@ -205,11 +224,8 @@ static void refused(struct tab *t, const char *what, const char *want)
 	Vmscope__Trace__GuestStateDump st = VMSCOPE__TRACE__GUEST_STATE_DUMP__INIT;
 	Vmscope__Trace__SessionMetadata sm = VMSCOPE__TRACE__SESSION_METADATA__INIT;
 	Vmscope__Trace__VmInfo vi = VMSCOPE__TRACE__VM_INFO__INIT, *vip = &vi;
-	ProtobufCMessage *m;
 	struct gsym *g = (void *)1;
 	char why[160] = "";
-	uint8_t *buf;
-	size_t len;
 
 	EXPECT(gsym_check(&t->s, why, sizeof(why)) == -EINVAL && strstr(why, want),
 	       "%s: check said '%s', want '%s'", what, why, want);
@@ -219,24 +235,12 @@ static void refused(struct tab *t, const char *what, const char *want)
 	hello.state = &st;
 	hello.subbuf_size = 4096;
 	hello.symbols = &t->s;
-	len = vmscope__trace__guest_hello__get_packed_size(&hello);
-	buf = malloc(len);
-	vmscope__trace__guest_hello__pack(&hello, buf);
-	why[0] = 0;
-	EXPECT(tf_msg_decode(TF_FRAME_GUEST_HELLO, buf, len, 0, &m, why, sizeof(why)) ==
-	       -EINVAL && strstr(why, want), "%s: hello decoded ('%s')", what, why);
-	free(buf);
+	decode_refused(TF_FRAME_GUEST_HELLO, &hello.base, what, "hello", want);
 
 	vi.guest_symbols = &t->s;
 	sm.vms = &vip;
 	sm.n_vms = 1;
-	len = vmscope__trace__session_metadata__get_packed_size(&sm);
-	buf = malloc(len);
-	vmscope__trace__session_metadata__pack(&sm, buf);
-	why[0] = 0;
-	EXPECT(tf_msg_decode(TF_FRAME_SESSION, buf, len, 0, &m, why, sizeof(why)) ==
-	       -EINVAL && strstr(why, want), "%s: session decoded ('%s')", what, why);
-	free(buf);
+	decode_refused(TF_FRAME_SESSION, &sm.base, what, "session", want);
 }
 
 static void checks(void)
