@@ -24,10 +24,10 @@ struct mo {
 	/* the chunk being built */
 	uint8_t recs[MO_CHUNK_BYTES];
 	size_t len;
-	/* the chunk's RecordOrigins columns, MO_CHUNK_RECS each */
-	uint64_t *o_ts;
-	uint32_t *o_cpu, *o_origin, *o_vcpu;
-	int32_t *o_tid;
+	/* the chunk's RecordOrigins columns */
+	uint64_t o_ts[MO_CHUNK_RECS];
+	uint32_t o_cpu[MO_CHUNK_RECS], o_origin[MO_CHUNK_RECS], o_vcpu[MO_CHUNK_RECS];
+	int32_t o_tid[MO_CHUNK_RECS];
 	uint32_t n;
 	uint64_t begin_ts, prev_ts, seq;
 	uint64_t chunks;
@@ -88,11 +88,6 @@ static void mo_free(struct mo *m)
 	if (m->dirfd >= 0)
 		close(m->dirfd);
 	mo_union_free(&m->u);
-	free(m->o_ts);
-	free(m->o_cpu);
-	free(m->o_origin);
-	free(m->o_vcpu);
-	free(m->o_tid);
 	free(m);
 }
 
@@ -115,15 +110,6 @@ int mo_create_vms(struct mo **out, const char *path, struct vr_trace *t,
 	if (!m)
 		return -ENOMEM;
 	m->dirfd = -1;
-	m->o_ts = calloc(MO_CHUNK_RECS, sizeof(*m->o_ts));
-	m->o_cpu = calloc(MO_CHUNK_RECS, sizeof(*m->o_cpu));
-	m->o_origin = calloc(MO_CHUNK_RECS, sizeof(*m->o_origin));
-	m->o_vcpu = calloc(MO_CHUNK_RECS, sizeof(*m->o_vcpu));
-	m->o_tid = calloc(MO_CHUNK_RECS, sizeof(*m->o_tid));
-	if (!m->o_ts || !m->o_cpu || !m->o_origin || !m->o_vcpu || !m->o_tid) {
-		e = -ENOMEM;
-		goto fail;
-	}
 	e = tf_trace_create(path, &m->dirfd);
 	if (e) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-e));

@@ -31,7 +31,6 @@
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PINGPONG=$VMTEST_BUILD/tests/vm/tools/pingpong
 PORT=5643
 SMALL=${CR_SMALL:-500000}

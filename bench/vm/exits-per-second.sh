@@ -11,7 +11,6 @@
 # Run: tests/vm/run.sh --show bench/vm/exits-per-second.sh
 # (EPS_N=iterations per run, EPS_ROUNDS=rounds, EPS_MODES to choose modes)
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${EPS_N:-40000}
 ROUNDS=${EPS_ROUNDS:-3}
 BASE_MODES=${EPS_MODES:-off vmscope ftrace}

@@ -23,7 +23,6 @@
 # A benchmark run in the test host, not a test (it fails only if a mode did
 # not run): tests/vm/run.sh --show bench/vm/kvm-exit-probe-cost.sh
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${COST_N:-60000}
 MODES=$(for _ in 1 2 3; do printf "off probes reasons direct ftrace "; done)
 

@@ -11,7 +11,6 @@
 # cannot make 10 M events in a test host's lifetime.
 # Run: tests/vm/run.sh --show bench/vm/record-traces.sh   (RT_N: iterations)
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 N=${RT_N:-300000}
 
 # The guest does not see the test host's RT_* (only job.env's VMTEST_*):

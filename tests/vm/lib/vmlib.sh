@@ -6,6 +6,8 @@ VMSCOPE=$VMTEST_BUILD/cli/vmscope
 VSOCK_XFER=$VMTEST_BUILD/tests/vm/tools/vsock-xfer
 # The host module's ABI test reader (tests/vm/tools/capture.c).
 CAPTURE=$VMTEST_BUILD/tests/vm/tools/vmscope-capture
+# the guest workload of known exits (kvm-probes/tools/exitloop.c)
+EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 HOST_KO=$VMTEST_REPO/host-kmod/vmscope_host.ko
 GUEST_KO=$VMTEST_REPO/guest-kmod/vmscope_guest.ko
 TRACEFS=/sys/kernel/tracing
@@ -143,6 +145,13 @@ guest_exitloop_turns() {
 	wait_file /vmtest/bye
 }
 
+# Guest: the exit loop is built; say ready, and wait for the host's go.
+guest_exitloop_ready() {
+	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
+	touch /vmtest/ready
+	wait_file /vmtest/go
+}
+
 # kvm_exits PID: KVM's own exit counter of the VM of QEMU PID (debugfs,
 # summed over its vCPUs); stop QEMU first for a reading that stays true.
 kvm_exits() {
@@ -268,6 +277,19 @@ host_prepare_kvm() {
 	other_cpus 1
 }
 
+# tracefs_hold "TRACEPOINTS": enable each (sys:name) in a tracefs
+# instance that records nothing, so that ftrace's probe stays attached to
+# it for the whole test (the host and the guest both do: see below).
+tracefs_hold() {
+	_hold=$TRACEFS/instances/vmtest-hold
+	mkdir -p "$_hold" || fail "cannot make the tracefs instance $_hold"
+	echo 0 >"$_hold/tracing_on"
+	for _tp in $1; do
+		echo 1 >"$_hold/events/${_tp%%:*}/${_tp#*:}/enable" ||
+			fail "cannot enable $_tp in $_hold"
+	done
+}
+
 _host_prepare_kvm_one_cpu() {
 	modprobe kvm_amd || fail "modprobe kvm_amd"
 	modprobe vhost_vsock || fail "modprobe vhost_vsock"
@@ -286,13 +308,7 @@ _host_prepare_kvm_one_cpu() {
 		grep -v '^vmscope:' | sort -u)
 	if [ "${VMTEST_HOLD_TRACEPOINTS:-1}" != 0 ]; then
 		[ -n "$_tps" ] || fail "vmscope list named no host tracepoint"
-		_hold=$TRACEFS/instances/vmtest-hold
-		mkdir -p "$_hold" || fail "cannot make the tracefs instance $_hold"
-		echo 0 >"$_hold/tracing_on"
-		for _tp in $_tps; do
-			echo 1 >"$_hold/events/${_tp%%:*}/${_tp#*:}/enable" ||
-				fail "cannot enable $_tp in $_hold"
-		done
+		tracefs_hold "$_tps"
 	fi
 	# shellcheck disable=SC2086 # one argument per tracepoint
 	"$VMTEST_BUILD/tests/vm/tools/kvm-hold" $_tps >/run/kvm-hold.out &
@@ -337,13 +353,7 @@ guest_prepare() {
 		_tps=$("$VMSCOPE" list 2>/dev/null |
 			awk '($2 == "GUEST" || $2 == "BOTH") && $3 !~ /^vmscope:/ { print $3 }' | sort -u)
 		[ -n "$_tps" ] || fail "vmscope list named no guest tracepoint"
-		_hold=$TRACEFS/instances/vmtest-hold
-		mkdir -p "$_hold" || fail "cannot make the tracefs instance $_hold"
-		echo 0 >"$_hold/tracing_on"
-		for _tp in $_tps; do
-			echo 1 >"$_hold/events/${_tp%%:*}/${_tp#*:}/enable" ||
-				fail "cannot enable $_tp in $_hold"
-		done
+		tracefs_hold "$_tps"
 	fi
 	other_cpus 1
 }

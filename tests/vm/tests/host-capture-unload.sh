@@ -9,7 +9,6 @@
 # session left, and the module unloads at once. The kernel log must stay
 # clean.
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 
 guest_main() {
 	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"

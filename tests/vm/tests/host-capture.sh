@@ -15,14 +15,11 @@
 # handed it, and no record in the wrong channel. Sessions 3..8 record a
 # process that makes no KVM event, and record none.
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
 CPUID_N=${CPUID_N:-10000}
 
 guest_main() {
-	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
-	touch /vmtest/ready
-	wait_file /vmtest/go
+	guest_exitloop_ready
 	"$EXITLOOP" --pio "$PIO_N" >>/vmtest/loop.txt || fail "exitloop --pio"
 	"$EXITLOOP" --cpuid "$CPUID_N" >>/vmtest/loop.txt || fail "exitloop --cpuid"
 	touch /vmtest/done

@@ -7,7 +7,6 @@
 # ours pins kvm, so kvm_amd and kvm unload while probing; loading them
 # again calibrates again (on the perf path, which pins kvm.ko meanwhile).
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 
 guest_main() {
 	# with the boot's exits, enough for calibration (10000 of 3 reasons)

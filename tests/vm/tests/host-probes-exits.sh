@@ -13,14 +13,11 @@
 # a skewed VMCB offset (test-only module parameter) fails calibration
 # (perf for good, mismatches counted and logged, reasons still right).
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
 CPUID_N=${CPUID_N:-10000}
 
 guest_main() {
-	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
-	touch /vmtest/ready
-	wait_file /vmtest/go
+	guest_exitloop_ready
 	# Each loop runs until the host has sampled the exit reasons it causes.
 	touch /vmtest/phase-pio
 	while [ ! -e /vmtest/stop-pio ]; do

@@ -5,7 +5,6 @@
 # a misspelt event name is refused before anything starts. One guest does
 # the port writes twice, once per selection (the host changes it between).
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 
 guest_main() {
 	"$EXITLOOP" --pio 2000 || fail "exitloop"

@@ -14,7 +14,6 @@
 # says it appeared with QEMU's thread "CPU 1/KVM", the metadata maps
 # vCPU 1 to that thread, and its exits are in the trace.
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 PIO_N=${PIO_N:-10000}
 CPUID_N=${CPUID_N:-10000}
 TRACE=/tmp/trace-host
@@ -22,9 +21,7 @@ HOT_N=1000
 CPU1=/sys/devices/system/cpu/cpu1
 
 guest_main() {
-	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
-	touch /vmtest/ready
-	wait_file /vmtest/go
+	guest_exitloop_ready
 	"$EXITLOOP" --pio "$PIO_N" >>/vmtest/loop.txt || fail "exitloop --pio"
 	"$EXITLOOP" --cpuid "$CPUID_N" >>/vmtest/loop.txt || fail "exitloop --cpuid"
 	# the vCPU the test host plugged in while recording

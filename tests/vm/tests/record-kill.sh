@@ -15,14 +15,11 @@
 # The record after the kill selects --events kvm: no sched events in it;
 # a misspelt event name is refused before anything is created.
 
-EXITLOOP=$VMTEST_BUILD/kvm-probes/vmscope-exitloop
 T1=/tmp/trace-killed
 T2=/tmp/trace-after
 
 guest_main() {
-	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
-	touch /vmtest/ready
-	wait_file /vmtest/go
+	guest_exitloop_ready
 	# Bursts of 2000 port writes with pauses between: the checks need a
 	# steady stream of exits (frames in the killed trace, a disk that
 	# fills), not the most the emulation can take. At full speed this
