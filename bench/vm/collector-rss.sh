@@ -58,7 +58,7 @@ load_opts() {
 # 3.45 M and 4.7 M calls into a round (1 vCPU), within 0.5 M on 2 vCPUs
 # with nohz_full; `int $0x80` instead made every call an exit (3.9 k
 # calls/s) and warnings in the test host's kernel. The script then fails
-# the round, saying the guest died (bench/README.md has the runs).
+# the round, saying the guest died (the runs: git log -p bench/README.md).
 
 guest_main() {
 	guest_prepare_vsock
