@@ -1,7 +1,7 @@
 # vmtest-timeout: 900
 # Issue 5's reader benchmark, part 1 (in the test host): the same guest
 # workload (a CPUID loop, one exit per iteration, RT_N iterations) recorded
-# once by `vmscope record --events kvm` and once by `trace-cmd record` with
+# once by `vmscope record --all --events kvm` and once by `trace-cmd record` with
 # the same KVM tracepoints, each to the test host's tmpfs, then copied to
 # the results folder (build/vmtests/record-traces/) for part 2,
 # bench/read-rate.sh, which times `vmscope dump` and `trace-cmd report`
