@@ -114,32 +114,36 @@ enum vr_item_kind {
 };
 
 struct vr_item {
+	/* in an order without padding: the reader zeroes the item up to
+	 * loss_origin for each record, which is per-record work */
 	enum vr_item_kind kind;
+	uint32_t rec_index;	/* VR_EVENT, VR_BAD record: its place in its chunk */
 	uint64_t ts;		/* trace clock ticks: the event's, or the
 				 * chunk's begin_ts for losses and gaps */
 	uint64_t offset;	/* of the frame in its file */
 	/* VR_EVENT */
 	const struct vmscope_event_desc *desc;
 	const uint8_t *payload;	/* valid until the next vr_stream_next() */
-	uint16_t size;
 	/* a merged trace's chunk (schemas/stream.proto RecordOrigins): its
 	 * origins, as long as its records (tracefmt's check refuses a chunk
 	 * where they are not), valid until the next vr_stream_next(); NULL
 	 * for a chunk without them. Also for VR_BAD records, which keep
 	 * their place */
 	const Vmscope__Trace__RecordOrigins *origins;
-	uint32_t rec_index;	/* the record's place in its chunk */
-	/* VR_LOSS: events (0: unknown), LossKind (0: ring buffer counter);
-	 * a LossRecord's own origin (the stream that lost them), when it
-	 * has one (a merged trace's losses come from many streams) */
-	uint64_t events;
-	int loss_kind;
+	uint16_t size;		/* VR_EVENT: of the payload */
+	/* VR_LOSS: has_loss_origin: loss_origin is set; LossKind (0: ring
+	 * buffer counter); events (0: unknown) */
 	bool has_loss_origin;
-	Vmscope__Trace__Origin loss_origin;
+	int loss_kind;
+	uint64_t events;
 	/* VR_GAP: sub-buffers first..last missing */
 	uint64_t first, last;
 	/* VR_LOSS (detail), VR_BAD: text, valid until the next call */
 	const char *text;
+	/* VR_LOSS: a LossRecord's own origin (the stream that lost them),
+	 * when it has one (a merged trace's losses come from many streams);
+	 * left as it was for a record */
+	Vmscope__Trace__Origin loss_origin;
 };
 
 struct vr_stream_stats {

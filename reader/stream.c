@@ -373,7 +373,7 @@ static int next_record(struct vr_stream *s, struct vr_item *it)
 		s->chunk = NULL;
 		return e < 0;
 	}
-	memset(it, 0, sizeof(*it));
+	memset(it, 0, offsetof(struct vr_item, loss_origin));
 	it->ts = rec.ts;
 	it->offset = s->chunk_offset;
 	it->origins = s->chunk->origins;
