@@ -22,8 +22,9 @@
 # then, after the stop, times `perf kvm stat report` on that file and keeps
 # `perf report --stats` (LOST and THROTTLE records, samples per event):
 # perf's offline path, what it counts of the exits it recorded.
-# TC_PERF: the perf binary (default: perf from PATH), e.g. a perf built
-# with a change, to compare it with Debian's on the same workload.
+# TC_PERF=NAME: run build/NAME of this repository as perf (default: perf
+# from PATH), e.g. a perf built with a change, beside Debian's on the same
+# workload (run.sh passes knobs without a slash, hence a name).
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/top-cpu.sh
 # (TC_PIO, TC_CPUID: per round; TC_ROUNDS; TC_PEER kvm or stat;
 # TC_PERF_PAGES: perf kvm stat live's -m, its ring buffer in pages;
@@ -36,7 +37,8 @@ ROUNDS=${TC_ROUNDS:-3}
 PEER=${TC_PEER:-kvm}
 # perf's ring buffer per CPU in pages (perf's -m; empty: perf's default)
 PERF_PAGES=${TC_PERF_PAGES:-}
-PERF=${TC_PERF:-perf}
+PERF=${TC_PERF:+$VMTEST_REPO/build/$TC_PERF}
+PERF=${PERF:-perf}
 EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
