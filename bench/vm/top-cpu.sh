@@ -17,9 +17,18 @@
 # TC_PEER=stat puts `perf stat -e kvm:kvm_exit -I 1000 -p QEMU` (counts
 # in the kernel, printed once a second) in perf kvm stat live's place: a
 # check of what perf's events see, not a watcher doing top's work.
+# TC_PEER=record puts `perf kvm stat record -p QEMU` there (perf record
+# of the same kvm tracepoints into the test host's /tmp, no processing),
+# then, after the stop, times `perf kvm stat report` on that file and keeps
+# `perf report --stats` (LOST and THROTTLE records, samples per event):
+# perf's offline path, what it counts of the exits it recorded.
+# TC_PERF=NAME: run build/NAME of this repository as perf (default: perf
+# from PATH), e.g. a perf built with a change, beside Debian's on the same
+# workload (run.sh passes knobs without a slash, hence a name).
 # Run: flock /var/tmp/vmtest.lock tests/vm/run.sh --show bench/vm/top-cpu.sh
 # (TC_PIO, TC_CPUID: per round; TC_ROUNDS; TC_PEER kvm or stat;
-# TC_PERF_PAGES: perf kvm stat live's -m, its ring buffer in pages)
+# TC_PERF_PAGES: perf kvm stat live's -m, its ring buffer in pages;
+# TC_PEER record; TC_PERF)
 
 PORT=5643	# VMSCOPE_AGENT_PORT, where top takes the agent
 PIO=${TC_PIO:-10000}
@@ -28,6 +37,8 @@ ROUNDS=${TC_ROUNDS:-3}
 PEER=${TC_PEER:-kvm}
 # perf's ring buffer per CPU in pages (perf's -m; empty: perf's default)
 PERF_PAGES=${TC_PERF_PAGES:-}
+PERF=${TC_PERF:+$VMTEST_REPO/build/$TC_PERF}
+PERF=${PERF:-perf}
 EXIT_TASKS=$VMTEST_BUILD/tests/vm/tools/exit-tasks
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
@@ -58,9 +69,9 @@ median() {	# median of the numbers on stdin
 }
 
 host_main() {
-	command -v perf >/dev/null || fail "no perf in the test host (scripts/install-deps.sh installs linux-perf)"
+	command -v "$PERF" >/dev/null || fail "no $PERF in the test host (scripts/install-deps.sh installs linux-perf)"
 	host_probed_guest g1 guest_main 1 3
-	log "perf: $(perf version)"
+	log "perf: $PERF, $("$PERF" version)"
 
 	bg_start top /vmtest/top.json /vmtest/top.err 'vmscope top: live from the host module' \
 		--pid "$qpid" --json --interval 1
@@ -68,10 +79,12 @@ host_main() {
 	mkfifo /tmp/perf-stdin || fail "mkfifo"
 	exec 7<>/tmp/perf-stdin	# a writer that never writes: perf's stdin is never readable
 	case $PEER in
-	kvm) perf kvm stat live -p "$qpid" -d 1 ${PERF_PAGES:+-m "$PERF_PAGES"} <&7 \
+	kvm) "$PERF" kvm stat live -p "$qpid" -d 1 ${PERF_PAGES:+-m "$PERF_PAGES"} <&7 \
 		>/vmtest/perf.out 2>/vmtest/perf.err & ;;
-	stat) perf stat -e kvm:kvm_exit -I 1000 -p "$qpid" <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
-	*) fail "TC_PEER is kvm or stat, not $PEER" ;;
+	stat) "$PERF" stat -e kvm:kvm_exit -I 1000 -p "$qpid" <&7 >/vmtest/perf.out 2>/vmtest/perf.err & ;;
+	record) "$PERF" kvm -o /tmp/perf.data.kvm stat record -p "$qpid" ${PERF_PAGES:+-m "$PERF_PAGES"} <&7 \
+		>/vmtest/perf.out 2>/vmtest/perf.err & ;;
+	*) fail "TC_PEER is kvm, stat or record, not $PEER" ;;
 	esac
 	perf=$!
 	# perf is watching once it holds its perf events open
@@ -107,6 +120,17 @@ host_main() {
 	wait "$top" || fail "top exited $?: $(cat /vmtest/top.err)"
 	wait "$perf" || log "perf ($PEER) exited $? after SIGINT"
 	exec 7>&-
+	if [ "$PEER" = record ]; then
+		# perf's offline path on what it recorded: its CPU ticks (the
+		# shell's waited-for children), its count, perf's own records
+		sh -c '"$@" >/vmtest/perf-report.txt 2>&1; awk "{ print \$16 + \$17 }" /proc/$$/stat' \
+			sh "$PERF" kvm -i /tmp/perf.data.kvm stat report >/vmtest/perf-report-ticks.txt
+		"$PERF" report -i /tmp/perf.data.kvm --stats >/vmtest/perf-stats.txt 2>&1
+		ls -l /tmp/perf.data.kvm >&2
+		cp /tmp/perf.data.kvm /vmtest/perf.data.kvm
+		log "perf kvm stat report: $(cat /vmtest/perf-report-ticks.txt) ticks; $(grep 'Total Samples' /vmtest/perf-report.txt)"
+		log "perf report --stats: $(grep -E 'SAMPLE|LOST|THROTTLE|stats:' /vmtest/perf-stats.txt | tr -s ' ' | tr '\n' ';')"
+	fi
 	guest_wait g1 300 || fail "guest g1 failed"
 	check "rmmod vmscope_host" rmmod vmscope_host
 
@@ -122,6 +146,7 @@ host_main() {
 	# perf stat -I: one line per second, "TIME COUNT kvm:kvm_exit"
 	case $PEER in
 	kvm) perf_samples=$(awk -F'[:,]' '/^Total Samples:/ { s += $2 } END { print s + 0 }' /vmtest/perf.err) ;;
+	record) perf_samples=$(awk -F'[:,]' '/Total Samples:/ { s += $2 } END { print s + 0 }' /vmtest/perf-report.txt) ;;
 	stat) perf_samples=$(awk '$3 == "kvm:kvm_exit" { gsub(/,/, "", $2); s += $2 } END { print s + 0 }' /vmtest/perf.err) ;;
 	esac
 	agent=$(jq -s '[.[].vms[].agent] | any' /vmtest/top.json)
@@ -132,7 +157,7 @@ host_main() {
 	[ "$perf_samples" -gt 0 ] || fail "perf kvm stat live counted no exit: $(tail -n 20 /vmtest/perf.err)"
 	echo "$tasks" | grep -q 'exit-cpuid' || fail "top named no exit-cpuid task"
 
-	log "peer: $PEER (kvm: perf kvm stat live; stat: perf stat -e kvm:kvm_exit)"
+	log "peer: $PEER (kvm: perf kvm stat live; stat: perf stat -e kvm:kvm_exit; record: perf kvm stat record, then report)"
 	awk -v r="$ROUNDS" -v p="$PIO" -v c="$CPUID" -v lt="$life_top" -v lp="$life_perf" \
 		-v kw="$((kw1 - kw0))" -v te="$top_exits" -v pe="$perf_samples" '
 	{ n++; s[n] = $2; k[n] = $3; a[n] = $4; b[n] = $5; q[n] = ($5 ? $4 / $5 : 0) }
