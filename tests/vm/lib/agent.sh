@@ -51,8 +51,7 @@ guest_agent_finish() {
 host_record_finish() {
 	_gdir=$VMTEST_GUESTS/$1 _qpid=$2
 	wait_file "$_gdir/done"
-	kill -STOP "$_qpid"
-	sleep 1
+	vm_stop "$_qpid"
 	kill -INT "$REC_PID"
 	wait "$REC_PID" || fail "record failed: $(cat /vmtest/record.err)"
 	kill -CONT "$_qpid"

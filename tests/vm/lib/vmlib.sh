@@ -169,12 +169,31 @@ cpu_ticks() {
 		awk '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t + 0 }'
 }
 
-# vm_stop_exits PID: stop QEMU PID (the caller sends SIGCONT) and, once its
-# vCPUs are out of the guest, print kvm_exits: a reading that no exit of
-# that VM changes until SIGCONT.
-vm_stop_exits() {
+# all_stopped PID: every thread of PID is stopped (state T or t): a vCPU
+# thread gets there only after it has left the guest and KVM_RUN, so
+# every event of its last exit is in the ring buffers.
+all_stopped() {
+	for _as in /proc/"$1"/task/*/stat; do
+		_as_s=$(cat "$_as" 2>/dev/null) || continue	# a thread that ended
+		_as_s=${_as_s##*) }	# after the comm, which may hold spaces
+		case ${_as_s%% *} in
+		T | t) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
+# vm_stop PID: stop QEMU PID (the caller sends SIGCONT) and wait until all
+# its threads have stopped.
+vm_stop() {
 	kill -STOP "$1"
-	sleep 1
+	wait_until 30 "every thread of QEMU $1 stopped" all_stopped "$1"
+}
+
+# vm_stop_exits PID: vm_stop PID, then print kvm_exits: a reading that no
+# exit of that VM changes until SIGCONT.
+vm_stop_exits() {
+	vm_stop "$1"
 	kvm_exits "$1"
 }
 

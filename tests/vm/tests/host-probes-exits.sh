@@ -65,8 +65,7 @@ $(cat "$fmt")"
 
 # reading PID: prints "<kvm exits> <module matched kvm_exit>" with QEMU stopped.
 reading() {
-	kill -STOP "$1"
-	sleep 1
+	vm_stop "$1"
 	exits=$(kvm_exits "$1")
 	matched=$(stats_field .events.kvm_exit.matched)
 	kill -CONT "$1"

@@ -191,8 +191,7 @@ host_main() {
 	touch "$gdir/send-bad"
 	wait_file "$gdir/done"
 	record_err_wait "$ENDED_BAD"
-	kill -STOP "$qpid"
-	sleep 1
+	vm_stop "$qpid"
 	kill -INT "$rec"
 	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
 	stats_json /vmtest/stats.json

@@ -65,8 +65,7 @@ host_main() {
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 	# QEMU stopped: no kvm_exit of this VM between the stats and the stop
-	kill -STOP "$qpid"
-	sleep 1
+	vm_stop "$qpid"
 	kill -INT "$rec"
 	wait "$rec" || fail "record failed: $(cat /vmtest/record.err)"
 	stats_json /vmtest/stats.json

@@ -79,8 +79,7 @@ host_main() {
 	touch "$gdir/go"
 	# record's stop as host_record_finish does it; the guest goes on
 	wait_file "$gdir/done"
-	kill -STOP "$qpid"
-	sleep 1
+	vm_stop "$qpid"
 	kill -INT "$REC_PID"
 	wait "$REC_PID" || fail "record failed: $(cat /vmtest/record.err)"
 	kill -CONT "$qpid"
