@@ -47,9 +47,9 @@ TRACE=/tmp/trace-exits
 # the workload, the agent stopped; then "done-RUN" and the host's next word.
 guest_agent_run() {
 	guest_agent_start "$PORT" --flush-ms 50
-	sleep 1
+	guest_sync_past_now
 	check "exit-tasks --pinned $N $M ($1)" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks-$1.txt"
-	sleep 1
+	guest_sync_past_now
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	touch "/vmtest/done-$1"
@@ -61,7 +61,7 @@ guest_main() {
 	touch /vmtest/ready
 	wait_file /vmtest/go
 	guest_agent_start "$PORT" --flush-ms 50
-	sleep 1
+	guest_sync_past_now
 	check "exit-tasks --pinned $N $M" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks.txt"
 	guest_agent_finish
 	# top's runs: JSON lines, then the screen
