@@ -244,13 +244,15 @@ static const struct args_opt opts[] = {
 	ARGS_NUM("guest-port", 0, struct record_args, o.guest_port, 0, 0xfffffffeull),
 	ARGS_FN("guest-handoff", 0, take_handoff),
 	ARGS_FN("metrics-fd", 0, take_metrics_fd),
-	/* at most an hour: a longer threshold is a typo */
-	ARGS_NUM("trigger-exit-us", 0, struct record_args, trigger_exit_us, 1, 3600000000ull),
-	ARGS_NUM("trigger-stall-us", 0, struct record_args, trigger_stall_us, 1, 3600000000ull),
+	/* their ranges: rec_args.h */
+	ARGS_NUM("trigger-exit-us", 0, struct record_args, trigger_exit_us, 1, REC_TRIGGER_US_MAX),
+	ARGS_NUM("trigger-stall-us", 0, struct record_args, trigger_stall_us, 1,
+		 REC_TRIGGER_US_MAX),
 	ARGS_STR("snapshot-dir", 0, struct record_args, snapshot_dir),
-	/* a window of at most 10 minutes each side; the store is memory */
-	ARGS_NUM("snapshot-before-ms", 0, struct record_args, snapshot_before_ms, 0, 600000),
-	ARGS_NUM("snapshot-after-ms", 0, struct record_args, snapshot_after_ms, 0, 600000),
+	ARGS_NUM("snapshot-before-ms", 0, struct record_args, snapshot_before_ms, 0,
+		 REC_SNAP_MS_MAX),
+	ARGS_NUM("snapshot-after-ms", 0, struct record_args, snapshot_after_ms, 0,
+		 REC_SNAP_MS_MAX),
 	ARGS_NUM("snapshot-cap-mb", 0, struct record_args, snapshot_cap_mb, 1, 65536),
 	ARGS_STR(NULL, 'o', struct record_args, o.path),
 	ARGS_END,

@@ -24,6 +24,16 @@ int rec_parse_size(const char *s, unsigned long long *v);
 int rec_parse_duration(const char *s, double *v);
 
 /*
+ * Triggered windows (`record --trigger-exit-us/--trigger-stall-us`,
+ * `--snapshot-before-ms/--snapshot-after-ms`; vmscoped's options and a
+ * domain's metadata take the same values): a threshold of 1 us to an hour
+ * (a longer one is a typo), a window of at most 10 minutes each side (the
+ * recorder keeps it in memory).
+ */
+#define REC_TRIGGER_US_MAX 3600000000ull
+#define REC_SNAP_MS_MAX 600000ull
+
+/*
  * Per-CPU ring buffer bytes -> sub-buffer size and count (powers of two in
  * the module's range, at least 8 sub-buffers when the size allows): 0, or
  * -1 when @bytes is out of range (8 KiB .. 64 MiB).

@@ -114,7 +114,7 @@ static void on_trigger(void *ctx, const struct ol_trig *t)
 		return;
 	}
 	ms_trigger(st, s->start_ns, t->kind);
-	sp_admitted(x->ss->cfg, s, t);
+	sp_admitted(s, t);
 	dm_log("%s: trigger: %s %s of %.3f ms > %.3f ms on vCPU %u at host %llu ns "
 	       "(guest task %s, host task %s)", s->dom.name,
 	       t->kind == OL_TG_EXIT ? "exit" : "stall", t->what, t->dur_ns / 1e6,

@@ -58,7 +58,12 @@ static int parse_opts(const Vmscope__Daemon__TraceOptions *o, struct vd_opts *v,
 	v->duration_s = o->duration_s;
 	if (pb_str_copy(v->output, sizeof(v->output), o->output))
 		return vd_why(why, whylen, -1, "output too long");
-	return vd_check_output(v->output, why, whylen);
+	v->trigger_exit_us = o->trigger_exit_us;
+	v->trigger_stall_us = o->trigger_stall_us;
+	v->snapshot_before_ms = o->snapshot_before_ms;
+	v->snapshot_after_ms = o->snapshot_after_ms;
+	return vd_check_output(v->output, why, whylen) ||
+	       vd_check_triggers(v, why, whylen) ? -1 : 0;
 }
 
 static int parse_domain(const Vmscope__Daemon__Domain *d, struct dm_req *r, char *why,
@@ -151,6 +156,10 @@ size_t dm_req_pack(const struct dm_req *r, uint8_t *buf)
 		o.buffer_size = r->dom.opts.buffer_size;
 		o.duration_s = r->dom.opts.duration_s;
 		o.output = (char *)r->dom.opts.output;
+		o.trigger_exit_us = r->dom.opts.trigger_exit_us;
+		o.trigger_stall_us = r->dom.opts.trigger_stall_us;
+		o.snapshot_before_ms = r->dom.opts.snapshot_before_ms;
+		o.snapshot_after_ms = r->dom.opts.snapshot_after_ms;
 		m.domain = &d;
 		m.options = &o;
 	}

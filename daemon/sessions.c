@@ -186,6 +186,8 @@ static void launch_recorder(struct sessions *ss, struct session *s)
 		argv[n++] = "4";
 		sp_start(ss->cfg, s);
 		n += sp_args(ss->cfg, s, argv + n, &sb);
+	} else {
+		sp_no_feed(ss->cfg, s);
 	}
 	argv[n++] = "-o";
 	argv[n++] = out;

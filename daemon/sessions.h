@@ -82,6 +82,10 @@ struct session {
 	int metrics_fd;			/* from our recorder: its snapshots; -1 */
 	bool metrics_refused;		/* the store was full: said once */
 	struct tg_rate trig_rate;	/* its triggers' rate limit */
+	/* its triggers' thresholds (0: off) and window: its domain's
+	 * metadata's, else the daemon's options (sp_start) */
+	uint64_t trig_exit_ns, trig_stall_ns;
+	unsigned long long snap_before_ms, snap_after_ms;
 	unsigned int snap_waiting;	/* snapshots asked for, not seen yet */
 	char snap_last[32];		/* the newest snapshot seen (its name) */
 	int adopted;			/* child is a predecessor's: not ours to wait */

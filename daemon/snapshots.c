@@ -17,23 +17,23 @@ unsigned int sp_args(const struct dm_cfg *c, const struct session *s, const char
 	unsigned int n = 0;
 
 	/* the recorder's live pipeline finds what crosses them */
-	if (c->trigger.exit_ns) {
+	if (s->trig_exit_ns) {
 		snprintf(b->exit_us, sizeof(b->exit_us), "%llu",
-			 (unsigned long long)(c->trigger.exit_ns / 1000u));
+			 (unsigned long long)(s->trig_exit_ns / 1000u));
 		argv[n++] = "--trigger-exit-us";
 		argv[n++] = b->exit_us;
 	}
-	if (c->trigger.stall_ns) {
+	if (s->trig_stall_ns) {
 		snprintf(b->stall_us, sizeof(b->stall_us), "%llu",
-			 (unsigned long long)(c->trigger.stall_ns / 1000u));
+			 (unsigned long long)(s->trig_stall_ns / 1000u));
 		argv[n++] = "--trigger-stall-us";
 		argv[n++] = b->stall_us;
 	}
 	if (!n)
 		return 0;
 	snprintf(b->dir, sizeof(b->dir), "%s/%s", c->snap.root, s->dom.name);
-	snprintf(b->before, sizeof(b->before), "%llu", c->snap.before_ms);
-	snprintf(b->after, sizeof(b->after), "%llu", c->snap.after_ms);
+	snprintf(b->before, sizeof(b->before), "%llu", s->snap_before_ms);
+	snprintf(b->after, sizeof(b->after), "%llu", s->snap_after_ms);
 	snprintf(b->cap, sizeof(b->cap), "%llu", c->snap.cap_mb);
 	argv[n++] = "--snapshot-dir";
 	argv[n++] = b->dir;
@@ -44,6 +44,30 @@ unsigned int sp_args(const struct dm_cfg *c, const struct session *s, const char
 	argv[n++] = "--snapshot-cap-mb";
 	argv[n++] = b->cap;
 	return n;
+}
+
+/* A threshold in ns: the domain's (µs; VD_TRIGGER_OFF: none), else the
+ * daemon's. */
+static uint64_t threshold(uint64_t dom_us, uint64_t daemon_ns)
+{
+	if (dom_us == VD_TRIGGER_OFF)
+		return 0;
+	return dom_us ? dom_us * 1000u : daemon_ns;
+}
+
+/* "off", or the threshold in ms, into @buf. */
+static const char *said(uint64_t ns, char *buf, size_t len)
+{
+	if (!ns)
+		return "off";
+	snprintf(buf, len, "%.3f ms", ns / 1e6);
+	return buf;
+}
+
+static bool metadata_sets(const struct vd_opts *o)
+{
+	return o->trigger_exit_us || o->trigger_stall_us || o->snapshot_before_ms ||
+	       o->snapshot_after_ms;
 }
 
 /* The first snapshot of @s's domain whose name (its time) sorts after
@@ -68,9 +92,29 @@ static void next_after(const struct dm_cfg *c, const struct session *s, const ch
 	closedir(d);
 }
 
+void sp_no_feed(const struct dm_cfg *c, struct session *s)
+{
+	s->trig_exit_ns = s->trig_stall_ns = 0;
+	if (metadata_sets(&s->dom.opts))
+		dm_log("%s: the trigger options of its metadata not applied: %s", s->dom.name,
+		       c->metrics ? "its recorder has no metrics feed" :
+		       "vmscoped runs without --metrics");
+}
+
 void sp_start(const struct dm_cfg *c, struct session *s)
 {
-	char name[sizeof(s->snap_last)];
+	const struct vd_opts *o = &s->dom.opts;
+	char name[sizeof(s->snap_last)], e[32], st[32];
+
+	s->trig_exit_ns = threshold(o->trigger_exit_us, c->trigger.exit_ns);
+	s->trig_stall_ns = threshold(o->trigger_stall_us, c->trigger.stall_ns);
+	s->snap_before_ms = o->snapshot_before_ms ? o->snapshot_before_ms : c->snap.before_ms;
+	s->snap_after_ms = o->snapshot_after_ms ? o->snapshot_after_ms : c->snap.after_ms;
+	if (metadata_sets(o))
+		dm_log("%s: triggers from its metadata and the daemon's options: exit %s, "
+		       "stall %s, window %llu ms before, %llu ms after", s->dom.name,
+		       said(s->trig_exit_ns, e, sizeof(e)), said(s->trig_stall_ns, st, sizeof(st)),
+		       s->snap_before_ms, s->snap_after_ms);
 
 	s->snap_waiting = 0;
 	s->snap_last[0] = '\0';
@@ -83,12 +127,12 @@ void sp_start(const struct dm_cfg *c, struct session *s)
 	}
 }
 
-void sp_admitted(const struct dm_cfg *c, struct session *s, const struct ol_trig *t)
+void sp_admitted(struct session *s, const struct ol_trig *t)
 {
 	uint8_t b[OL_TG_FRAME_MAX];
 	size_t n;
 
-	if ((!c->trigger.exit_ns && !c->trigger.stall_ns) || s->metrics_fd < 0)
+	if ((!s->trig_exit_ns && !s->trig_stall_ns) || s->metrics_fd < 0)
 		return;
 	n = ol_trig_encode(t, b);
 	if (send(s->metrics_fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n) {

@@ -24,17 +24,23 @@ struct sp_argbuf {
 	char dir[PATH_MAX], before[24], after[24], cap[24], exit_us[24], stall_us[24];
 };
 
-/* @s's recorder's trigger thresholds and, with any, its snapshot options
- * into @argv (at most SP_ARGS entries); how many. */
+/* @s's recorder's trigger thresholds (sp_start's) and, with any, its
+ * snapshot options into @argv (at most SP_ARGS entries); how many. */
 #define SP_ARGS 12
 unsigned int sp_args(const struct dm_cfg *c, const struct session *s, const char **argv,
 		     struct sp_argbuf *b);
 
-/* @s's recorder starts: the snapshots already in its folder are not its. */
+/* @s's recorder starts with a metrics feed: its thresholds and window
+ * chosen (its domain's metadata, else the daemon's options; logged when
+ * the metadata set any); the snapshots already in its folder are not its. */
 void sp_start(const struct dm_cfg *c, struct session *s);
 
+/* @s's recorder starts without a metrics feed (no --metrics): thresholds
+ * in its domain's metadata cannot apply, and the log says so. */
+void sp_no_feed(const struct dm_cfg *c, struct session *s);
+
 /* The rate limit admitted @t of @s: sent back to its recorder to write. */
-void sp_admitted(const struct dm_cfg *c, struct session *s, const struct ol_trig *t);
+void sp_admitted(struct session *s, const struct ol_trig *t);
 
 /* Each tick: @s's new snapshots, while it has some to come. */
 void sp_scan(const struct dm_cfg *c, struct session *s);

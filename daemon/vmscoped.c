@@ -31,6 +31,7 @@
 #include "metrics_feed.h"
 #include "metrics_http.h"
 #include "proto.h"
+#include "rec_args.h"
 #include "sessions.h"
 #include "snapshots.h"
 #include "util_args.h"
@@ -131,7 +132,9 @@ static void usage(FILE *out)
 		"                       STATE/snapshots/DOMAIN/TIME/ (logged, counted in\n"
 		"                       vmscope_snapshots_total)\n"
 		"  --trigger-stall-us N  with --metrics: the same for a guest-thread stall\n"
-		"                       (its vCPU thread off its host CPU)\n"
+		"                       (its vCPU thread off its host CPU); both, and the\n"
+		"                       window's sizes below, are defaults: a domain's\n"
+		"                       <vmscope:trace> may set its own\n"
 		"  --trigger-interval S  at most one trigger per domain per S seconds\n"
 		"                       (default 60); the others are counted\n"
 		"                       (vmscoped_triggers_suppressed_total)\n"
@@ -344,13 +347,16 @@ static const struct args_opt opts[] = {
 	ARGS_FN("stop-timeout", 0, take_stop_timeout),
 	ARGS_NUM("guest-port", 0, struct daemon_args, guest_port, 0, 0xfffffffeull),
 	ARGS_FN("metrics", 0, take_metrics),
-	/* at most an hour and a day: anything longer is a typo */
-	ARGS_NUM("trigger-exit-us", 0, struct daemon_args, trigger_exit_us, 1, 3600000000ull),
-	ARGS_NUM("trigger-stall-us", 0, struct daemon_args, trigger_stall_us, 1, 3600000000ull),
+	/* as `vmscope record` takes them (rec_args.h); an interval of at
+	 * most a day: anything longer is a typo */
+	ARGS_NUM("trigger-exit-us", 0, struct daemon_args, trigger_exit_us, 1, REC_TRIGGER_US_MAX),
+	ARGS_NUM("trigger-stall-us", 0, struct daemon_args, trigger_stall_us, 1,
+		 REC_TRIGGER_US_MAX),
 	ARGS_NUM("trigger-interval", 0, struct daemon_args, trigger_interval_s, 0, 86400),
-	/* as `vmscope record` takes them */
-	ARGS_NUM("snapshot-before-ms", 0, struct daemon_args, cfg.snap.before_ms, 0, 600000),
-	ARGS_NUM("snapshot-after-ms", 0, struct daemon_args, cfg.snap.after_ms, 0, 600000),
+	ARGS_NUM("snapshot-before-ms", 0, struct daemon_args, cfg.snap.before_ms, 0,
+		 REC_SNAP_MS_MAX),
+	ARGS_NUM("snapshot-after-ms", 0, struct daemon_args, cfg.snap.after_ms, 0,
+		 REC_SNAP_MS_MAX),
 	ARGS_NUM("snapshot-cap-mb", 0, struct daemon_args, cfg.snap.cap_mb, 1, 65536),
 	ARGS_NUM("snapshot-quota-mb", 0, struct daemon_args, snap_quota_mb, 1, 1ull << 30),
 	ARGS_END,

@@ -119,6 +119,62 @@ int vd_check_output(const char *path, char *why, size_t whylen)
 	return 0;
 }
 
+static int check_us(const char *what, uint64_t v, char *why, size_t whylen)
+{
+	if (v && v != VD_TRIGGER_OFF && v > REC_TRIGGER_US_MAX)
+		return vd_why(why, whylen, -1, "%s %llu: microseconds, 1 to %llu, or off", what,
+			    (unsigned long long)v, REC_TRIGGER_US_MAX);
+	return 0;
+}
+
+static int check_ms(const char *what, uint64_t v, char *why, size_t whylen)
+{
+	if (v > REC_SNAP_MS_MAX)
+		return vd_why(why, whylen, -1, "%s %llu: milliseconds, 1 to %llu", what,
+			    (unsigned long long)v, REC_SNAP_MS_MAX);
+	return 0;
+}
+
+int vd_check_triggers(const struct vd_opts *o, char *why, size_t whylen)
+{
+	return check_us("trigger-exit-us", o->trigger_exit_us, why, whylen) ||
+	       check_us("trigger-stall-us", o->trigger_stall_us, why, whylen) ||
+	       check_ms("snapshot-before-ms", o->snapshot_before_ms, why, whylen) ||
+	       check_ms("snapshot-after-ms", o->snapshot_after_ms, why, whylen) ? -1 : 0;
+}
+
+/*
+ * A triggered window's attribute (@name, @val) into @o: 1 when @name is
+ * not one. A threshold is 1 us to an hour, or "off" (none for this domain
+ * whatever the daemon's option); a window 1 ms to 10 minutes (0 is not
+ * taken: in @o it means the daemon's option).
+ */
+static int trigger_attr(const char *name, const char *val, struct vd_opts *o, char *why,
+			size_t whylen)
+{
+	unsigned long long v;
+	uint64_t *us = !strcmp(name, "trigger-exit-us") ? &o->trigger_exit_us :
+		       !strcmp(name, "trigger-stall-us") ? &o->trigger_stall_us : NULL;
+	uint64_t *ms = !strcmp(name, "snapshot-before-ms") ? &o->snapshot_before_ms :
+		       !strcmp(name, "snapshot-after-ms") ? &o->snapshot_after_ms : NULL;
+
+	if (us && !strcmp(val, "off"))
+		*us = VD_TRIGGER_OFF;
+	else if (us && !util_parse_ull(val, 1, REC_TRIGGER_US_MAX, &v))
+		*us = v;
+	else if (us)
+		return vd_why(why, whylen, -1, "%s='%.24s': microseconds, 1 to %llu, or off",
+			    name, val, REC_TRIGGER_US_MAX);
+	else if (ms && !util_parse_ull(val, 1, REC_SNAP_MS_MAX, &v))
+		*ms = v;
+	else if (ms)
+		return vd_why(why, whylen, -1, "%s='%.24s': milliseconds, 1 to %llu", name, val,
+			    REC_SNAP_MS_MAX);
+	else
+		return 1;
+	return 0;
+}
+
 /* One attribute of vmscope:trace into @o. */
 static int trace_attr(const char *name, const char *val, struct vd_domain *d, char *why,
 		      size_t whylen)
@@ -155,7 +211,12 @@ static int trace_attr(const char *name, const char *val, struct vd_domain *d, ch
 			return -1;
 		strcpy(o->output, val);
 	} else {
-		return vd_why(why, whylen, -1, "unknown attribute '%.40s' of vmscope:trace", name);
+		int rc = trigger_attr(name, val, o, why, whylen);
+
+		if (rc == 1)
+			return vd_why(why, whylen, -1, "unknown attribute '%.40s' of vmscope:trace",
+				    name);
+		return rc;
 	}
 	return 0;
 }

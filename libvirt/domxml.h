@@ -8,7 +8,8 @@
  *   <metadata>
  *     <vmscope:trace xmlns:vmscope="http://vmscope.org/xmlns/trace/1"
  *                    events="kvm,sched" mode="flight" buffer-size="4M"
- *                    duration="10m" output="/srv/traces"/>
+ *                    duration="10m" output="/srv/traces"
+ *                    trigger-stall-us="20000" snapshot-before-ms="3000"/>
  *   </metadata>
  *
  * The XML is input from whoever may define domains: parsed with libxml2
@@ -30,6 +31,10 @@
 
 enum vd_mode { VD_MODE_DEFAULT = 0, VD_MODE_DISCARD, VD_MODE_FLIGHT };
 
+/* A trigger threshold the domain turned off ("off"): none for it, whatever
+ * the daemon's option says. */
+#define VD_TRIGGER_OFF UINT64_MAX
+
 /* A traced domain's options; zero/empty fields mean "the default". */
 struct vd_opts {
 	char events[VD_EVENTS_MAX];	/* as `record --events`; "": all */
@@ -37,6 +42,9 @@ struct vd_opts {
 	unsigned long long buffer_size;	/* bytes per host CPU; 0: default */
 	double duration_s;		/* 0: until the domain stops */
 	char output[VD_PATH_MAX];	/* base folder; "": /var/lib/vmscope/traces */
+	/* triggered windows (daemon/README.md); 0: the daemon's option */
+	uint64_t trigger_exit_us, trigger_stall_us;	/* or VD_TRIGGER_OFF */
+	uint64_t snapshot_before_ms, snapshot_after_ms;
 };
 
 struct vd_domain {
@@ -74,5 +82,8 @@ int vd_check_name(const char *name, char *why, size_t whylen);
 int vd_check_events(const char *events, char *why, size_t whylen);
 int vd_check_output(const char *path, char *why, size_t whylen);
 int vd_check_uuid(const char *uuid, char *why, size_t whylen);
+/* The triggered windows' values of @o: each 0, or in rec_args.h's range
+ * (a threshold also VD_TRIGGER_OFF). */
+int vd_check_triggers(const struct vd_opts *o, char *why, size_t whylen);
 
 #endif

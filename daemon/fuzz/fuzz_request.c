@@ -3,9 +3,9 @@
  * dm_req_parse on what a client of the socket sends: no crash, no leak,
  * bounded; what it accepts passes again after a round trip through
  * dm_req_pack. Inputs starting with 'S' are turned into a well-formed
- * Request first (op, mode, cid, pid, sizes from the next bytes; the
- * strings from the rest, split at NULs), so that the mutations reach the
- * field checks and not only protobuf's decoder.
+ * Request first (op, mode, cid, pid, sizes, trigger options from the next
+ * bytes; the strings from the rest, split at NULs), so that the mutations
+ * reach the field checks and not only protobuf's decoder.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +28,20 @@ static char *piece(char **s, char *end)
 	return p;
 }
 
+/* A trigger option from one byte: 0, 2^64-1 ("off"), 2^64-2, or a power
+ * of two times the byte's low bits, so that the bounds are reached. */
+static uint64_t trig_value(uint8_t b)
+{
+	switch (b >> 6) {
+	case 0:
+		return 0;
+	case 1:
+		return b & 1 ? UINT64_MAX : UINT64_MAX - 1;
+	default:
+		return (uint64_t)(b & 7) << (b >> 3 & 31);
+	}
+}
+
 static size_t structured(const uint8_t *data, size_t size)
 {
 	static const char *const hooks[] = { "started", "stopped", "release", "reconnect",
@@ -39,7 +53,7 @@ static size_t structured(const uint8_t *data, size_t size)
 	char *s = text, *end;
 	size_t n;
 
-	if (size < 16)
+	if (size < 20)
 		return 0;
 	m.version = data[1] & 0x80 ? data[1] : DM_PROTO_VERSION;
 	m.op = (Vmscope__Daemon__Op)(data[2] % 7);
@@ -49,8 +63,12 @@ static size_t structured(const uint8_t *data, size_t size)
 	o.mode = data[9] % 4;
 	o.buffer_size = (uint64_t)data[10] << (data[11] % 48);
 	o.duration_s = data[12] & 0x80 ? -1.0 * data[13] : (double)data[13] * data[14];
-	n = size - 16 < sizeof(text) - 1 ? size - 16 : sizeof(text) - 1;
-	memcpy(text, data + 16, n);
+	o.trigger_exit_us = trig_value(data[16]);
+	o.trigger_stall_us = trig_value(data[17]);
+	o.snapshot_before_ms = trig_value(data[18]);
+	o.snapshot_after_ms = trig_value(data[19]);
+	n = size - 20 < sizeof(text) - 1 ? size - 20 : sizeof(text) - 1;
+	memcpy(text, data + 20, n);
 	text[n] = '\0';
 	end = text + n;
 	d.name = piece(&s, end);
@@ -87,7 +105,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (back.op != r.op || back.hook != r.hook || strcmp(back.dom.name, r.dom.name) ||
 	    back.dom.cid != r.dom.cid || back.pid != r.pid ||
-	    strcmp(back.dom.opts.output, r.dom.opts.output))
+	    strcmp(back.dom.opts.output, r.dom.opts.output) ||
+	    back.dom.opts.trigger_exit_us != r.dom.opts.trigger_exit_us ||
+	    back.dom.opts.trigger_stall_us != r.dom.opts.trigger_stall_us ||
+	    back.dom.opts.snapshot_before_ms != r.dom.opts.snapshot_before_ms ||
+	    back.dom.opts.snapshot_after_ms != r.dom.opts.snapshot_after_ms)
+		abort();
+	/* what the daemon takes holds domxml.h's ranges */
+	if (vd_check_triggers(&r.dom.opts, why, sizeof(why)))
 		abort();
 	return 0;
 }

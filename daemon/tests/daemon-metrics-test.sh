@@ -19,16 +19,21 @@
 # (vmscope_snapshots_total 1); a snapshot left by an earlier session of
 # the same domain is not counted; with --snapshot-quota-mb 1, another
 # domain's older 2 MiB snapshot is removed (logged) and web's kept.
+# Per-domain thresholds (its metadata's trigger-*-us, snapshot-*-ms): a
+# domain's replace the daemon's in its recorder's command line (logged),
+# "off" turns one off, a huge value is refused by the hook naming the
+# domain and the value, and that domain is not traced.
 # Usage: daemon-metrics-test.sh PATH-TO-vmscoped PATH-TO-vmscope PATH-TO-test_metrics
 set -u
 daemon=$1 vmscope=$2 tm=$3
 . "$(dirname "$0")/daemon-lib.sh"
 daemon_test_setup vmscoped-metrics-test
 UUID=6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10
-hook() { # NAME OP: the hook as libvirt runs it, NAME opted in (vsock CID: web 7, else 8)
+hook() { # NAME OP [ATTRS]: the hook as libvirt runs it, NAME opted in with
+	# ATTRS in its vmscope:trace (vsock CID: web 7, own 9, off 10, else 8)
 	local cid=8
-	[ "$1" = web ] && cid=7
-	printf "<domain type='kvm'><name>%s</name><uuid>%s</uuid><metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1'/></metadata><devices><vsock model='virtio'><cid auto='no' address='%s'/></vsock></devices></domain>" "$1" "$UUID" "$cid" |
+	case $1 in web) cid=7 ;; own) cid=9 ;; off) cid=10 ;; esac
+	printf "<domain type='kvm'><name>%s</name><uuid>%s</uuid><metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1' %s/></metadata><devices><vsock model='virtio'><cid auto='no' address='%s'/></vsock></devices></domain>" "$1" "$UUID" "${3:-}" "$cid" |
 		"$vmscope" hook "$1" "$2" begin - 2>>"$T/hook.err"
 }
 scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$T/scrape"; }
@@ -89,6 +94,30 @@ check "bad has no series" not_served 'domain="bad"'
 check "bad still records" is_state bad recording
 check "one domain served" served "vmscoped_metrics_domains 1"
 check "the scrape passes promtool" sh -c "promtool check metrics <'$T/scrape' >'$T/promtool.out' 2>&1 && [ ! -s '$T/promtool.out' ]"
+
+# thresholds in a domain's metadata: own's replace the daemon's (its stall
+# threshold, an exit one the daemon has not, its window before; after and
+# the cap stay the daemon's); off turns the daemon's stall threshold off:
+# no trigger, no snapshot options; a hostile value is refused by the hook,
+# naming the domain and the value: that domain is not traced
+qemu own
+hook own started 'trigger-stall-us="45000" trigger-exit-us="5000" snapshot-before-ms="1500"'
+check "own recording" wait_for 15 is_state own recording
+check "own's recorder got its metadata's thresholds and window" grep -q "record --pid $(cat "$T/qemu.own") --cid 9 --guest-handoff 3 --metrics-fd 4 --trigger-exit-us 5000 --trigger-stall-us 45000 --snapshot-dir $T/state/snapshots/own --snapshot-before-ms 1500 --snapshot-after-ms 1000 --snapshot-cap-mb 64 -o $T/state/traces/own/" "$T/calls"
+check "and the daemon says so" grep -q "own: triggers from its metadata and the daemon's options: exit 5.000 ms, stall 45.000 ms, window 1500 ms before, 1000 ms after" "$T/daemon.log"
+qemu off
+hook off started 'trigger-stall-us="off"'
+check "off recording" wait_for 15 is_state off recording
+check "off's recorder got no trigger nor snapshot option" grep -q "record --pid $(cat "$T/qemu.off") --cid 10 --guest-handoff 3 --metrics-fd 4 -o $T/state/traces/off/" "$T/calls"
+check "and the daemon says so" grep -q "off: triggers from its metadata and the daemon's options: exit off, stall off, window 3000 ms before, 1000 ms after" "$T/daemon.log"
+qemu huge
+hook huge started 'trigger-stall-us="99999999999999999999999"'
+check "a huge threshold: the hook says which domain and value" grep -q "huge: not traced, its vmscope:trace is refused: trigger-stall-us='99999999999999999999999': microseconds, 1 to 3600000000, or off" "$T/hook.err"
+check "and the domain is not traced" [ -z "$(state_of huge)" ]
+check "nor has a folder" [ ! -e "$T/state/traces/huge" ]
+hook own stopped
+hook off stopped
+check "own and off finalized" wait_for 30 sh -c 'ls "$0"/state/traces/own/*/summary.txt "$0"/state/traces/off/*/summary.txt' "$T"
 
 # web stops: its series end at once; a restart serves the new recording
 hook web stopped

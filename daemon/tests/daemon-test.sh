@@ -66,12 +66,13 @@ check "reconnect while recording: no new folder" [ "$(traces a)" = 1 ]
 
 # ---- a second opted-in domain while a records: recorded beside it ----
 qemu c
-hook c started ''
+hook c started 'trigger-stall-us="20000"'
 check "c recorded beside a" wait_for 15 is_state c recording
 check "a still recording" is_state a recording
 # the fake writes its calls line before the trace: wait for the trace
 check "c's recorder is up" wait_for 30 sh -c 'ls "$0"/state/traces/c/*/trace/metadata.vtf' "$T"
 check "c's recorder got its own cid" grep -q "record --pid $(cat "$T/qemu.c") --cid 9 --guest-handoff 3 -o $T/state/traces/c/" "$T/calls"
+check "c's threshold not applied without --metrics, said" grep -q "c: the trigger options of its metadata not applied: vmscoped runs without --metrics" "$T/daemon.log"
 # up to the host module's 8 sessions: d1..d6 make 8, d7 is refused
 for i in 1 2 3 4 5 6 7; do qemu d$i; hook d$i started ''; done
 check "d1..d6 recording" wait_for 30 sh -c 'for i in 1 2 3 4 5 6; do [ "$("$0" session list | awk -v n=d$i "\$1 == n { s = \$2 } END { print s }")" = recording ] || exit 1; done' "$vmscope"
@@ -152,6 +153,9 @@ echo "<domain><name>x" | "$vmscope" hook x started - - 2>"$T/bad.err"; rc=$?
 check "malformed XML: exit 0 ($rc), warned" [ "$rc" -eq 0 ] && grep -q "unreadable" "$T/bad.err"
 xml x 'mode="ring"' | "$vmscope" hook x started - - 2>"$T/bad.err"; rc=$?
 check "refused option: exit 0 ($rc), warned" [ "$rc" -eq 0 ] && grep -q "refused: mode='ring'" "$T/bad.err"
+xml x 'trigger-exit-us="0"' | "$vmscope" hook x started - - 2>"$T/bad.err"; rc=$?
+check "refused threshold: exit 0 ($rc)" [ "$rc" -eq 0 ]
+check "refused threshold: warned with domain and value" grep -q "x: not traced, its vmscope:trace is refused: trigger-exit-us='0'" "$T/bad.err"
 xml x '' | "$vmscope" hook x prepare begin - 2>"$T/bad.err"; rc=$?
 check "prepare: exit 0 ($rc), silent" [ "$rc" -eq 0 ] && [ ! -s "$T/bad.err" ]
 

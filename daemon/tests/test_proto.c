@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vmscoped's request parser: every op round trips through dm_req_pack and
- * dm_req_parse; each field out of range, a wrong version, an unknown op or
- * hook event, bytes that are not a request, and an oversize message are
- * refused with a reason.
+ * dm_req_parse (a domain's trigger options too); each field out of range
+ * (a trigger option too), a wrong version, an unknown op or hook event,
+ * bytes that are not a request, and an oversize message are refused with
+ * a reason.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,6 +29,10 @@ static struct dm_req sample(void)
 	r.dom.opts.buffer_size = 1 << 20;
 	r.dom.opts.duration_s = 2.5;
 	strcpy(r.dom.opts.output, "/srv/t");
+	r.dom.opts.trigger_exit_us = VD_TRIGGER_OFF;
+	r.dom.opts.trigger_stall_us = 45000;
+	r.dom.opts.snapshot_before_ms = 600000;
+	r.dom.opts.snapshot_after_ms = 1;
 	return r;
 }
 
@@ -54,6 +59,10 @@ static void round_trips(void)
 		       back.dom.opts.mode == VD_MODE_FLIGHT &&
 		       back.dom.opts.buffer_size == 1 << 20 && back.dom.opts.duration_s == 2.5 &&
 		       !strcmp(back.dom.opts.output, "/srv/t"), "op %d: options changed", ops[i]);
+		EXPECT(back.dom.opts.trigger_exit_us == VD_TRIGGER_OFF &&
+		       back.dom.opts.trigger_stall_us == 45000 &&
+		       back.dom.opts.snapshot_before_ms == 600000 &&
+		       back.dom.opts.snapshot_after_ms == 1, "op %d: triggers changed", ops[i]);
 		EXPECT(ops[i] != DM_HOOK || back.hook == DM_HOOK_STARTED, "hook %d", back.hook);
 	}
 	for (int h = DM_HOOK_STARTED; h <= DM_HOOK_RECONNECT; h++)
@@ -87,7 +96,8 @@ static void refused(void)
 		m.domain = &d; m.options = &o; m.hook_event = (char *)""; \
 		d.name = (char *)"vm"; d.uuid = (char *)""; d.cid = 0; d.pid = 0; \
 		o.events = (char *)""; o.mode = 0; o.buffer_size = 0; o.duration_s = 0; \
-		o.output = (char *)""; \
+		o.output = (char *)""; o.trigger_exit_us = 0; o.trigger_stall_us = 0; \
+		o.snapshot_before_ms = 0; o.snapshot_after_ms = 0; \
 	} while (0)
 
 	RESET();
@@ -123,6 +133,14 @@ static void refused(void)
 	RESET(); o.events = longevents; REFUSED("events too long");
 	RESET(); o.output = (char *)"rel"; REFUSED("relative output");
 	RESET(); o.output = (char *)"/a/../b"; REFUSED("output with ..");
+	RESET(); o.trigger_exit_us = 3600000001ull; REFUSED("exit threshold over an hour");
+	RESET(); o.trigger_stall_us = VD_TRIGGER_OFF - 1; REFUSED("stall threshold 2^64-2");
+	RESET(); o.snapshot_before_ms = 600001; REFUSED("window before 600001 ms");
+	RESET(); o.snapshot_after_ms = VD_TRIGGER_OFF; REFUSED("window after 2^64-1 ms");
+	RESET(); o.trigger_exit_us = VD_TRIGGER_OFF; o.trigger_stall_us = 1;
+	rc = dm_req_parse(buf, raw(&m), &r, why, sizeof(why));
+	EXPECT(rc == 0 && r.dom.opts.trigger_exit_us == VD_TRIGGER_OFF &&
+	       r.dom.opts.trigger_stall_us == 1, "off and 1 us: rc %d (%s)", rc, why);
 	RESET(); m.op = VMSCOPE__DAEMON__OP__OP_HOOK; m.hook_event = (char *)"prepare";
 	REFUSED("hook prepare");
 	RESET(); m.op = VMSCOPE__DAEMON__OP__OP_HOOK; m.hook_event = (char *)"";

@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (vd_check_name(d.name, why, sizeof(why)) ||
 		    vd_check_uuid(d.uuid, why, sizeof(why)) ||
 		    vd_check_events(d.opts.events, why, sizeof(why)) ||
-		    vd_check_output(d.opts.output, why, sizeof(why)))
+		    vd_check_output(d.opts.output, why, sizeof(why)) ||
+		    vd_check_triggers(&d.opts, why, sizeof(why)))
 			abort();
 		if (d.cid && d.cid < 3)
 			abort();

@@ -3,7 +3,8 @@
  * vd_parse on domain XMLs a libvirt hook can receive: accepted (every
  * option, defaults, namespace matched by URI not prefix), absent (no
  * element, another application's metadata, enabled="no"), refused (each
- * bad option) and malformed (not XML, wrong root, DTDs and entities,
+ * bad option), the triggered windows' options (each accepted at its
+ * bounds, "off", absent; each refused naming its value) and malformed (not XML, wrong root, DTDs and entities,
  * oversize, other encodings, bad name/uuid/cid).
  */
 #include <stdio.h>
@@ -157,6 +158,96 @@ static void refused(void)
 	       "output a..b: %s", why);
 }
 
+/* The triggered windows' attributes (daemon/README.md, "Triggered windows"). */
+static void triggers(void)
+{
+	static const char *const bad[] = {
+		"trigger-exit-us='0'",
+		"trigger-exit-us='3600000001'",
+		"trigger-stall-us='18446744073709551615'",
+		"trigger-stall-us='99999999999999999999999999'",
+		"trigger-stall-us='-1'",
+		"trigger-stall-us='+5'",
+		"trigger-stall-us=' 5'",
+		"trigger-stall-us='5 '",
+		"trigger-stall-us='0x10'",
+		"trigger-stall-us='20ms'",
+		"trigger-stall-us='1e3'",
+		"trigger-stall-us=''",
+		"trigger-stall-us='OFF'",
+		"snapshot-before-ms='0'",
+		"snapshot-before-ms='600001'",
+		"snapshot-after-ms='off'",
+		"snapshot-after-ms='18446744073709551616'",
+	};
+	struct vd_domain d;
+	char why[200], meta[200];
+	int rc;
+
+	rc = parse_with("<v:trace xmlns:v='" NS "' trigger-exit-us='5000' "
+			"trigger-stall-us='20000' snapshot-before-ms='3000' "
+			"snapshot-after-ms='1500'/>", &d, why);
+	EXPECT(rc == VD_OK && d.traced, "triggers: rc %d (%s)", rc, why);
+	EXPECT(d.opts.trigger_exit_us == 5000 && d.opts.trigger_stall_us == 20000 &&
+	       d.opts.snapshot_before_ms == 3000 && d.opts.snapshot_after_ms == 1500,
+	       "triggers: %llu %llu %llu %llu", (unsigned long long)d.opts.trigger_exit_us,
+	       (unsigned long long)d.opts.trigger_stall_us,
+	       (unsigned long long)d.opts.snapshot_before_ms,
+	       (unsigned long long)d.opts.snapshot_after_ms);
+	EXPECT(!vd_check_triggers(&d.opts, why, sizeof(why)), "its own check: %s", why);
+	/* the bounds, and "off" */
+	rc = parse_with("<v:trace xmlns:v='" NS "' trigger-exit-us='off' "
+			"trigger-stall-us='3600000000' snapshot-before-ms='1' "
+			"snapshot-after-ms='600000'/>", &d, why);
+	EXPECT(rc == VD_OK && d.opts.trigger_exit_us == VD_TRIGGER_OFF &&
+	       d.opts.trigger_stall_us == 3600000000ull && d.opts.snapshot_before_ms == 1 &&
+	       d.opts.snapshot_after_ms == 600000, "bounds: rc %d (%s)", rc, why);
+	EXPECT(!vd_check_triggers(&d.opts, why, sizeof(why)), "bounds' check: %s", why);
+	rc = parse_with("<v:trace xmlns:v='" NS "' trigger-stall-us='1'/>", &d, why);
+	EXPECT(rc == VD_OK && d.opts.trigger_stall_us == 1 && !d.opts.trigger_exit_us &&
+	       !d.opts.snapshot_before_ms && !d.opts.snapshot_after_ms,
+	       "one threshold, the rest the daemon's: rc %d (%s)", rc, why);
+	/* absent: every one the daemon's */
+	rc = parse_with("<v:trace xmlns:v='" NS "' mode='flight'/>", &d, why);
+	EXPECT(rc == VD_OK && !d.opts.trigger_exit_us && !d.opts.trigger_stall_us &&
+	       !d.opts.snapshot_before_ms && !d.opts.snapshot_after_ms, "absent: rc %d", rc);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *val = strchr(bad[i], '\'') + 1;
+		char want[80];
+
+		/* the hook's warning names the domain (d.name) and says the
+		 * attribute and its value, as written (cut at 24 bytes) */
+		snprintf(want, sizeof(want), "%.*s='%.*s'", (int)strcspn(bad[i], "="), bad[i],
+			 (int)(strcspn(val, "'") > 24 ? 24 : strcspn(val, "'")), val);
+		snprintf(meta, sizeof(meta), "<v:trace xmlns:v='" NS "' %s/>", bad[i]);
+		rc = parse_with(meta, &d, why);
+		EXPECT(rc == VD_REFUSED && !d.traced, "trigger #%zu %s: rc %d", i, bad[i], rc);
+		EXPECT(!strcmp(d.name, "traced-vm") && strstr(why, want),
+		       "trigger #%zu %s: reason '%s' lacks %s", i, bad[i], why, want);
+	}
+	rc = parse_with("<v:trace xmlns:v='" NS "' trigger-stall='20000'/>", &d, why);
+	EXPECT(rc == VD_REFUSED && strstr(why, "unknown attribute 'trigger-stall'"),
+	       "a typo of an attribute: rc %d (%s)", rc, why);
+
+	/* the request parser's check: each bound and one past it */
+	struct vd_opts o = { .trigger_exit_us = VD_TRIGGER_OFF, .trigger_stall_us = 3600000000ull,
+			     .snapshot_before_ms = 600000, .snapshot_after_ms = 0 };
+
+	EXPECT(!vd_check_triggers(&o, why, sizeof(why)), "check at the bounds: %s", why);
+	o.trigger_stall_us = 3600000001ull;
+	EXPECT(vd_check_triggers(&o, why, sizeof(why)) && strstr(why, "3600000001"),
+	       "stall over an hour: %s", why);
+	o.trigger_stall_us = 0;
+	o.trigger_exit_us = VD_TRIGGER_OFF - 1;
+	EXPECT(vd_check_triggers(&o, why, sizeof(why)) && strstr(why, "trigger-exit-us"),
+	       "exit 2^64-2: %s", why);
+	o.trigger_exit_us = 0;
+	o.snapshot_after_ms = 600001;
+	EXPECT(vd_check_triggers(&o, why, sizeof(why)) && strstr(why, "snapshot-after-ms"),
+	       "after 600001: %s", why);
+}
+
 static void malformed(void)
 {
 	static const char *const bad[] = {
@@ -238,6 +329,7 @@ int main(void)
 	accepted();
 	absent();
 	refused();
+	triggers();
 	malformed();
 	checks();
 	return check_result("test_domxml");

@@ -134,14 +134,15 @@ stats_field() {
 # guest_exitloop_turns (guest): a known number of exits for tests that
 # count them: /vmtest/ready; once the test host makes /vmtest/go,
 # vmscope-exitloop --pio $PIO_N --cpuid $CPUID_N (its output in
-# /vmtest/loop.txt), then /vmtest/done; up until the host makes
-# /vmtest/bye.
+# /vmtest/loop.txt), then /vmtest/done; then the function AFTER, if
+# given (a test's own later turns); up until the host makes /vmtest/bye.
 guest_exitloop_turns() {
 	touch /vmtest/ready
 	wait_file /vmtest/go
 	check "exitloop" sh -c "'$VMTEST_BUILD/kvm-probes/vmscope-exitloop' --pio $PIO_N \
 		--cpuid $CPUID_N >/vmtest/loop.txt"
 	touch /vmtest/done
+	[ -z "${1:-}" ] || "$1"
 	wait_file /vmtest/bye
 }
 
