@@ -65,7 +65,7 @@ traced_main() {
 	# connects (it retries until then)
 	guest_agent_start "$PORT" --flush-ms 50
 	check "pingpong $ROUNDS rounds" sh -c "'$PINGPONG' $ROUNDS 0 >/run/pp.txt"
-	sleep 1
+	guest_sync_past_now
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	check "rmmod vmscope_guest" rmmod vmscope_guest
@@ -303,10 +303,9 @@ EOW
 	wait "$vmscoped" || fail "vmscoped exited with $?"
 	check "t1 starts without the daemon" virsh start t1
 	[ "$(virsh -q domstate t1)" = running ] || fail "t1 is $(virsh -q domstate t1)"
-	sleep 1
+	wait_until 30 "the hook's warning in syslog" \
+		grep -q "vmscope-hook.*t1 started: vmscoped not told, domain not traced" /vmtest/syslog.txt
 	grep "vmscope-hook" /vmtest/syslog.txt
-	grep -q "vmscope-hook.*t1 started: vmscoped not told, domain not traced" /vmtest/syslog.txt ||
-		fail "no hook warning in syslog"
 	check "destroy t1" virsh destroy t1
 	[ "$(ls -d $TRACES/*/*/ | wc -l)" = 2 ] || fail "a trace appeared without the daemon"
 	log "libvirt-hook: $(echo "$(cut -d' ' -f1 /proc/uptime) - $t_start" | bc) s in the test host"

@@ -64,7 +64,7 @@ host_main() {
 	stats_refused --start --reset --events sched
 	stats_refused --stop
 	stats_json /vmtest/owned-1.json
-	sleep 2
+	sleep 2	# a duration: the state must hold over it, not a wait for an event
 	stats_json /vmtest/owned-2.json
 	for f in 1 2; do
 		s=$(jq -r "$STATE" /vmtest/owned-$f.json)
