@@ -175,7 +175,9 @@ cpu_ticks() {
 # every event of its last exit is in the ring buffers.
 all_stopped() {
 	for _as in /proc/"$1"/task/*/stat; do
-		_as_s=$(cat "$_as" 2>/dev/null) || continue	# a thread that ended
+		# read, not cat: an exec per thread per poll costs the test host
+		# a second or more under TCG
+		read -r _as_s <"$_as" 2>/dev/null || continue	# a thread that ended
 		_as_s=${_as_s##*) }	# after the comm, which may hold spaces
 		case ${_as_s%% *} in
 		T | t) ;;

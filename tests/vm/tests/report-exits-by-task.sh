@@ -47,9 +47,9 @@ TRACE=/tmp/trace-exits
 # the workload, the agent stopped; then "done-RUN" and the host's next word.
 guest_agent_run() {
 	guest_agent_start "$PORT" --flush-ms 50
-	guest_sync_past_now
+	sleep 1	# clock sync before the workload (lib/agent.sh, guest_agent_finish)
 	check "exit-tasks --pinned $N $M ($1)" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks-$1.txt"
-	guest_sync_past_now
+	sleep 1	# clock sync past the workload (lib/agent.sh, guest_agent_finish)
 	kill -TERM "$agent"
 	wait "$agent" || fail "agent exited with $?: $(cat /vmtest/agent.err)"
 	touch "/vmtest/done-$1"
@@ -61,7 +61,7 @@ guest_main() {
 	touch /vmtest/ready
 	wait_file /vmtest/go
 	guest_agent_start "$PORT" --flush-ms 50
-	guest_sync_past_now
+	sleep 1	# clock sync before the workload (lib/agent.sh, guest_agent_finish)
 	check "exit-tasks --pinned $N $M" sh -c "'$EXIT_TASKS' --pinned $N $M >/vmtest/tasks.txt"
 	guest_agent_finish
 	# top's runs: JSON lines, then the screen
