@@ -199,6 +199,7 @@ int mo_event(struct mo *m, int id, uint64_t ts, const void *payload, uint16_t si
 {
 	size_t need = VMSCOPE_RB_REC_HDR_SIZE + VMSCOPE_RB_REC_EXT_SIZE +
 		      (((size_t)size + VMSCOPE_RB_ALIGN - 1) & ~(size_t)(VMSCOPE_RB_ALIGN - 1));
+
 	if (m->err)
 		return m->err;
 	/* a chunk's records never go back in time, nor does the stream */
