@@ -51,7 +51,7 @@
 # emitter of vmscope_guest.ko issues one hypercall per CPU per period from
 # a pinned hrtimer, with consecutive per-CPU sequence numbers and t4 >= t1;
 # a CPU that goes offline stops its timer and gets it back when it comes
-# online; the period is validated; and the host pairs every hypercall into
+# online (the period's range: cli-test.sh); and the host pairs every hypercall into
 # a sync_t2 record. Last, as it takes CPU 1 offline and back.
 
 . "$VMTEST_REPO/tests/vm/lib/agent.sh"
@@ -544,15 +544,9 @@ field() {
 guest_emitter() {
 	check "insmod vmscope_guest" insmod "$GUEST_KO"
 
-	# The period is validated: 0 and 5 s are refused with a clear error.
-	for p in 0 5s; do
-		if "$VMSCOPE" sync-emitter start --period "$p" 2>/vmtest/period.err; then
-			fail "--period $p accepted"
-		fi
-		grep -q 'out of range: it must be between 1ms and 1s' /vmtest/period.err ||
-			fail "--period $p: unclear error: $(cat /vmtest/period.err)"
-		log "ok: --period $p refused: $(cat /vmtest/period.err)"
-	done
+	# (--period's range is refused before the device is opened: the unit
+	# test cli/tests/cli-test.sh checks those errors on the machine, where
+	# a command costs milliseconds, not seconds)
 
 	# Session 1: 10 ms for about 3 s on both CPUs (longer in fact: each
 	# command takes seconds in a nested TCG guest). The uptime around it
