@@ -84,6 +84,8 @@ static void session_usage(FILE *out)
 		"       vmscope session start DOMAIN [--pid QEMU_PID] [--cid CID]\n"
 		"                             [--events LIST] [--mode discard|flight]\n"
 		"                             [--buffer-size S] [--duration T] [--output DIR]\n"
+		"                             [--trigger-exit-us N|off] [--trigger-stall-us N|off]\n"
+		"                             [--snapshot-before-ms N] [--snapshot-after-ms N]\n"
 		"       vmscope session stop DOMAIN\n\n"
 		"Talk to vmscoped (socket $VMSCOPE_SOCKET or %s).\n"
 		"list: every session the daemon knows (active, and recent ones that ended),\n"
@@ -92,6 +94,10 @@ static void session_usage(FILE *out)
 		"  from libvirt's pid file unless --pid; the options are `vmscope record`'s\n"
 		"  (--output: base folder, the trace goes to DIR/DOMAIN/START-TIME/).\n"
 		"  A session of DOMAIN that records is ended first (a new trace).\n"
+		"  --trigger-*, --snapshot-*: this domain's triggered windows, as the\n"
+		"  domain's <vmscope:trace> attributes of those names set them (a\n"
+		"  threshold in us or off, a window in ms); the daemon's options for\n"
+		"  what is not given. They apply when vmscoped runs with --metrics.\n"
 		"stop: stop DOMAIN's session; the daemon merges and finalizes it.\n\n"
 		"Exit status: 0 when the daemon did it; 1 when it does not answer or\n"
 		"refuses (it says why); 2 on a usage error.\n",
@@ -161,6 +167,39 @@ static int take_output(void *args, const char *arg)
 	return 0;
 }
 
+/* The triggered windows' options, named and checked as the metadata's
+ * attributes are (libvirt/domxml.h). */
+static int take_trigger(void *args, const char *name, const char *arg)
+{
+	char why[200] = "";
+
+	if (vd_set_trigger(name, arg, &((struct dm_req *)args)->dom.opts, why, sizeof(why))) {
+		fprintf(stderr, "vmscope session start: --%s\n", why);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int take_exit_us(void *args, const char *arg)
+{
+	return take_trigger(args, "trigger-exit-us", arg);
+}
+
+static int take_stall_us(void *args, const char *arg)
+{
+	return take_trigger(args, "trigger-stall-us", arg);
+}
+
+static int take_before_ms(void *args, const char *arg)
+{
+	return take_trigger(args, "snapshot-before-ms", arg);
+}
+
+static int take_after_ms(void *args, const char *arg)
+{
+	return take_trigger(args, "snapshot-after-ms", arg);
+}
+
 /* CIDs 0-2 are the hypervisor's, the local and the host */
 static const struct args_opt start_opts[] = {
 	ARGS_NUM("pid", 0, struct dm_req, pid, 1, ARGS_PID_MAX),
@@ -170,6 +209,10 @@ static const struct args_opt start_opts[] = {
 	ARGS_FN("buffer-size", 0, take_buffer_size),
 	ARGS_FN("duration", 0, take_duration),
 	ARGS_FN("output", 0, take_output),
+	ARGS_FN("trigger-exit-us", 0, take_exit_us),
+	ARGS_FN("trigger-stall-us", 0, take_stall_us),
+	ARGS_FN("snapshot-before-ms", 0, take_before_ms),
+	ARGS_FN("snapshot-after-ms", 0, take_after_ms),
 	ARGS_END,
 };
 

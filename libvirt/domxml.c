@@ -143,14 +143,8 @@ int vd_check_triggers(const struct vd_opts *o, char *why, size_t whylen)
 	       check_ms("snapshot-after-ms", o->snapshot_after_ms, why, whylen) ? -1 : 0;
 }
 
-/*
- * A triggered window's attribute (@name, @val) into @o: 1 when @name is
- * not one. A threshold is 1 us to an hour, or "off" (none for this domain
- * whatever the daemon's option); a window 1 ms to 10 minutes (0 is not
- * taken: in @o it means the daemon's option).
- */
-static int trigger_attr(const char *name, const char *val, struct vd_opts *o, char *why,
-			size_t whylen)
+int vd_set_trigger(const char *name, const char *val, struct vd_opts *o, char *why,
+		   size_t whylen)
 {
 	unsigned long long v;
 	uint64_t *us = !strcmp(name, "trigger-exit-us") ? &o->trigger_exit_us :
@@ -211,7 +205,7 @@ static int trace_attr(const char *name, const char *val, struct vd_domain *d, ch
 			return -1;
 		strcpy(o->output, val);
 	} else {
-		int rc = trigger_attr(name, val, o, why, whylen);
+		int rc = vd_set_trigger(name, val, o, why, whylen);
 
 		if (rc == 1)
 			return vd_why(why, whylen, -1, "unknown attribute '%.40s' of vmscope:trace",

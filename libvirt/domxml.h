@@ -85,5 +85,16 @@ int vd_check_uuid(const char *uuid, char *why, size_t whylen);
 /* The triggered windows' values of @o: each 0, or in rec_args.h's range
  * (a threshold also VD_TRIGGER_OFF). */
 int vd_check_triggers(const struct vd_opts *o, char *why, size_t whylen);
+/*
+ * A triggered window's value @val of @name ("trigger-exit-us",
+ * "trigger-stall-us", "snapshot-before-ms", "snapshot-after-ms": the
+ * metadata's attributes, `vmscope session start`'s options) into @o: 0,
+ * -1 with a reason in @why, or 1 when @name is not one. A threshold is 1 us
+ * to an hour, or "off" (none for this domain whatever the daemon's
+ * option); a window 1 ms to 10 minutes (0 is not taken: in @o it means the
+ * daemon's option).
+ */
+int vd_set_trigger(const char *name, const char *val, struct vd_opts *o, char *why,
+		   size_t whylen);
 
 #endif

@@ -61,6 +61,10 @@ expect 2 "record: --mode: discard or flight, not 'ring'" -- record --all --mode 
 expect 2 "session start: --mode: discard or flight, not 'ring'" -- session start d --mode ring
 expect 0 'usage: vmscope session list' -- session start d --help
 expect 2 "session start: unexpected argument 'x'" -- session start d x
+expect 2 "session start: --trigger-exit-us='0': microseconds, 1 to 3600000000, or off" -- session start d --trigger-exit-us 0
+expect 2 "session start: --trigger-stall-us='5ms': microseconds" -- session start d --trigger-stall-us 5ms
+expect 2 "session start: --snapshot-after-ms='600001': milliseconds, 1 to 600000" -- session start d --snapshot-after-ms 600001
+expect 2 "session start: --snapshot-before-ms='off': milliseconds" -- session start d --snapshot-before-ms off
 expect 2 "merge: --tsc-breaks: auto, all or none, not 'some'" -- merge --tsc-breaks some /nonexistent/t
 expect 2 "stats: --exit-reasons: auto, perf or verify, not 'x'" -- stats --exit-reasons x
 expect 2 "report exits: --by: " -- report exits --by nothing /nonexistent/t

@@ -115,6 +115,14 @@ hook huge started 'trigger-stall-us="99999999999999999999999"'
 check "a huge threshold: the hook says which domain and value" grep -q "huge: not traced, its vmscope:trace is refused: trigger-stall-us='99999999999999999999999': microseconds, 1 to 3600000000, or off" "$T/hook.err"
 check "and the domain is not traced" [ -z "$(state_of huge)" ]
 check "nor has a folder" [ ! -e "$T/state/traces/huge" ]
+# the same from the command line: `session start`'s options
+qemu cli
+check "session start with triggers" "$vmscope" session start cli --pid "$(cat "$T/qemu.cli")" \
+	--trigger-exit-us 7000 --trigger-stall-us off --snapshot-after-ms 2500
+check "cli recording" wait_for 15 is_state cli recording
+check "cli's recorder got its thresholds and window" grep -q "record --pid $(cat "$T/qemu.cli") --metrics-fd 4 --trigger-exit-us 7000 --snapshot-dir $T/state/snapshots/cli --snapshot-before-ms 3000 --snapshot-after-ms 2500 --snapshot-cap-mb 64 -o $T/state/traces/cli/" "$T/calls"
+check "and the daemon says so" grep -q "cli: triggers from its metadata and the daemon's options: exit 7.000 ms, stall off, window 3000 ms before, 2500 ms after" "$T/daemon.log"
+check "session stop cli" "$vmscope" session stop cli
 hook own stopped
 hook off stopped
 check "own and off finalized" wait_for 30 sh -c 'ls "$0"/state/traces/own/*/summary.txt "$0"/state/traces/off/*/summary.txt' "$T"
