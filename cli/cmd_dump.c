@@ -139,7 +139,8 @@ static void print_session(const struct vr_trace *t, const char *path)
 				printf("vm %zu: vcpu %u tsc offset %" PRId64 " ratio %" PRIu64
 				       "/2^%u\n", i, v->tsc[k]->vcpu_id, (int64_t)v->tsc[k]->offset,
 				       v->tsc[k]->ratio, v->tsc[k]->frac_bits);
-		}		if (s->snapshot) {
+		}
+		if (s->snapshot) {
 			const Vmscope__Trace__SnapshotWindow *w = s->snapshot;
 
 			/* a window: its streams begin with a cut, not a loss */
