@@ -188,12 +188,13 @@ int vm_find_kvm(const char *proc, pid_t *pids, unsigned int max)
 	return (int)n;
 }
 
-int vm_from_pid(struct vm_desc *vm, pid_t pid)
+/* @pid's command line into @vm (pid, name, CID): 0, or -errno (-ESRCH:
+ * no such process). */
+static int read_cmdline(struct vm_desc *vm, pid_t pid)
 {
 	static char buf[1 << 16];
 	char path[64];
 	ssize_t n;
-	int e;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->pid = pid;
@@ -202,6 +203,23 @@ int vm_from_pid(struct vm_desc *vm, pid_t pid)
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	vm_parse_cmdline(vm, buf, (size_t)n);
+	return 0;
+}
+
+uint32_t vm_cid_of(pid_t pid)
+{
+	struct vm_desc vm;
+
+	return read_cmdline(&vm, pid) ? 0 : vm.cid;
+}
+
+int vm_from_pid(struct vm_desc *vm, pid_t pid)
+{
+	char path[64];
+	int e = read_cmdline(vm, pid);
+
+	if (e)
+		return e;
 	if (!vm->name[0]) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 		if (util_read_small(path, vm->name, sizeof(vm->name)) > 0)

@@ -68,6 +68,10 @@ int vm_find_kvm(const char *proc, pid_t *pids, unsigned int max);
 /* Fill @vm from /proc/@pid. 0, or -errno (-ESRCH: no such process). */
 int vm_from_pid(struct vm_desc *vm, pid_t pid);
 
+/* The vsock CID on @pid's command line (what vm_from_pid finds): 0 when
+ * none, or when it cannot be read. */
+uint32_t vm_cid_of(pid_t pid);
+
 /*
  * Add the "CPU n/KVM" threads of @vm->pid whose vCPU id @vm does not
  * have yet: a vCPU hot-plugged, or named, after vm_from_pid() read the

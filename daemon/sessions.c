@@ -22,6 +22,7 @@
 #include "spawn.h"
 #include "sessions.h"
 #include "snapshots.h"
+#include "vms.h"
 #include "util_clock.h"
 #include "util_fs.h"
 
@@ -497,6 +498,10 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	s->handoff_fd = s->metrics_fd = -1;
 	s->dom = *dom;
 	s->qemu_pid = qemu;
+	/* a CID nobody said (`session start` without --cid) is its QEMU's own,
+	 * which the recorder would find and listen for on our agents' port */
+	if (!s->dom.cid)
+		s->dom.cid = vm_cid_of(qemu);
 	s->start_ns = util_realtime_ns();
 	e = make_trace_dir(s, dom->opts.output[0] ? dom->opts.output : ss->cfg->default_output);
 	if (e) {

@@ -135,6 +135,17 @@ check "d records" wait_for 15 sh -c 'ls "$0"/state/traces/d/*/trace/metadata.vtf
 check "session stop d" "$vmscope" session stop d
 check "d finalized" wait_for 30 n_final d 1
 check "d's record had --duration" grep -q "record --pid $(cat "$T/qemu.d") --duration 300.000 -o" "$T/calls"
+# a QEMU with a vsock device that nobody named the CID of: its command
+# line's, so that its recorder takes the agents from the daemon (a
+# recorder listening on the daemon's port itself fails to start)
+perl -e 'sleep 1000' -- -device vhost-vsock-pci,id=v,guest-cid=12 &
+vq=$!
+echo "$vq" >"$T/qemu.v"	# the cleanup's
+check "session start v (no --cid)" "$vmscope" session start v --pid "$vq"
+check "v records" wait_for 15 is_state v recording
+check "v's recorder got its QEMU's CID and the agents' handoff" grep -q "record --pid $vq --cid 12 --guest-handoff 3 -o" "$T/calls"
+check "session stop v" "$vmscope" session stop v
+check "v finalized" wait_for 30 n_final v 1
 
 # ---- daemon SIGTERM: active sessions finalized before it exits ----
 qemu e
