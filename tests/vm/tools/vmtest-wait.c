@@ -60,24 +60,28 @@ static int has_line(const char *path, const char *prefix)
 	return found;
 }
 
-/* pid has ended: gone, or a zombie its parent (the test's shell) has not reaped */
-static int ended(long pid)
+/*
+ * A pidfd of @pid (which the kernel makes readable once the process has
+ * exited, reaped or not): -1 and *gone when it has already gone. The
+ * kernel's own word: the check before it (kill(PID, 0), then the state
+ * letter of /proc/PID/stat, where a failed read also counted as an exit)
+ * once judged a guest's QEMU ended that was alive to the end
+ * (report-exits-by-task, 2026-12-07; which part said so is not known).
+ */
+static int pid_fd(long pid, int *gone)
 {
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 
-	if (kill((pid_t)pid, 0) && errno == ESRCH)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the state follows the (comm) */
-	return p && p[1] == ' ' && p[2] == 'Z';
+	*gone = fd < 0 && errno == ESRCH;
+	return fd;
+}
+
+/* the process of @fd (pid_fd) has exited */
+static int ended(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
 }
 
 static int wait_exit(long pid, double timeout)
@@ -100,7 +104,7 @@ int main(int argc, char **argv)
 	const char *file = NULL, *prefix = NULL;
 	double timeout = 300, end;
 	long pid = 0, exit_pid = 0;
-	int i;
+	int i, pfd = -1, gone = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
@@ -121,13 +125,17 @@ int main(int argc, char **argv)
 		return usage();
 	if (exit_pid)
 		return wait_exit(exit_pid, timeout);
+	if (pid > 0 && (pfd = pid_fd(pid, &gone)) < 0 && !gone) {
+		perror("vmtest-wait: pidfd_open");
+		return 3;
+	}
 	end = now_s() + timeout;
 	for (;;) {
 		struct timespec ms = { 0, POLL_MS * 1000000L };
 
 		if (prefix ? has_line(file, prefix) : access(file, F_OK) == 0)
 			return 0;
-		if (pid > 0 && ended(pid))
+		if (gone || (pfd >= 0 && ended(pfd)))
 			return 2;
 		if (now_s() >= end)
 			return 1;
