@@ -35,10 +35,12 @@
 
 struct cs {
 	uint32_t vm, cpu;
+	size_t stream;
 	const struct mt_vm *vmt;
 	bool have_ok;
 	uint64_t ok_t3;
 	int64_t ok_seg;
+	struct mg_span_edge ok;	/* that exchange */
 	uint32_t seen;
 	uint64_t events, longest, worst_short;
 	bool have_ts;
@@ -65,7 +67,18 @@ static uint64_t span_start(const struct cs *c)
 	return c->have_h && c->h_min < h ? c->h_min : h;
 }
 
-static int add_span(struct mg_spans *sp, const struct cs *c, uint64_t h_end)
+static struct mg_span_edge edge_of(const struct mg_acc *a)
+{
+	if (!a)
+		return (struct mg_span_edge){ 0 };
+	return (struct mg_span_edge){ .known = true, .seq = a->seq, .token = a->token,
+				      .t1 = a->t1 };
+}
+
+/* The interval of @c up to the accepted exchange @a (NULL: the stream's
+ * end), whose t2 is @h_end, is flagged. */
+static int add_span(struct mg_spans *sp, struct cs *c, uint64_t h_end,
+		    const struct mg_acc *a)
 {
 	struct mg_span *s;
 
@@ -74,6 +87,7 @@ static int add_span(struct mg_spans *sp, const struct cs *c, uint64_t h_end)
 	if (c->last_flagged && sp->n) {	/* continues the previous span */
 		s = &sp->s[sp->n - 1];
 		s->h_end = h_end;
+		s->after = edge_of(a);
 		if (span_start(c) < s->h_start)
 			s->h_start = span_start(c);
 		s->seen |= c->seen;
@@ -97,7 +111,9 @@ static int add_span(struct mg_spans *sp, const struct cs *c, uint64_t h_end)
 	*s = (struct mg_span){ .vm = c->vm, .cpu = c->cpu,
 			       .h_start = span_start(c), .h_end = h_end,
 			       .seen = c->seen, .events = c->events,
-			       .longest_run = c->longest, .worst_short_ns = c->worst_short };
+			       .longest_run = c->longest, .worst_short_ns = c->worst_short,
+			       .stream = c->stream, .found = sp->n - 1, .before = c->ok,
+			       .after = edge_of(a) };
 	return 0;
 }
 
@@ -129,9 +145,10 @@ static int boundary(struct mg_spans *sp, struct cs *c, const struct mg_acc *a)
 	if (c->have_ok && c->ok_seg != a->seg && step_unfollowed(c->vmt, c->ok_seg, a->seg, a->t1))
 		c->seen |= MG_SEEN_STEP;
 	if (c->seen)
-		e = add_span(sp, c, a->t2);
+		e = add_span(sp, c, a->t2, a);
 	c->last_flagged = c->seen != 0;
 	c->have_ok = true;
+	c->ok = edge_of(a);
 	c->ok_t3 = a->t3;
 	c->ok_seg = a->seg;
 	if (mt_segment(c->vmt, a->seg))
@@ -204,7 +221,7 @@ static int scan_stream(struct mg_result *r, struct vr_stream *st, const struct m
 		}
 	}
 	if (!e && c->seen)
-		e = add_span(&r->spans, c, UINT64_MAX);
+		e = add_span(&r->spans, c, UINT64_MAX, NULL);
 	return e;
 }
 
@@ -218,6 +235,7 @@ static int cmp_span(const void *a, const void *b)
 		return x->cpu < y->cpu ? -1 : 1;
 	return x->h_start < y->h_start ? -1 : x->h_start > y->h_start;
 }
+
 
 int mg_clock_scan(struct vr_trace *t, struct mg_result *r)
 {
@@ -253,6 +271,7 @@ int mg_clock_scan(struct vr_trace *t, struct mg_result *r)
 		}
 		c.vm = ss->origin.vm;
 		c.cpu = ss->origin.cpu;
+		c.stream = i;
 		c.vmt = &r->mt.vm[c.vm];
 		vr_stream_close(st);
 		if ((e = vr_stream_open(&st, t, i)))
@@ -263,12 +282,72 @@ int mg_clock_scan(struct vr_trace *t, struct mg_result *r)
 			e = -EIO;
 		vr_stream_close(st);
 	}
-	if (r->spans.n > 1)
+	if (!e && r->spans.n > 1)
 		qsort(r->spans.s, r->spans.n, sizeof(*r->spans.s), cmp_span);
+	if (!e && r->spans.n) {
+		r->spans.by_stream = malloc(r->spans.n * sizeof(*r->spans.by_stream));
+		if (!r->spans.by_stream) {
+			e = -ENOMEM;
+			goto out;
+		}
+		/* stream order, which a jump back of the conversion may not
+		 * keep in h_start */
+		for (size_t i = 0; i < r->spans.n; i++)
+			r->spans.by_stream[r->spans.s[i].found] = i;
+	}
 	for (size_t i = 0; i < r->spans.n; i++)
 		r->c.ev_unreliable += r->spans.s[i].events;
 out:
 	free(ro);
 	free(q);
 	return e;
+}
+
+static bool is_edge(const struct mg_span_edge *e, const struct mg_acc *a)
+{
+	return e->known && e->seq == a->seq && e->token == a->token && e->t1 == a->t1;
+}
+
+/* The stream's next span, or NULL. */
+static const struct mg_span *walk_span(const struct mg_span_walk *w)
+{
+	const struct mg_spans *sp = w->sp;
+
+	if (w->i >= sp->n || sp->s[sp->by_stream[w->i]].stream != w->stream)
+		return NULL;
+	return &sp->s[sp->by_stream[w->i]];
+}
+
+void mg_span_walk_init(struct mg_span_walk *w, const struct mg_spans *sp, size_t stream)
+{
+	const struct mg_span *s;
+	size_t lo = 0, hi = sp->n;
+
+	*w = (struct mg_span_walk){ .sp = sp, .stream = stream };
+	while (lo < hi) {	/* the stream's first span */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->s[sp->by_stream[mid]].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	w->i = lo;
+	s = walk_span(w);
+	w->inside = s && !s->before.known;
+}
+
+void mg_span_walk_at(struct mg_span_walk *w, const struct mg_acc *a, bool *before, bool *after)
+{
+	const struct mg_span *s = walk_span(w);
+
+	*before = w->inside;
+	if (w->inside && s && is_edge(&s->after, a)) {
+		w->inside = false;
+		w->i++;
+		s = walk_span(w);
+	}
+	if (!w->inside && s && is_edge(&s->before, a))
+		w->inside = true;
+	*after = w->inside;
 }

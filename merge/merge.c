@@ -34,6 +34,7 @@ struct src {
 	bool acc_init;
 	bool has_x;			/* the peeked sync record's exchange */
 	struct mg_acc x;
+	struct mg_span_walk spans;	/* this stream's clock-unreliable spans */
 	struct { uint64_t g, out; } ring[MG_RING];
 	unsigned int nring, pos;
 	bool after;
@@ -113,6 +114,7 @@ static void peek(struct mg_p2 *c, struct src *s)
 		}
 		if (!s->acc_init) {
 			s->acc_init = true;
+			mg_span_walk_init(&s->spans, &r->spans, (size_t)(s - c->src));
 			mg_accq_init(&s->acc, r->acc[s->vm] && st->origin.cpu < MP_MAX_CPUS ?
 					      r->acc[s->vm][st->origin.cpu] : NULL);
 		}
@@ -138,6 +140,38 @@ static void peek(struct mg_p2 *c, struct src *s)
 	}
 }
 
+/* An event checked against a hypercall where no bound is claimed: on
+ * the wrong side by @by ns when @wrong. */
+static void unclaimed(struct mg_causality *k, bool wrong, uint64_t by)
+{
+	k->unrel_checked++;
+	if (wrong) {
+		k->unrel_viol++;
+		if (by > k->unrel_worst_ns)
+			k->unrel_worst_ns = by;
+	}
+}
+
+/* The latest earlier event of @s's CPU at or before the exchange's t1
+ * lands at or before its t2: counted as a claim, or only reported. */
+static void check_before(struct mg_causality *k, const struct src *s, bool claimed)
+{
+	for (unsigned int i = 0; i < s->nring; i++) {
+		unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
+		uint64_t out = s->ring[j].out;
+
+		if (s->ring[j].g > s->x.t1)
+			continue;
+		if (claimed) {
+			k->ev_before++;
+			k->viol_before += out > s->x.t2;
+		} else {
+			unclaimed(k, out > s->x.t2, out - s->x.t2);
+		}
+		return;
+	}
+}
+
 /* Causality at a guest item about to be written at host time @out. */
 static void causality(struct mg_p2 *c, struct src *s, uint64_t out)
 {
@@ -150,31 +184,13 @@ static void causality(struct mg_p2 *c, struct src *s, uint64_t out)
 		if (out < s->after_t3)
 			k->viol_after++;
 	}
-	if (s->uafter && it->ts >= s->uafter_g) {
-		k->unrel_checked++;
-		if (out < s->uafter_t3) {
-			k->unrel_viol++;
-			if (s->uafter_t3 - out > k->unrel_worst_ns)
-				k->unrel_worst_ns = s->uafter_t3 - out;
-		}
-	}
+	if (s->uafter && it->ts >= s->uafter_g)
+		unclaimed(k, out < s->uafter_t3, s->uafter_t3 - out);
 	if (it->desc == s->ro->guest)
 		s->uafter = false;
 	if (it->desc == s->ro->guest && s->has_x && s->x.seg < 0) {
 		/* a hypercall the host saw, in a span clock.c flagged */
-		for (unsigned int i = 0; i < s->nring; i++) {
-			unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
-
-			if (s->ring[j].g <= s->x.t1) {
-				k->unrel_checked++;
-				if (s->ring[j].out > s->x.t2) {
-					k->unrel_viol++;
-					if (s->ring[j].out - s->x.t2 > k->unrel_worst_ns)
-						k->unrel_worst_ns = s->ring[j].out - s->x.t2;
-				}
-				break;
-			}
-		}
+		check_before(k, s, false);
 		s->uafter = true;
 		s->uafter_g = s->x.t4;
 		s->uafter_t3 = s->x.t3;
@@ -184,7 +200,10 @@ static void causality(struct mg_p2 *c, struct src *s, uint64_t out)
 		const struct vmscope_sync_segment *sg =
 			s->has_x ? mt_segment(s->vmt, s->x.seg) : NULL;
 		uint64_t t4 = mg_get(&s->ro->f_g[G_T4], it->payload);
+		bool span_before = false, span_after = false;
 
+		if (s->has_x && s->x.seg >= 0)
+			mg_span_walk_at(&s->spans, &s->x, &span_before, &span_after);
 		if (!sg || vmscope_sync_segment_estimate(sg, s->x.t1, &h1) ||
 		    vmscope_sync_segment_estimate(sg, t4, &h4)) {
 			k->not_accepted++;
@@ -192,19 +211,21 @@ static void causality(struct mg_p2 *c, struct src *s, uint64_t out)
 			k->exchanges++;
 			k->viol_t1 += h1 > s->x.t2;
 			k->viol_t4 += h4 < s->x.t3;
-			/* the latest earlier event of this CPU at or before t1 */
-			for (unsigned int i = 0; i < s->nring; i++) {
-				unsigned int j = (s->pos + MG_RING - 1 - i) % MG_RING;
-
-				if (s->ring[j].g <= s->x.t1) {
-					k->ev_before++;
-					k->viol_before += s->ring[j].out > s->x.t2;
-					break;
-				}
+			/* an accepted exchange ending a span or inside one
+			 * (before), starting one or inside (after): the
+			 * events of the interval on that side are the
+			 * span's, for which no bound is claimed */
+			k->span_exchanges += span_before;
+			check_before(k, s, !span_before);
+			s->after = !span_after;
+			s->uafter = span_after;
+			if (span_after) {
+				s->uafter_g = t4;
+				s->uafter_t3 = s->x.t3;
+			} else {
+				s->after_g = t4;
+				s->after_t3 = s->x.t3;
 			}
-			s->after = true;
-			s->after_g = t4;
-			s->after_t3 = s->x.t3;
 		}
 	}
 	s->ring[s->pos].g = it->ts;

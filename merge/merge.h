@@ -65,6 +65,9 @@ struct mg_causality {
 	 * clock-unreliable span by construction; not a claim, so not
 	 * counted as violations) */
 	uint64_t unrel_checked, unrel_viol, unrel_worst_ns;
+	/* accepted exchanges whose interval before lies in such a span
+	 * (its end, or inside it): the same checks, reported there */
+	uint64_t span_exchanges;
 	/* guest events in clock-unreliable spans (by their CPU stream) */
 	uint64_t ev_unreliable;
 };
@@ -81,6 +84,11 @@ struct mg_causality {
  * exchange of that CPU before the evidence to the t2 of the first one
  * after it (0 / UINT64_MAX: the trace's start / end).
  */
+struct mg_span_edge {
+	bool known;		/* false: the trace's start / end */
+	uint64_t seq, token, t1;
+};
+
 struct mg_span {
 	uint32_t vm, cpu;
 	uint64_t h_start, h_end;
@@ -88,11 +96,17 @@ struct mg_span {
 	uint64_t events;	/* guest events of that CPU in it */
 	uint64_t longest_run;	/* most records with one timestamp */
 	uint64_t worst_short_ns;	/* largest (t3 - t2) - (t4 - t1) */
+	/* the guest stream it was found in (the trace's stream index) and
+	 * the accepted exchanges of that stream it lies between */
+	size_t stream, found;	/* found: its place in the order clock.c
+				 * found them (by stream, in its order) */
+	struct mg_span_edge before, after;
 };
 
 struct mg_spans {
 	struct mg_span *s;	/* by VM, CPU, start */
 	size_t n, cap;
+	size_t *by_stream;	/* [n]: indices into s in the order found */
 	uint64_t dropped_short, dropped_offline;	/* evidence exchanges */
 	uint64_t runs, run_records;	/* repeated-timestamp runs, records */
 };
@@ -130,6 +144,22 @@ struct mg_acc {
  * vCPU's samples in arrival order, give or take its hold-back (at most
  * 32). */
 #define MG_ACC_BUF 64
+
+/*
+ * Pass 2 along one guest stream's clock-unreliable spans (clock.c): at
+ * each accepted exchange of the stream, in its order, whether the
+ * interval before it and the one after it lie in a span. The causality
+ * check claims nothing there (README.md, "Clock-unreliable spans").
+ */
+struct mg_span_walk {
+	const struct mg_spans *sp;
+	size_t stream, i;	/* i: in by_stream, the stream's next span
+				 * (or past its last) */
+	bool inside;
+};
+
+void mg_span_walk_init(struct mg_span_walk *w, const struct mg_spans *sp, size_t stream);
+void mg_span_walk_at(struct mg_span_walk *w, const struct mg_acc *a, bool *before, bool *after);
 
 /* A guest CPU's spilled exchanges, read along its stream (accq.c). */
 struct mg_accq {

@@ -180,12 +180,13 @@ void mg_report(FILE *f, const struct vr_trace *t, const struct mg_result *r, uin
 	fprintf(f, "clock-unreliable spans: %zu, %" PRIu64 " guest events in them (%" PRIu64
 		" exchanges with a short guest interval, %" PRIu64 " off the fitted line, %"
 		PRIu64 " runs of records with one timestamp, %" PRIu64 " records); against "
-		"the hypercalls of those exchanges %" PRIu64 " events checked, %" PRIu64
+		"the hypercalls of those exchanges and of %" PRIu64 " accepted ones ending "
+		"or inside a span %" PRIu64 " events checked, %" PRIu64
 		" on the wrong side (worst %" PRIu64 " ns), none counted as violations: "
 		"no bound is claimed there\n",
 		r->spans.n, r->c.ev_unreliable, r->spans.dropped_short, r->spans.dropped_offline,
-		r->spans.runs, r->spans.run_records, r->c.unrel_checked, r->c.unrel_viol,
-		r->c.unrel_worst_ns);
+		r->spans.runs, r->spans.run_records, r->c.span_exchanges, r->c.unrel_checked,
+		r->c.unrel_viol, r->c.unrel_worst_ns);
 	fprintf(f, "causality %s: %" PRIu64 " violations\n",
 		mg_violations(r) ? "VIOLATED" : "kept", mg_violations(r));
 }

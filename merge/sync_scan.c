@@ -267,5 +267,6 @@ void mg_result_free(struct mg_result *r)
 	free(r->vm_paired);
 	free(r->tsc);
 	free(r->spans.s);
+	free(r->spans.by_stream);
 	memset(r, 0, sizeof(*r));
 }

@@ -61,8 +61,18 @@ static uint64_t guest_at(const struct synth *s, unsigned int vm, unsigned int v,
 	g = s->G0[vm] + (uint64_t)floorl((long double)tau * (1.0L + s->drift[vm]));
 	if (vm == 0 && s->step && tau >= s->tau_step)
 		g += (uint64_t)s->step_ns;
-	if (vm == 0 && s->ustep_ns && tau >= s->tau_ustep)
+	if (vm == 0 && s->ustep_ns && s->flips && tau >= s->tau_ustep) {
+		uint64_t k = (tau - s->tau_ustep) / s->flip_ns;
+		uint64_t held = s->G0[vm] + s->ustep_ns + (uint64_t)floorl(
+			(long double)(s->tau_ustep + k * s->flip_ns) * (1.0L + s->drift[vm]));
+
+		if (k < 2 * s->flips && !(k & 1))
+			g += s->ustep_ns;
+		else if (k < 2 * s->flips && g < held)
+			g = held;
+	} else if (vm == 0 && s->ustep_ns && tau >= s->tau_ustep) {
 		g += s->ustep_ns;
+	}
 	return g;
 }
 
@@ -73,6 +83,20 @@ long double synth_g2h(const struct synth *s, unsigned int vm, uint64_t g)
 	if (vm == 0 && s->step && g - s->G0[vm] >=
 	    (uint64_t)((long double)s->tau_step * (1.0L + s->drift[vm])) + (uint64_t)s->step_ns)
 		G -= (long double)s->step_ns;
+	if (vm == 0 && s->ustep_ns && s->flips) {
+		/* inside an ahead window, or the clock's own line (a value
+		 * held while the truth caught up maps to the hold's end) */
+		long double tau = (G - (long double)s->ustep_ns) / (1.0L + s->drift[vm]);
+
+		if (tau >= (long double)s->tau_ustep) {
+			uint64_t k = (uint64_t)((tau - (long double)s->tau_ustep) /
+						(long double)s->flip_ns);
+
+			if (k < 2 * s->flips && !(k & 1))
+				return (long double)s->H0 + tau;
+		}
+		return (long double)s->H0 + G / (1.0L + s->drift[vm]);
+	}
 	if (vm == 0 && s->ustep_ns && g - s->G0[vm] >=
 	    (uint64_t)((long double)s->tau_ustep * (1.0L + s->drift[vm])) + s->ustep_ns)
 		G -= (long double)s->ustep_ns;
@@ -806,7 +830,7 @@ static int write_guest(struct synth *s, int dfd, unsigned int vm, unsigned int v
 			/* a running clock never repeats (clock.c): a filler
 			 * drawn at the ns of the sync record just written
 			 * (its time is t4) comes 1 ns later */
-			if (gf == w.prev && !(vm == 0 && v == 0 && s->freeze_ns))
+			if (gf == w.prev && !(vm == 0 && ((v == 0 && s->freeze_ns) || s->flips)))
 				gf++;
 			if (s->walkable && (nfill++ & 1)) {
 				struct vmscope_ev_softirq_entry n = { .vec = (uint32_t)nfill % 10 };

@@ -106,6 +106,12 @@ struct synth {
 	uint64_t ustep_ns;	/* VM 0: its clock steps forward this much at
 				 * tau_ustep, no kvm_write_tsc_offset */
 	uint64_t tau_ustep;
+	uint64_t flips;		/* with ustep_ns: VM 0's clock is ahead only in
+				 * this many windows of flip_ns from tau_ustep,
+				 * one window apart, and after each stands
+				 * still until the truth catches up (a
+				 * relation that flips back and forth) */
+	uint64_t flip_ns;
 	bool losses;		/* every stream: 17 records lost before its 4th
 				 * chunk, a sub-buffer missing before its 7th
 				 * (sequence number skipped, no record gone) */
