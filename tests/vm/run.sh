@@ -99,12 +99,21 @@ for need in host-kmod/vmscope_host.ko guest-kmod/vmscope_guest.ko build/release/
 done
 # What `meson install` installs (daemon, hook, tools), in a folder the
 # tests copy into the test host's root (VMTEST_INSTALL): made here, where
-# it takes a second; meson's Python under TCG took ~28 s of a test.
+# it takes a second; meson's Python under TCG took ~28 s of a test. Only
+# when a chosen test uses it (or for --shell).
 install_dir=$repo/build/vm/install
-mkdir -p "$repo/build/vm" && rm -rf "$install_dir" &&
-	meson install -C "$repo/build/release" --no-rebuild --quiet --destdir "$install_dir" \
-		>"$repo/build/vm/install.log" 2>&1 ||
-	{ echo "run.sh: meson install --destdir $install_dir failed: see build/vm/install.log" >&2; exit 1; }
+need_install=$shell
+for t in "${tests[@]}"; do
+	f=$t
+	[ -f "$f" ] || f=$repo/tests/vm/tests/${t%.sh}.sh
+	if [ -f "$f" ] && grep -q VMTEST_INSTALL "$f"; then need_install=1; fi
+done
+if [ "$need_install" -eq 1 ]; then
+	mkdir -p "$repo/build/vm" && rm -rf "$install_dir" &&
+		meson install -C "$repo/build/release" --no-rebuild --quiet --destdir "$install_dir" \
+			>"$repo/build/vm/install.log" 2>&1 ||
+		{ echo "run.sh: meson install --destdir $install_dir failed: see build/vm/install.log" >&2; exit 1; }
+fi
 # Rebuild the initramfs when its inputs are newer than it.
 if [ ! -f "$initrd" ] || [ "$repo/tests/vm/lib/init" -nt "$initrd" ] ||
 	[ "$repo/tests/vm/lib/mkinitramfs.sh" -nt "$initrd" ]; then

@@ -13,7 +13,8 @@
  * a nested guest (tests/vm/README.md), so a guest waiting on the test
  * host kept one of the test host's two vCPUs busy with its own polling
  * while the test host had work to do. Here a wait is one exec, and the
- * polls between are nanosleep()s: the vCPU idles.
+ * pauses between looks are sleeps (on the pidfd with --pid): the vCPU
+ * idles.
  */
 #include <errno.h>
 #include <poll.h>
@@ -63,10 +64,8 @@ static int has_line(const char *path, const char *prefix)
 /*
  * A pidfd of @pid (which the kernel makes readable once the process has
  * exited, reaped or not): -1 and *gone when it has already gone. The
- * kernel's own word: the check before it (kill(PID, 0), then the state
- * letter of /proc/PID/stat, where a failed read also counted as an exit)
- * once judged a guest's QEMU ended that was alive to the end
- * (report-exits-by-task, 2026-12-07; which part said so is not known).
+ * kernel's own word, where kill(PID, 0) and /proc/PID/stat's state letter
+ * race with the process's exit and reaping.
  */
 static int pid_fd(long pid, int *gone)
 {
@@ -76,27 +75,23 @@ static int pid_fd(long pid, int *gone)
 	return fd;
 }
 
-/* the process of @fd (pid_fd) has exited */
-static int ended(int fd)
+/* Has the process of @fd (pid_fd) exited, waiting at most @ms for it? */
+static int ended(int fd, int ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	return poll(&p, 1, 0) > 0;
+	return poll(&p, 1, ms) > 0;
 }
 
 static int wait_exit(long pid, double timeout)
 {
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	struct pollfd p;
-	int r;
+	int gone, r, fd = pid_fd(pid, &gone);
 
 	if (fd < 0)
-		return errno == ESRCH ? 0 : (perror("vmtest-wait: pidfd_open"), 3);
-	p.fd = fd;
-	p.events = POLLIN;
-	r = poll(&p, 1, (int)(timeout * 1000));
+		return gone ? 0 : (perror("vmtest-wait: pidfd_open"), 3);
+	r = ended(fd, (int)(timeout * 1000));
 	close(fd);
-	return r > 0 ? 0 : 1;
+	return r ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -135,10 +130,14 @@ int main(int argc, char **argv)
 
 		if (prefix ? has_line(file, prefix) : access(file, F_OK) == 0)
 			return 0;
-		if (gone || (pfd >= 0 && ended(pfd)))
+		if (gone)
 			return 2;
 		if (now_s() >= end)
 			return 1;
-		nanosleep(&ms, NULL);
+		/* the pause between two looks: on the process when there is one */
+		if (pfd >= 0)
+			gone = ended(pfd, POLL_MS);
+		else
+			nanosleep(&ms, NULL);
 	}
 }
