@@ -150,6 +150,12 @@ static void print_session(const struct vr_trace *t, const char *path)
 			       w->begin_ts, w->end_ts, w->ended_early ? " (the recording ended "
 			       "first)" : "", w->kind, w->what, w->dur_ns, w->threshold_ns, w->vcpu,
 			       w->trigger_ts, w->task, w->host_task);
+			if (w->guest_incomplete || w->guest_by_arrival)
+				printf("snapshot window: %u guest CPU streams incomplete (their "
+				       "records after the window had not come: it may lack their "
+				       "last ones), %u placed by arrival (no clock alignment: "
+				       "records near its ends may be off)\n", w->guest_incomplete,
+				       w->guest_by_arrival);
 		}
 	}
 	if (p)

@@ -71,6 +71,8 @@ static void drop_head(struct sn_store *st, struct sn_stream *s)
 	s->head = it->next;
 	if (!s->head)
 		s->tail = NULL;
+	if (s->placing == it)
+		s->placing = NULL;
 	s->bytes -= sn_item_cost(it);
 	st->bytes -= sn_item_cost(it);
 	s->items--;
@@ -106,6 +108,7 @@ int sn_add(struct sn_store *st, const struct rec_chunk *c)
 	if (!it)
 		return -ENOMEM;
 	it->next = NULL;
+	it->placed = false;
 	it->c = *c;
 	if (c->len)
 		memcpy(it->data, c->data, c->len);
@@ -138,4 +141,30 @@ void sn_hold(struct sn_store *st, uint64_t from)
 	st->hold_from = from;
 	if (from == UINT64_MAX)
 		evict_age(st);
+}
+
+void sn_placed(struct sn_store *st, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h)
+{
+	struct sn_stream *s = NULL;
+	struct sn_item *it;
+
+	for (size_t i = 0; i < st->ns && !s; i++)
+		if (st->s[i].guest && st->s[i].vm == vm && st->s[i].cpu == cpu)
+			s = &st->s[i];
+	if (!s)
+		return;
+	s->placed_any = true;
+	if (h > s->h_placed)
+		s->h_placed = h;
+	it = s->placing ? s->placing : s->head;
+	while (it && (it->c.kind != REC_TAP_CHUNK || it->c.end_ts < g))
+		it = it->next;
+	if (!it || it->c.begin_ts > g)	/* its chunk is gone */
+		return;
+	s->placing = it;
+	if (!it->placed || h < it->h_lo)
+		it->h_lo = h;
+	if (!it->placed || h > it->h_hi)
+		it->h_hi = h;
+	it->placed = true;
 }

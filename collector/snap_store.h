@@ -10,7 +10,10 @@
  * Time is the host's: a host chunk is stamped with its end_ts; a guest
  * item (its clock is the guest's) with the host time the store had seen
  * when it came (the largest host end_ts so far), which is when the
- * recorder had it. Items of one stream are kept in the order they came,
+ * recorder had it. A guest chunk's records, once the live merge placed
+ * them on the host's clock (sn_placed), also give it the host times of
+ * its first and last placed record: the window takes it by those.
+ * Items of one stream are kept in the order they came,
  * so a stream's kept items are always its latest ones, without a hole:
  * eviction takes a stream's oldest first.
  *
@@ -37,6 +40,8 @@ struct sn_cfg {
 struct sn_item {
 	struct sn_item *next;
 	uint64_t stamp;		/* host time, above */
+	bool placed;		/* a guest chunk with records placed: */
+	uint64_t h_lo, h_hi;	/* the host times of the first and last */
 	struct rec_chunk c;
 	uint8_t data[];
 };
@@ -46,6 +51,9 @@ struct sn_stream {
 	bool guest;
 	uint32_t buf, chan, vm, cpu;
 	struct sn_item *head, *tail;	/* oldest .. newest */
+	struct sn_item *placing;	/* guest: where sn_placed is; NULL: head */
+	bool placed_any;
+	uint64_t h_placed;		/* guest: the latest placed record's host time */
 	uint64_t bytes, items;
 	uint64_t evicted_age, evicted_cap;	/* items */
 };
@@ -68,6 +76,11 @@ void sn_free(struct sn_store *st);
  * ignored), then evict what is too old or over its stream's cap. 0, or
  * -ENOMEM (nothing kept of @c: the caller says the window is incomplete). */
 int sn_add(struct sn_store *st, const struct rec_chunk *c);
+
+/* The live merge placed the record of VM @vm's guest CPU @cpu read at
+ * guest time @g at host time @h (in that stream's order): the chunk
+ * holding it gets @h. */
+void sn_placed(struct sn_store *st, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h);
 
 /* Keep every item stamped at or after @from (UINT64_MAX: stop keeping). */
 void sn_hold(struct sn_store *st, uint64_t from);

@@ -42,9 +42,69 @@ static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
 	return e;
 }
 
-static bool in_window(const struct sn_item *it, const struct sn_window *w)
+static bool stamped_in(const struct sn_item *it, const struct sn_window *w)
 {
 	return it->stamp >= w->begin_ts && it->stamp <= w->end_ts;
+}
+
+/* A guest chunk: by its placed records, else by its stamp. */
+static bool chunk_in(const struct sn_item *it, const struct sn_window *w)
+{
+	if (it->placed)
+		return it->h_lo <= w->end_ts && it->h_hi >= w->begin_ts;
+	return stamped_in(it, w);
+}
+
+/* A guest stream's chunks in the window, from the first to the last, with
+ * the losses next to them (snap_write.h). */
+struct sel {
+	const struct sn_item *from, *to;	/* NULL: none */
+	bool by_arrival;			/* an unplaced chunk among them */
+};
+
+static void select_guest(const struct sn_stream *s, const struct sn_window *w, struct sel *sl)
+{
+	const struct sn_item *run = NULL;	/* losses just before a chunk */
+	bool after_in = false;
+
+	*sl = (struct sel){ 0 };
+	for (const struct sn_item *it = s->head; it; it = it->next) {
+		if (it->c.kind != REC_TAP_CHUNK) {
+			if (!run)
+				run = it;
+			if (after_in)
+				sl->to = it;
+			continue;
+		}
+		after_in = chunk_in(it, w);
+		if (after_in) {
+			if (!sl->from)
+				sl->from = run ? run : it;
+			sl->to = it;
+			sl->by_arrival |= !it->placed;
+		}
+		run = NULL;
+	}
+}
+
+/* Is @it, the next item of stream @s from its head on, the window's?
+ * @on: false at the head. */
+static bool take(const struct sn_stream *s, const struct sn_item *it, const struct sel *sl,
+		 const struct sn_window *w, bool *on)
+{
+	bool t;
+
+	if (!s->guest)
+		return stamped_in(it, w);
+	if (it == sl->from)
+		*on = true;
+	if (*on)
+		t = it->c.kind != REC_TAP_CHUNK || chunk_in(it, w);
+	else
+		t = it->c.kind != REC_TAP_CHUNK && stamped_in(it, w);
+	if (it == sl->to)
+		*on = false;
+	return t;
 }
 
 /* The recording's session id (its metadata's FileHeader) and its latest
@@ -172,7 +232,7 @@ static int append_item(struct tf_writer *w, const struct sn_item *it, Vmscope__T
 
 /* Stream @s's items in the window into its file in folder @dfd. 1 when
  * written, 0 when it has none, or -errno. */
-static int write_stream(int dfd, const struct sn_stream *s, const struct sn_window *w,
+static int write_stream(int dfd, const struct sn_stream *s, struct sn_window *w,
 			const uint8_t sid[16], struct sn_file *f)
 {
 	Vmscope__Trace__StreamCut cut = VMSCOPE__TRACE__STREAM_CUT__INIT;
@@ -181,10 +241,15 @@ static int write_stream(int dfd, const struct sn_stream *s, const struct sn_wind
 	struct tf_writer *tw;
 	struct tf_writer_stats st;
 	size_t n = 0, k = 0;
+	struct sel sl = { 0 };
+	bool on = false;
 	int e;
 
+	if (s->guest)
+		select_guest(s, w, &sl);
+	w->guest_by_arrival += sl.by_arrival;
 	for (const struct sn_item *it = s->head; it; it = it->next)
-		if (in_window(it, w)) {
+		if (take(s, it, &sl, w, &on)) {
 			n++;
 			if (!first && it->c.kind == REC_TAP_CHUNK)
 				first = it;
@@ -215,8 +280,9 @@ static int write_stream(int dfd, const struct sn_stream *s, const struct sn_wind
 	if (e)
 		goto out_free;
 	e = write_header(tw, sid, VMSCOPE__TRACE__FILE_ROLE__FILE_ROLE_STREAM, &f->o, &cut);
+	on = false;
 	for (const struct sn_item *it = s->head; it && !e; it = it->next) {
-		if (!in_window(it, w))
+		if (!take(s, it, &sl, w, &on))
 			continue;
 		tf_writer_get_stats(tw, &st);
 		if (it->c.kind == REC_TAP_CHUNK) {
@@ -343,7 +409,7 @@ static int make_tmp(const char *dir, char *name, size_t len, int *dfd)
 	return -EEXIST;
 }
 
-int sn_write(const struct sn_store *st, const char *rec_path, const struct sn_window *w,
+int sn_write(const struct sn_store *st, const char *rec_path, struct sn_window *w,
 	     const char *dir, char *out, size_t outlen, char *err, size_t errlen)
 {
 	Vmscope__Trace__SnapshotWindow sw = VMSCOPE__TRACE__SNAPSHOT_WINDOW__INIT;
@@ -369,6 +435,7 @@ int sn_write(const struct sn_store *st, const char *rec_path, const struct sn_wi
 		goto out;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s", dir, name);
+	w->guest_by_arrival = 0;
 	fv = calloc(st->ns + 1, sizeof(*fv));
 	if (!fv) {
 		e = fail(err, errlen, -ENOMEM, "%s", tmp);
@@ -399,6 +466,8 @@ int sn_write(const struct sn_store *st, const char *rec_path, const struct sn_wi
 	sw.end_ts = w->end_ts;
 	sw.recording = (char *)rec_path;
 	sw.ended_early = w->ended_early;
+	sw.guest_incomplete = w->guest_incomplete;
+	sw.guest_by_arrival = w->guest_by_arrival;
 	sm->snapshot = &sw;
 	e = write_meta(dfd, sid, sm, fv, nf, last_ts);
 	sm->snapshot = NULL;	/* not the decoded message's to free */

@@ -48,6 +48,8 @@ struct live {
 	 * (ol_live_bound) */
 	struct ol_sync *sync;
 	bool *agent_gone;
+	ol_guest_placed_fn *placed;	/* ol_live_on_guest */
+	void *placed_ctx;
 	struct lo_stats gst;		/* the guests' chunks decoded */
 	uint64_t hellos, gone;		/* guest connections begun, ended */
 	int error;
@@ -135,6 +137,8 @@ static int om_emit(void *ctx, const struct om_rec *r)
 
 	om_rec_item(r, &it);
 	an_walk_feed(l->w, &l->h, &it, &r->o);
+	if (l->placed && r->kind == VR_EVENT && r->o.origin)
+		l->placed(l->placed_ctx, r->o.origin - 1, r->o.cpu, r->o.orig_ts, r->ts);
 	/* a guest record: its VM's clock bound is the one it was converted
 	 * with; after the feed: an interval it closed ended before this
 	 * record */
@@ -467,4 +471,10 @@ int ol_live(struct hb *h, const struct rec_opts *ro, const struct ol_opts *o,
 		rmdir(dir);
 	}
 	return e;
+}
+
+void ol_live_on_guest(struct live *l, ol_guest_placed_fn *fn, void *ctx)
+{
+	l->placed = fn;
+	l->placed_ctx = ctx;
 }

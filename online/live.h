@@ -69,6 +69,12 @@ struct live *ol_live_open(struct hb *h, const char *path, const struct ol_opts *
 int ol_live_tap(void *live, const struct rec_chunk *c);
 int ol_live_close(struct live *l, int rc, char *err, size_t errlen);
 
+/* Each guest record the online merge places: its VM, guest CPU, own
+ * time and host time, in the merged order (on the thread that feeds @l).
+ * For the snapshot windows (live_snap.h). */
+typedef void ol_guest_placed_fn(void *ctx, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h);
+void ol_live_on_guest(struct live *l, ol_guest_placed_fn *fn, void *ctx);
+
 /* Events lost so far: the ring buffers' losses and the records refused as
  * too late to order (live_order.h), for a view during the run (it runs
  * on the thread that feeds @l). */

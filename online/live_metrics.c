@@ -105,6 +105,12 @@ static int view(void *ctx, const struct ol_report *r)
 	return 0;
 }
 
+/* A guest record placed by the live merge: the snapshot windows' clock. */
+static void guest_placed(void *ctx, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h)
+{
+	ol_lsnap_guest(ctx, vm, cpu, g, h);
+}
+
 struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t interval_ns,
 			       const struct ol_trig_cfg *tc, const struct ol_snap_cfg *sc)
 {
@@ -131,6 +137,8 @@ struct ol_mfeed *ol_mfeed_open(struct hb *h, const char *path, int fd, uint64_t 
 		free(f);
 		return NULL;
 	}
+	if (f->ls)
+		ol_live_on_guest(f->l, guest_placed, f->ls);
 	return f;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "live.h"
 #include "live_snap.h"
 #include "record.h"
 #include "snap_write.h"
@@ -35,12 +36,29 @@ struct ol_lsnap *ol_lsnap_open(const struct ol_snap_cfg *c, const char *rec_path
 	return s;
 }
 
+/* Guest stream @gs has sent something since the window began. */
+static bool awaited(const struct sn_stream *gs, const struct sn_window *w)
+{
+	return gs->guest && gs->tail && gs->tail->stamp >= w->begin_ts;
+}
+
+/* Awaited guest streams without a record placed past the window. */
+static uint32_t guests_pending(const struct ol_lsnap *s)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < s->st.ns; i++)
+		n += awaited(&s->st.s[i], &s->w) && s->st.s[i].h_placed <= s->w.end_ts;
+	return n;
+}
+
 static void write_window(struct ol_lsnap *s)
 {
 	char path[4096], err[512];
 	int e;
 
 	s->w.ended_early = s->st.now < s->w.end_ts;
+	s->w.guest_incomplete = guests_pending(s);
 	e = sn_write(&s->st, s->rec_path, &s->w, s->c.dir, path, sizeof(path), err, sizeof(err));
 	s->pending = false;
 	sn_hold(&s->st, UINT64_MAX);
@@ -52,9 +70,16 @@ static void write_window(struct ol_lsnap *s)
 	}
 	s->written++;
 	fprintf(stderr, "vmscope record: snapshot: %s (%s trigger at host %llu ns; host %llu .. "
-		"%llu ns%s)\n", path, s->w.kind, (unsigned long long)s->w.trigger_ts,
+		"%llu ns%s; guest CPU streams: %u incomplete, %u with chunks placed by "
+		"arrival)\n", path, s->w.kind, (unsigned long long)s->w.trigger_ts,
 		(unsigned long long)s->w.begin_ts, (unsigned long long)s->w.end_ts,
-		s->w.ended_early ? ", the recording ended first" : "");
+		s->w.ended_early ? ", the recording ended first" : "", s->w.guest_incomplete,
+		s->w.guest_by_arrival);
+}
+
+void ol_lsnap_guest(struct ol_lsnap *s, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h)
+{
+	sn_placed(&s->st, vm, cpu, g, h);
 }
 
 void ol_lsnap_add(struct ol_lsnap *s, const struct rec_chunk *c)
@@ -74,7 +99,9 @@ void ol_lsnap_add(struct ol_lsnap *s, const struct rec_chunk *c)
 		}
 		return;
 	}
-	if (s->pending && s->st.now >= s->w.end_ts + s->settle_ns)
+	if (s->pending && s->st.now >= s->w.end_ts + s->settle_ns &&
+	    (!guests_pending(s) ||
+	     s->st.now >= s->w.end_ts + s->settle_ns + OL_SNAP_GUEST_WAIT_NS))
 		write_window(s);
 }
 
@@ -99,7 +126,11 @@ void ol_lsnap_request(struct ol_lsnap *s, const struct ol_trig *t)
 		.end_ts = end + s->c.after_ns,
 	};
 	s->pending = true;
-	sn_hold(&s->st, s->w.begin_ts);
+	/* a guest chunk is stamped with the host time the store had seen
+	 * when it came, which lags the host's records by up to the live
+	 * order's wait: one of the window's may be stamped that much
+	 * before its start */
+	sn_hold(&s->st, s->w.begin_ts > OL_LIVE_LAG_NS ? s->w.begin_ts - OL_LIVE_LAG_NS : 0);
 }
 
 int ol_lsnap_close(struct ol_lsnap *s)

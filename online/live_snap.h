@@ -10,8 +10,13 @@
  * the window is then [start - before, start + duration + after] of host
  * time, written on the writer thread once the host buffers passed its
  * end by one interval (a quiet buffer's last sub-buffers may come that
- * late, live_order.h), or at the recording's end (then marked as ended
- * early when it had not reached the end). One window at a time: a trigger
+ * late, live_order.h) and every guest CPU stream that sent anything
+ * since the window began had a record placed past its end by the live
+ * merge (ol_lsnap_guest), or OL_SNAP_GUEST_WAIT_NS later without them
+ * (those streams counted as incomplete in the window's metadata), or at
+ * the recording's end (then marked as ended early when it had not
+ * reached the end). A guest chunk is the window's by its placed records'
+ * host times (collector/snap_write.h). One window at a time: a trigger
  * admitted while one is being collected is said and not written (the
  * daemon's rate limit makes that rare: one per --trigger-interval).
  */
@@ -29,6 +34,12 @@ struct rec_chunk;	/* record.h: not included, so vmscoped takes the defaults alon
  * store keeps before_ns + this (the interval, the live order's wait, the
  * daemon's poll); a later one's window starts where the store does. */
 #define OL_SNAP_LAG_NS	(5000000000ull)
+
+/* How long past the host's settling a window waits for the guests'
+ * records of its last moments: an agent that could not run sends them
+ * late (its vCPU taken, as a stall trigger says), and the live merge
+ * holds a guest record until the host's records pass it (OL_LIVE_LAG_NS). */
+#define OL_SNAP_GUEST_WAIT_NS	(3000000000ull)
 
 #define OL_SNAP_DEFAULT_BEFORE_NS	(5000000000ull)
 #define OL_SNAP_DEFAULT_AFTER_NS	(2000000000ull)
@@ -50,6 +61,10 @@ struct ol_lsnap *ol_lsnap_open(const struct ol_snap_cfg *c, const char *rec_path
 /* Every item the writer thread dequeued; then a pending window written
  * when its time came. */
 void ol_lsnap_add(struct ol_lsnap *s, const struct rec_chunk *c);
+
+/* The live merge placed a record of VM @vm's guest CPU @cpu, read at
+ * guest time @g, at host time @h (snap_store.h, sn_placed). */
+void ol_lsnap_guest(struct ol_lsnap *s, uint32_t vm, uint32_t cpu, uint64_t g, uint64_t h);
 
 /* The daemon admitted @t: collect its window. */
 void ol_lsnap_request(struct ol_lsnap *s, const struct ol_trig *t);

@@ -5,7 +5,10 @@
  * host chunk by its end, a guest item by the host time when it came;
  * stamps before now - keep go, at now - keep stay), by bytes (a stream
  * over its cap loses its oldest, the other streams keep theirs), a hold
- * that keeps old items until it is lifted, and the counts of each.
+ * that keeps old items until it is lifted, and the counts of each; the
+ * live merge's placements (sn_placed) given to the chunk holding each
+ * record's guest time, the stream's latest kept, a placement whose chunk
+ * was evicted dropped, and the next one found from the head again.
  * Every expectation is computed here from the items fed, not read back
  * from the store's own counters.
  */
@@ -154,9 +157,58 @@ static void test_cap(void)
 	sn_free(&st);
 }
 
+static void test_placed(void)
+{
+	uint8_t d[8] = { 0 };
+	struct sn_store st;
+	struct rec_chunk c;
+	const struct sn_item *a, *b;
+
+	/* room for two items of the stream */
+	sn_init(&st, &(struct sn_cfg){ .keep_ns = UINT64_MAX / 2,
+				       .cap_bytes = 2 * (SN_ITEM_COST + 8) });
+	c = guest(0, 1, 0, d, 8);
+	c.begin_ts = 100, c.end_ts = 199;
+	CHECK_EQ(sn_add(&st, &c), 0);
+	c.seq = 1, c.begin_ts = 200, c.end_ts = 299;
+	CHECK_EQ(sn_add(&st, &c), 0);
+	sn_placed(&st, 0, 1, 150, 5000);
+	sn_placed(&st, 0, 1, 199, 5049);
+	sn_placed(&st, 0, 1, 250, 5100);
+	sn_placed(&st, 0, 2, 250, 9999);	/* no such stream: nothing */
+	a = st.s[0].head;
+	b = a->next;
+	CHECK(a->placed && a->h_lo == 5000 && a->h_hi == 5049);
+	CHECK(b->placed && b->h_lo == 5100 && b->h_hi == 5100);
+	CHECK_EQ(st.s[0].h_placed, 5100);
+	/* a third chunk evicts the first (the cap) */
+	c.seq = 2, c.begin_ts = 300, c.end_ts = 399;
+	CHECK_EQ(sn_add(&st, &c), 0);
+	CHECK_EQ(st.s[0].items, 2);
+	b = st.s[0].head;
+	CHECK_EQ(b->c.seq, 1);
+	sn_placed(&st, 0, 1, 299, 5150);
+	sn_placed(&st, 0, 1, 310, 5200);
+	CHECK(b->h_lo == 5100 && b->h_hi == 5150);
+	CHECK(b->next->placed && b->next->h_lo == 5200);
+	/* the chunk being placed evicted: found again from the head */
+	c.seq = 3, c.begin_ts = 400, c.end_ts = 499;
+	CHECK_EQ(sn_add(&st, &c), 0);
+	c.seq = 4, c.begin_ts = 500, c.end_ts = 599;
+	CHECK_EQ(sn_add(&st, &c), 0);
+	sn_placed(&st, 0, 1, 350, 5250);	/* its chunk (seq 2) is gone */
+	sn_placed(&st, 0, 1, 450, 5300);
+	CHECK_EQ(st.s[0].head->c.seq, 3);
+	CHECK(st.s[0].head->placed && st.s[0].head->h_lo == 5300);
+	CHECK(!st.s[0].head->next->placed);
+	CHECK_EQ(st.s[0].h_placed, 5300);
+	sn_free(&st);
+}
+
 int main(void)
 {
 	test_age();
 	test_cap();
+	test_placed();
 	return check_result("test_snap_store");
 }

@@ -10,7 +10,12 @@
  * stream's loss in the window kept with its events; the trace has no
  * damage (its Summary lists exactly its files); the window is in DIR/TIME,
  * nothing left under a dot name; its metadata holds the trigger. A
- * window with nothing in it is still a trace (metadata only).
+ * window with nothing in it is still a trace (metadata only). A guest
+ * stream whose chunks the live merge placed (sn_placed): a chunk is the
+ * window's by its placed records' host times, not by when it came (one
+ * that came after the window's end is in it, one that came inside it
+ * but whose records lie before is not), the losses next to those
+ * chunks with them; a chunk not placed goes by its arrival, counted.
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -57,6 +62,92 @@ static struct rec_chunk host(uint64_t seq, uint64_t lost, uint64_t end)
 {
 	return (struct rec_chunk){ .kind = REC_TAP_CHUNK, .seq = seq, .lost_before = lost,
 				   .begin_ts = end - 10, .end_ts = end };
+}
+
+static struct rec_chunk guest(uint64_t seq, uint64_t g_begin)
+{
+	return (struct rec_chunk){ .kind = REC_TAP_CHUNK, .guest = true, .vm = 1, .cpu = 0,
+				   .seq = seq, .begin_ts = g_begin, .end_ts = g_begin + 99 };
+}
+
+static struct rec_chunk gloss(uint64_t events)
+{
+	return (struct rec_chunk){ .kind = REC_TAP_LOSS, .guest = true, .vm = 1, .cpu = 0,
+				   .loss_kind = VMSCOPE__TRACE__LOSS_KIND__LOSS_KIND_STREAM,
+				   .loss_events = events };
+}
+
+/* The guest stream's chunks and loss events in the window at @out. */
+static void read_guest(const char *out, uint64_t *chunks, uint64_t *lost)
+{
+	struct vr_trace *t;
+	struct vr_stream *s;
+	struct vr_item it;
+	char err[256];
+
+	*chunks = *lost = 0;
+	CHECK_EQ(vr_trace_open(&t, out, err, sizeof(err)), 0);
+	for (size_t i = 0; t && i < vr_trace_nr_streams(t); i++) {
+		if (strcmp(vr_trace_stream_name(t, i), "guest1-cpu0.vtf"))
+			continue;
+		CHECK_EQ(vr_stream_open(&s, t, i), 0);
+		while (vr_stream_next(s, &it) == 1)
+			if (it.kind == VR_LOSS)
+				*lost += it.events;
+		*chunks = vr_stream_stats(s)->chunks;
+		CHECK_EQ(vr_damage_count(vr_stream_damage(s)), 0);
+		vr_stream_close(s);
+	}
+	if (t)
+		vr_trace_close(t);
+}
+
+/* Guest chunks by their placed records (see the top). */
+static void placed_window(const char *rec, const char *dir)
+{
+	struct sn_window w = { .kind = "exit", .what = "hlt", .task = "", .host_task = "",
+			       .begin_ts = 1050, .end_ts = 1300 };
+	char out[4096], err[512];
+	struct sn_store st;
+	uint64_t chunks, lost;
+
+	sn_init(&st, &(struct sn_cfg){ .keep_ns = 1u << 30, .cap_bytes = 1u << 20 });
+	add(&st, host(1, 0, 1000));
+	add(&st, guest(1, 100));		/* its records at 900..990 */
+	add(&st, host(2, 0, 1100));
+	add(&st, gloss(5));			/* next to seq 2: the window's */
+	add(&st, guest(2, 200));		/* came at 1100, records 1040..1120 */
+	add(&st, host(3, 0, 1500));
+	add(&st, guest(3, 300));		/* came at 1500, records 1200..1310 */
+	add(&st, gloss(7));			/* next to seq 3 */
+	add(&st, guest(4, 400));		/* records 1320..1400 */
+	add(&st, gloss(11));			/* came at 1500, after the window */
+	add(&st, guest(5, 500));		/* never placed, came at 1500 */
+	sn_placed(&st, 1, 0, 100, 900);
+	sn_placed(&st, 1, 0, 199, 990);
+	sn_placed(&st, 1, 0, 200, 1040);
+	sn_placed(&st, 1, 0, 250, 1080);
+	sn_placed(&st, 1, 0, 299, 1120);
+	sn_placed(&st, 1, 0, 300, 1200);
+	sn_placed(&st, 1, 0, 399, 1310);
+	sn_placed(&st, 1, 0, 400, 1320);
+	sn_placed(&st, 1, 0, 499, 1400);
+	CHECK_EQ(st.s[1].h_placed, 1400);
+	CHECK_EQ(sn_write(&st, rec, &w, dir, out, sizeof(out), err, sizeof(err)), 0);
+	read_guest(out, &chunks, &lost);
+	CHECK_EQ(chunks, 2);
+	CHECK_EQ(lost, 5 + 7);
+	CHECK_EQ(w.guest_by_arrival, 0);
+
+	/* a chunk never placed that came inside the span: by its arrival */
+	add(&st, host(4, 0, 1200));	/* host now stays 1500: stamped 1500 */
+	w.end_ts = 1600;
+	CHECK_EQ(sn_write(&st, rec, &w, dir, out, sizeof(out), err, sizeof(err)), 0);
+	read_guest(out, &chunks, &lost);
+	CHECK_EQ(chunks, 4);		/* seq 2, 3, 4 placed, 5 by arrival */
+	CHECK_EQ(lost, 5 + 7 + 11);
+	CHECK_EQ(w.guest_by_arrival, 1);
+	sn_free(&st);
 }
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
@@ -171,10 +262,13 @@ int main(void)
 	}
 	vr_trace_close(t);
 
+	placed_window(rec, dir);
+	CHECK_EQ(entries(dir, name, sizeof(name)), 3);
+
 	/* nothing in the span: a trace with metadata only, the next name */
 	w.begin_ts = w.end_ts = 5000;
 	CHECK_EQ(sn_write(&st, rec, &w, dir, out, sizeof(out), err, sizeof(err)), 0);
-	CHECK_EQ(entries(dir, name, sizeof(name)), 2);
+	CHECK_EQ(entries(dir, name, sizeof(name)), 4);
 	CHECK_EQ(vr_trace_open(&t, out, err, sizeof(err)), 0);
 	CHECK_EQ(vr_trace_nr_streams(t), 0);
 	CHECK_EQ(vr_damage_count(vr_trace_damage(t)), 0);

@@ -99,11 +99,15 @@ int feed_run(struct feed *f, bool ahead, rec_tap_fn *tap, void *ctx)
 	unsigned int left;
 	int e = 0;
 
+	bool hosts_done = !f->guests_last;
+
 	do {
 		left = 0;
 		for (unsigned int i = 0; i < f->n && !e; i++) {
 			if (ahead && i > 0 && !f->src[0].done)
 				break;
+			if (!hosts_done && f->src[i].guest)
+				continue;
 			ProtobufCMessage *c = NULL;
 			struct rec_chunk rc;
 			int got = next_chunk(f, i, &rc, &c);
@@ -116,6 +120,10 @@ int feed_run(struct feed *f, bool ahead, rec_tap_fn *tap, void *ctx)
 			}
 			if (c)
 				tf_msg_free(c);
+		}
+		if (!left && !hosts_done) {
+			hosts_done = true;
+			left = 1;
 		}
 	} while (left && !e);
 	return e;

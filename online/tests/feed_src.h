@@ -27,6 +27,9 @@ struct feed {
 	} src[FEED_MAX];
 	const unsigned char *map[FEED_MAX];
 	unsigned int n;
+	/* the guest streams only once every host stream is whole (agents
+	 * whose chunks come long after the host's records) */
+	bool guests_last;
 };
 
 /* The host streams of raw trace @dir into @f (buffers 0..nbuf-1), then,

@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "feed_src.h"
+#include "merge.h"
+#include "transform.h"
 #include "tracefmt.h"
 #include "live_metrics.h"
 #include "metrics_frame.h"
@@ -45,7 +47,10 @@
 struct fed {
 	char name[32];		/* the stream's file */
 	uint64_t seq, lost_before, records, loss_events, stamp;
-	bool loss;
+	bool loss, guest;
+	uint32_t vm;
+	uint64_t g_begin, g_end;	/* a guest chunk's span, its clock */
+	bool in;			/* the window's (write_window) */
 };
 
 #define MAX_FED 200000
@@ -169,7 +174,23 @@ struct feed_ctx {
 	uint64_t host_max;		/* the largest host chunk end fed */
 	struct fed *fed;
 	size_t nfed;
+	const char *snap_dir;
+	size_t written_at;		/* items fed when the window appeared; 0: not yet */
 };
+
+/* Has the window been written (a folder without a leading dot)? */
+static bool window_written(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool found = false;
+
+	while (d && !found && (de = readdir(d)))
+		found = de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return found;
+}
 
 static void keep_fed(struct feed_ctx *x, const struct rec_chunk *c)
 {
@@ -191,6 +212,10 @@ static void keep_fed(struct feed_ctx *x, const struct rec_chunk *c)
 		x->host_max = c->end_ts;
 	f->stamp = c->guest ? x->host_max : c->end_ts;
 	f->loss = c->kind == REC_TAP_LOSS;
+	f->guest = c->guest;
+	f->vm = c->vm;
+	f->g_begin = c->begin_ts;
+	f->g_end = c->end_ts;
 	f->seq = c->seq;
 	f->lost_before = c->lost_before;
 	f->records = f->loss ? 0 : c->nr_records;
@@ -206,6 +231,8 @@ static int tap(void *ctx, const struct rec_chunk *c)
 	if (x->snap)
 		keep_fed(x, c);
 	e = ol_mfeed_tap(x->mf, c);
+	if (x->snap && x->echoed && !x->written_at && window_written(x->snap_dir))
+		x->written_at = x->nfed;
 	drain(x->peer, &x->seen);
 	if (x->snap && !x->echoed && x->seen.n_trig > x->pick) {
 		uint8_t b[OL_TG_FRAME_MAX];
@@ -221,27 +248,93 @@ static int tap(void *ctx, const struct rec_chunk *c)
 	return e;
 }
 
-/* The window of the first trigger: each stream's items in it, as fed. */
-static void write_window(FILE *out, const struct feed_ctx *x, uint64_t before, uint64_t after,
-			 uint64_t settle)
+/*
+ * Which items fed before the window was written are its: a host chunk by
+ * its end; a guest chunk by its records' host times as `vmscope merge`
+ * converts them (the whole trace's segments, not the live merge's), when
+ * its span meets [b, e], with the guest losses next to such chunks; a
+ * guest item of a VM without a segment, or a loss away from them, by the
+ * largest host chunk end fed before it. Guest chunks that meet the span
+ * but came after the window was written: *late.
+ */
+static int mark_window(struct feed_ctx *x, const char *raw, uint64_t b, uint64_t e, size_t upto,
+		       uint64_t *late)
+{
+	struct vr_trace *t;
+	struct mg_result r;
+	struct mg_opts o = { 0 };
+	char err[256];
+
+	if (vr_trace_open(&t, raw, err, sizeof(err)) || mg_sync(t, &o, &r, err, sizeof(err))) {
+		fprintf(stderr, "test_metrics_feed: merging %s: %s\n", raw, err);
+		return -1;
+	}
+	*late = 0;
+	for (size_t k = 0; k < x->nfed; k++) {
+		struct fed *f = &x->fed[k];
+		const struct vmscope_sync_segment *sg;
+		uint64_t hb, he;
+
+		f->in = false;
+		if (!f->guest || f->loss || f->vm >= r.n_vms ||
+		    !(sg = mt_segment_for(&r.mt.vm[f->vm], f->g_begin)) ||
+		    !mt_convert(&r.mt.vm[f->vm], &sg, f->g_begin, &hb) ||
+		    !mt_convert(&r.mt.vm[f->vm], &sg, f->g_end, &he)) {
+			f->in = k < upto && f->stamp >= b && f->stamp <= e;
+			continue;
+		}
+		if (hb > e || he < b)
+			continue;
+		if (k < upto)
+			f->in = true;
+		else
+			(*late)++;
+	}
+	/* a guest loss next to a chunk of the window is the window's */
+	for (size_t k = 0; k < upto; k++) {
+		struct fed *f = &x->fed[k];
+
+		if (!f->guest || f->in || !f->loss)
+			continue;
+		for (size_t j = k; j-- > 0;) {
+			if (strcmp(x->fed[j].name, f->name))
+				continue;
+			if (!x->fed[j].loss) {
+				f->in = x->fed[j].in;
+				break;
+			}
+		}
+		for (size_t j = k + 1; !f->in && j < upto; j++) {
+			if (strcmp(x->fed[j].name, f->name))
+				continue;
+			if (!x->fed[j].loss) {
+				f->in = x->fed[j].in;
+				break;
+			}
+		}
+	}
+	mg_result_free(&r);
+	vr_trace_close(t);
+	return 0;
+}
+
+/* The window of the picked trigger: each stream's items in it, as fed. */
+static int write_window(FILE *out, struct feed_ctx *x, const char *raw, uint64_t before,
+			uint64_t after)
 {
 	const struct ol_trig *t = &x->seen.trig[x->pick];
 	uint64_t b = t->start_ns > before ? t->start_ns - before : 0;
 	uint64_t e = t->start_ns + t->dur_ns + after;
-	size_t upto = x->nfed;
+	size_t upto = x->written_at ? x->written_at : x->nfed;
+	uint64_t late;
 	bool first = true;
 
-	/* written at the item that took host time past its end + settle:
-	 * what came later is not in it */
-	for (size_t k = 0; k < x->nfed; k++)
-		if (!x->fed[k].loss && x->fed[k].stamp >= e + settle &&
-		    strncmp(x->fed[k].name, "guest", 5)) {
-			upto = k + 1;
-			break;
-		}
-
+	if (mark_window(x, raw, b, e, upto, &late))
+		return -1;
 	fprintf(out, ", \"window\": {\"trigger\": %zu, \"begin_ns\": %" PRIu64
-		", \"end_ns\": %" PRIu64 ", \"streams\": {", x->pick, b, e);
+		", \"end_ns\": %" PRIu64 ", \"written_at\": %zu, \"fed\": %zu, "
+		"\"guest_chunks_late\": %" PRIu64 ", \"streams\": {", x->pick, b, e, upto,
+		x->nfed, late);
 	for (size_t i = 0; i < upto; i++) {
 		uint64_t chunks = 0, records = 0, lost = 0, lbase = 0, gaps = 0, next = 0, seq0 = 0;
 		bool seen_chunk = false, any = false;
@@ -255,7 +348,7 @@ static void write_window(FILE *out, const struct feed_ctx *x, uint64_t before, u
 		for (size_t k = i; k < upto; k++) {
 			const struct fed *f = &x->fed[k];
 
-			if (strcmp(f->name, x->fed[i].name) || f->stamp < b || f->stamp > e)
+			if (strcmp(f->name, x->fed[i].name) || !f->in)
 				continue;
 			any = true;
 			if (f->loss) {
@@ -282,6 +375,7 @@ static void write_window(FILE *out, const struct feed_ctx *x, uint64_t before, u
 		first = false;
 	}
 	fputs("}}", out);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -297,11 +391,13 @@ int main(int argc, char **argv)
 	struct ol_snap_cfg sc = { .before_ns = OL_SNAP_DEFAULT_BEFORE_NS,
 				  .after_ns = OL_SNAP_DEFAULT_AFTER_NS,
 				  .cap_bytes = OL_SNAP_DEFAULT_CAP };
-	bool guests = false;
+	bool guests = false, guests_last = false;
 
 	for (int i = 4; i < argc; i++) {
 		if (!strcmp(argv[i], "guests"))
 			guests = true;
+		else if (!strcmp(argv[i], "guests-last"))
+			guests = guests_last = true;
 		else if (!strncmp(argv[i], "exit=", 5))
 			tc.exit_ns = strtoull(argv[i] + 5, NULL, 10);
 		else if (!strncmp(argv[i], "stall=", 6))
@@ -318,7 +414,7 @@ int main(int argc, char **argv)
 			argc = 0;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests] "
+		fprintf(stderr, "usage: test_metrics_feed RAW_TRACE OUT INTERVAL_NS [guests|guests-last] "
 			"[exit=NS] [stall=NS] [snap=DIR [before=NS] [after=NS] [pick=K]]\n");
 		return 2;
 	}
@@ -329,8 +425,10 @@ int main(int argc, char **argv)
 	}
 	if (feed_open(&f, argv[1], guests, &h))
 		return 1;
+	f.guests_last = guests_last;
 	x.peer = sv[1];
 	x.snap = sc.dir != NULL;
+	x.snap_dir = sc.dir;
 	if (x.snap && !(x.fed = calloc(MAX_FED, sizeof(*x.fed))))
 		return 1;
 	x.mf = ol_mfeed_open(&h, argv[1], sv[0], strtoull(argv[3], NULL, 10), &tc, &sc);
@@ -344,8 +442,8 @@ int main(int argc, char **argv)
 		e = 1;
 	}
 	write_json(out, &x.seen);
-	if (x.snap && x.echoed)
-		write_window(out, &x, sc.before_ns, sc.after_ns, strtoull(argv[3], NULL, 10));
+	if (x.snap && x.echoed && write_window(out, &x, argv[1], sc.before_ns, sc.after_ns))
+		e = 1;
 	fputs("}\n", out);
 	free(x.fed);
 	feed_close(&f);

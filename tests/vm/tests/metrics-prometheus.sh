@@ -41,7 +41,9 @@
 #    none), as long as the CPU time the hog held CPU 1 (+-10 %, hog.c's
 #    two readings); exactly one snapshot whose trigger is in that span,
 #    the hog's, logged by the daemon, on which `vmscope report sched`
-#    names the hog (its pid); vmscope_triggers_total{kind="stall"} and
+#    names the hog (its pid), holding m1's guest records (each guest
+#    CPU's stream with events, none said incomplete or placed by
+#    arrival); vmscope_triggers_total{kind="stall"} and
 #    vmscope_snapshots_total count it. Every trigger of the run is
 #    printed with its part (workload, quiet, hog) and cause; the
 #    daemon's log and m1's record.log are kept in the results;
@@ -237,19 +239,22 @@ trigger_check() {
 	hog_snap=$(grep " at host $hog_ts " /vmtest/snapshot-windows.txt | cut -d: -f1)
 	vmscope report sched "$SNAPS/$hog_snap" >/vmtest/snapshot-sched.txt 2>&1 ||
 		snap_fail "report sched on the snapshot: $(tail -n 3 /vmtest/snapshot-sched.txt)"
+	vmscope dump --summary "$SNAPS/$hog_snap" >/vmtest/snapshot-summary.txt 2>&1 ||
+		snap_fail "dump --summary of the snapshot: $(tail -n 3 /vmtest/snapshot-summary.txt)"
 	curl -sf "http://127.0.0.1:$MPORT/metrics" >/vmtest/scrape-triggers.txt ||
 		snap_fail "no /metrics answer"
 	pin_all "$all_cpus"
 	kill -CONT "$prom"
 	python3 - $hog_ns "$hog_pid" "$TRIG_STALL_US" "$hog_ts" "$((h1 - q0))" \
 		/vmtest/triggers.txt /vmtest/snapshot-windows.txt /vmtest/snapshot-sched.txt \
-		/vmtest/scrape-triggers.txt <<'PY' >/vmtest/trigger-check.txt 2>&1
+		/vmtest/scrape-triggers.txt /vmtest/snapshot-summary.txt <<'PY' >/vmtest/trigger-check.txt 2>&1
 import re, sys
 lo, hi, pid, thr, hog_ts, quiet_ns = (int(a) for a in sys.argv[1:7])
 lines = open(sys.argv[7]).read().splitlines()
 windows = open(sys.argv[8]).read().splitlines()
 sched = open(sys.argv[9]).read()
 scrape = open(sys.argv[10]).read()
+summary = open(sys.argv[11]).read()
 # the quiet part began at most quiet_ns before the hog's stall (that span
 # also holds the hog's start and end): earlier is the workload part
 q_ts = hog_ts - quiet_ns
@@ -299,6 +304,15 @@ if not rows:
     bad.append("report sched on the snapshot does not name vmscope-hog/%d" % pid)
 else:
     print("report sched on the snapshot: %s" % " | ".join(rows))
+# the window holds m1's guest records of its span, by their own clock
+# (the agent sends them after the hog), none of its streams said short
+gev = [int(n) for n in re.findall(r"^end of guest0-cpu\d+\.vtf: .*, (\d+) events, ", summary, re.M)]
+print("the hog's snapshot: guest CPU streams with %s events" % gev)
+if not gev or not all(gev):
+    bad.append("the hog's snapshot holds no guest records of m1: %s" % gev)
+if "incomplete" in summary or "placed by arrival" in summary:
+    bad.append("the hog's snapshot: %s" % [l for l in summary.splitlines()
+                                            if "incomplete" in l][:1])
 for name, want in (("vmscope_triggers_total", r',kind="stall"'), ("vmscope_snapshots_total", "")):
     c = re.search(r'^%s\{domain="m1",uuid="[^"]*"%s\} (\d+)$' % (name, want), scrape, re.M)
     if not c or int(c.group(1)) < 1:
