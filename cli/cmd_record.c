@@ -34,7 +34,7 @@ static void usage(FILE *out)
 		"                      [--metrics-fd FD [--trigger-exit-us N]\n"
 		"                      [--trigger-stall-us N] [--snapshot-dir DIR\n"
 		"                      [--snapshot-before-ms N] [--snapshot-after-ms N]\n"
-		"                      [--snapshot-cap-mb N]]] -o TRACE\n\n"
+		"                      [--snapshot-cap-mb N]]] [--measure] -o TRACE\n\n"
 		"Record the host module's events for the given QEMU processes (or every\n"
 		"process) into the trace folder TRACE (created; never overwritten):\n"
 		"metadata.vtf (session, the module's event descriptors, each VM's name,\n"
@@ -91,6 +91,10 @@ static void usage(FILE *out)
 		"                     the trigger's start (default %llu), after its end\n"
 		"                     (default %llu)\n"
 		"  --snapshot-cap-mb N   at most N MiB kept per stream (default %llu)\n"
+		"  --measure          also time kvm_exit's and kvm_entry's probes, for\n"
+		"                     `vmscope stats` (its exit_timing, entry_timing:\n"
+		"                     module-wide, every session's events); a\n"
+		"                     benchmark's, two more clock reads a probe\n"
 		"  -o TRACE           the trace folder to create\n\n"
 		"Exit status: 0 when the recording ran and stopped (Ctrl-C, SIGTERM or\n"
 		"the duration); 1 on a runtime failure: no host module, TRACE exists,\n"
@@ -143,6 +147,7 @@ struct record_args {
 	unsigned int ncids;
 	const char *keep;
 	int all;
+	int measure;				/* --measure */
 	int metrics_fd;				/* --metrics-fd, or -1 */
 	uint64_t trigger_exit_us, trigger_stall_us;	/* 0: none */
 	const char *snapshot_dir;			/* --snapshot-dir, or NULL */
@@ -234,6 +239,7 @@ _Static_assert(VMSCOPE_RB_MODE_DISCARD == 0 && VMSCOPE_RB_MODE_FLIGHT == 1, "mod
 static const struct args_opt opts[] = {
 	ARGS_FN("pid", 0, take_pid),
 	ARGS_FLAG("all", 0, struct record_args, all),
+	ARGS_FLAG("measure", 0, struct record_args, measure),
 	ARGS_FN("duration", 0, take_duration),
 	ARGS_CHOICE("mode", 0, struct record_args, cfg.chan[0].mode, modes, 2),
 	ARGS_FN("buffer-size", 0, take_buffer_size),
@@ -281,6 +287,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (a->measure)
+		a->o.ctl.flags |= VMSCOPE_CTL_MEASURE;
 	if (a->metrics_fd >= 0 && a->o.ctl.nr_pids != 1) {
 		fprintf(stderr, "vmscope record: --metrics-fd takes one --pid or --domain\n");
 		return EXIT_USAGE;

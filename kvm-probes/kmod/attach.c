@@ -23,6 +23,12 @@ DEFINE_PER_CPU(struct vmscope_handed, vmscope_handed);
 struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
 unsigned long vmscope_slots_on;
 bool vmscope_measure;
+unsigned long vmscope_event_slots[VMSCOPE_NR_EVENTS];
+unsigned long vmscope_any_pid_slots;
+struct vmscope_pid_index __rcu *vmscope_pid_index;
+/* The published table and the one index_filters() fills next. */
+static struct vmscope_pid_index pid_index[2];
+static unsigned int pid_index_next;
 
 static DEFINE_MUTEX(vmscope_ctl_lock);
 static struct module *kvm_module;	/* non-NULL while kvm's probes are attached */
@@ -307,6 +313,54 @@ static void slot_quiesce(unsigned int slot)
 		       sizeof(struct vmscope_waiters));
 }
 
+static void index_pid(struct vmscope_pid_index *x, pid_t tgid, unsigned int slot)
+{
+	u32 i = vmscope_pid_hash(tgid), n;
+
+	for (n = 0; n < VMSCOPE_PID_TABLE; n++, i = (i + 1) & (VMSCOPE_PID_TABLE - 1)) {
+		if (!x->e[i].tgid || x->e[i].tgid == tgid) {
+			x->e[i].tgid = tgid;
+			x->e[i].slots |= BIT(slot);
+			return;
+		}
+	}
+	WARN_ON_ONCE(1);	/* more pids than the table's static_assert allows */
+}
+
+/*
+ * Under vmscope_ctl_lock, after a filter changed (core.h, "The filters
+ * indexed"): the masks, then the table not in use filled and published.
+ * Returns once no probe reads the other table, which the next call fills.
+ */
+static void index_filters(void)
+{
+	struct vmscope_pid_index *x = &pid_index[pid_index_next];
+	unsigned long any = 0;
+	unsigned int s, id, i;
+
+	memset(x, 0, sizeof(*x));
+	for (id = 0; id < VMSCOPE_NR_EVENTS; id++) {
+		unsigned long ev = 0;
+
+		for (s = 0; s < VMSCOPE_NR_SLOTS; s++)
+			if (vmscope_filters[s].events & BIT_ULL(id))
+				ev |= BIT(s);
+		WRITE_ONCE(vmscope_event_slots[id], ev);
+	}
+	for (s = 0; s < VMSCOPE_NR_SLOTS; s++) {
+		const struct vmscope_filter *f = &vmscope_filters[s];
+
+		if (!f->nr_pids)
+			any |= BIT(s);
+		for (i = 0; i < f->nr_pids && i < VMSCOPE_MAX_PIDS; i++)
+			index_pid(x, f->pids[i], s);
+	}
+	WRITE_ONCE(vmscope_any_pid_slots, any);
+	rcu_assign_pointer(vmscope_pid_index, x);
+	pid_index_next = !pid_index_next;
+	synchronize_rcu();
+}
+
 /* Under vmscope_ctl_lock; ctl already checked. */
 static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl,
 			  u64 events, const void *owner)
@@ -326,6 +380,7 @@ static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl
 	for (i = 0; i < ctl->nr_pids; i++)
 		f->pids[i] = ctl->pids[i];
 	f->events = events;
+	index_filters();
 	slot_measure[slot] = ctl->flags & VMSCOPE_CTL_MEASURE;
 	slot_exit_reason[slot] = enable &&
 				 !(ctl->flags & VMSCOPE_CTL_NO_EXIT_REASON) &&

@@ -12,7 +12,10 @@
 #define VMSCOPE_KVM_PROBES_CORE_H
 
 #include <linux/bits.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/trace_clock.h>
@@ -158,17 +161,62 @@ static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
 	return false;
 }
 
+/*
+ * The filters indexed for the probes (attach.c, index_filters()): per
+ * event id the slots whose filter selects it, the slots without a pid
+ * list (every process), and a table of the listed thread groups, each
+ * with the slots that list it (open addressing; pid 0: empty). An event
+ * then costs one lookup, not a walk of every slot on and its pids: each
+ * recorded domain would otherwise slow every other domain's probes
+ * (bench/vm/sessions-probe-cost.sh). Rebuilt when a filter changes, only
+ * then, into the table no probe reads, then published; a filter changes
+ * only while its slot is off, so whichever masks and table a probe reads
+ * give the same slots among those on.
+ */
+#define VMSCOPE_PID_TABLE	256
+static_assert(VMSCOPE_PID_TABLE >= 2 * VMSCOPE_NR_SLOTS * VMSCOPE_MAX_PIDS);
+static_assert((VMSCOPE_PID_TABLE & (VMSCOPE_PID_TABLE - 1)) == 0);
+
+struct vmscope_pid_index {
+	struct {
+		pid_t tgid;
+		unsigned long slots;
+	} e[VMSCOPE_PID_TABLE];
+};
+extern unsigned long vmscope_event_slots[VMSCOPE_NR_EVENTS];
+extern unsigned long vmscope_any_pid_slots;
+extern struct vmscope_pid_index __rcu *vmscope_pid_index;
+
+static __always_inline u32 vmscope_pid_hash(pid_t tgid)
+{
+	return hash_32((u32)tgid, ilog2(VMSCOPE_PID_TABLE));
+}
+
+/* The slots whose pid list holds @tgid. Probe context (RCU-sched). */
+static __always_inline unsigned long vmscope_pid_slots(pid_t tgid)
+{
+	const struct vmscope_pid_index *x = rcu_dereference_sched(vmscope_pid_index);
+	u32 i = vmscope_pid_hash(tgid), n;
+
+	if (!x || tgid <= 0)
+		return 0;
+	for (n = 0; n < VMSCOPE_PID_TABLE; n++, i = (i + 1) & (VMSCOPE_PID_TABLE - 1)) {
+		if (x->e[i].tgid == tgid)
+			return x->e[i].slots;
+		if (!x->e[i].tgid)
+			break;
+	}
+	return 0;
+}
+
 /* The slots on that selected @id; the hit counted as seen if any. */
 static __always_inline unsigned long vmscope_probe_on(unsigned int id)
 {
-	unsigned long on = READ_ONCE(vmscope_slots_on), sel = 0;
-	unsigned int s;
+	unsigned long on = READ_ONCE(vmscope_slots_on), sel;
 
 	if (likely(!on))
 		return 0;
-	for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS)
-		if (vmscope_filters[s].events & BIT_ULL(id))
-			sel |= BIT(s);
+	sel = on & READ_ONCE(vmscope_event_slots[id]);
 	if (sel)
 		this_cpu_inc(vmscope_cpu.seen[id]);
 	return sel;
@@ -178,13 +226,7 @@ static __always_inline unsigned long vmscope_probe_on(unsigned int id)
 static __always_inline unsigned long vmscope_slots_wanting(unsigned long sel,
 							     pid_t tgid)
 {
-	unsigned long hit = 0;
-	unsigned int s;
-
-	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS)
-		if (vmscope_filter_wants(&vmscope_filters[s], tgid))
-			hit |= BIT(s);
-	return hit;
+	return sel & (READ_ONCE(vmscope_any_pid_slots) | vmscope_pid_slots(tgid));
 }
 
 /*
