@@ -153,7 +153,6 @@ void sn_placed(struct sn_store *st, uint32_t vm, uint32_t cpu, uint64_t g, uint6
 			s = &st->s[i];
 	if (!s)
 		return;
-	s->placed_any = true;
 	if (h > s->h_placed)
 		s->h_placed = h;
 	it = s->placing ? s->placing : s->head;

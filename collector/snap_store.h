@@ -52,7 +52,6 @@ struct sn_stream {
 	uint32_t buf, chan, vm, cpu;
 	struct sn_item *head, *tail;	/* oldest .. newest */
 	struct sn_item *placing;	/* guest: where sn_placed is; NULL: head */
-	bool placed_any;
 	uint64_t h_placed;		/* guest: the latest placed record's host time */
 	uint64_t bytes, items;
 	uint64_t evicted_age, evicted_cap;	/* items */

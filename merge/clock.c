@@ -323,7 +323,9 @@ void mg_span_walk_init(struct mg_span_walk *w, const struct mg_spans *sp, size_t
 	const struct mg_span *s;
 	size_t lo = 0, hi = sp->n;
 
-	*w = (struct mg_span_walk){ .sp = sp, .stream = stream };
+	*w = (struct mg_span_walk){ .sp = sp, .stream = stream, .i = sp->n };
+	if (!sp->by_stream)	/* no span, or mg_clock_scan did not finish */
+		return;
 	while (lo < hi) {	/* the stream's first span */
 		size_t mid = lo + (hi - lo) / 2;
 
