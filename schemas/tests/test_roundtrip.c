@@ -199,7 +199,7 @@ static void test_session(void)
 	sw.threshold_ns = 20000000; sw.vcpu = 1; sw.task = "spin/412"; sw.host_task = "hog/977";
 	sw.trigger_ts = 98132071000ull; sw.begin_ts = 93132071000ull;
 	sw.end_ts = 100182483000ull; sw.recording = "/var/lib/vmscope/traces/web1/x/trace";
-	sw.ended_early = 1;
+	sw.ended_early = 1; sw.guest_incomplete = 1; sw.guest_by_arrival = 2;
 	sm.snapshot = &sw;
 	roundtrip(&sm.base);
 }
