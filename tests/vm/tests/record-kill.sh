@@ -156,13 +156,16 @@ EOS
 	[ "${n:-0}" -gt 0 ] || fail "no kvm_exit decoded from the killed trace"
 	log "killed trace: ${n} kvm_exit records decoded"
 
-	# the stream with the most frames, cut 9 bytes short and flipped
-	best=$(sed -n 's/^end of \(host-cpu[0-9]*\.vtf\): .* after \([0-9]*\) frames.*/\2 \1/p' /vmtest/killed.txt |
+	# the stream with the most frames of those that end with a whole frame,
+	# cut 9 bytes short and flipped (kill -9 may leave the stream being
+	# written torn, and cutting that one again tears the same frame; the
+	# one writer thread writes one stream at a time, so another ends whole)
+	best=$(sed -n 's/^end of \(host-cpu[0-9]*\.vtf\): clean end after \([0-9]*\) frames.*/\2 \1/p' /vmtest/killed.txt |
 		sort -n | tail -n 1)
 	read -r nf name <<EOF2
 $best
 EOF2
-	[ "${nf:-0}" -ge 3 ] || fail "streams too short to damage ($best)"
+	[ "${nf:-0}" -ge 3 ] || fail "no host stream that ends whole with 3 frames or more to damage: $(grep "^end of host" /vmtest/killed.txt)"
 	f=$T1/$name
 	size=$(stat -c %s "$f")
 	cp "$f" /tmp/orig.vtf
