@@ -1,6 +1,15 @@
 # Helpers of the tests with a real libvirtd in the test host
 # (tests/vm/tests/libvirt-hook.sh, metrics-prometheus.sh source it).
 
+# domain_pid NAME: running domain NAME's QEMU pid (libvirt's pid file) as
+# the harness's guest pid file, so that wait_file on its files stops when
+# that QEMU ends: a guest that dies silently fails the wait at once, and
+# the harness's retry starts then, not after wait_file's 300 s.
+domain_pid() {
+	cp "/run/libvirt/qemu/$1.pid" "$VMTEST_GUESTS/$1/qemu.pid" ||
+		fail "no pid file of domain $1 from libvirt"
+}
+
 # domain_xml NAME ENTRY VCPUS CID METADATA: a direct-kernel-boot domain
 # that runs ENTRY of the test file, like guest_start's QEMU command line.
 domain_xml() {

@@ -368,6 +368,7 @@ EOP
 	check "define m1" virsh define /run/m1.xml
 	uuid=$(virsh domuuid m1)
 	check "start m1" virsh start m1
+	domain_pid m1
 	gdir=$VMTEST_GUESTS/m1
 	wait_file "$gdir/ready"
 	n=0
