@@ -16,16 +16,6 @@ ROUNDS=${EPS_ROUNDS:-3}
 BASE_MODES=${EPS_MODES:-off vmscope ftrace}
 MODES=$(for _ in $(seq "$ROUNDS"); do printf "%s " $BASE_MODES; done)
 
-guest_main() {
-	i=0
-	for m in $MODES; do
-		i=$((i + 1))
-		wait_file "/vmtest/go-$i"
-		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$i-$m" || fail "exitloop"
-		touch "/vmtest/done-$i"
-	done
-}
-
 # start_recorder MODE I: starts the recorder of MODE in the background,
 # returns once it records; REC_PID is its pid.
 start_recorder() {
@@ -79,7 +69,7 @@ host_main() {
 	[ -n "$FTRACE_EVENTS" ] || fail "no kvm events in vmscope list"
 	log "ftrace events: $FTRACE_EVENTS"
 	mount -t tmpfs -o size=1500m tmpfs /tmp || fail "tmpfs on /tmp"
-	guest_start g1 guest_main 1 3
+	guest_start g1 guest_cpuid_rounds 1 3
 	gdir=$VMTEST_GUESTS/g1
 	i=0
 	for m in $MODES; do

@@ -34,13 +34,7 @@ guest_main() {
 		"$EXITLOOP" --cpuid 5000 --pio 5000 >/dev/null || fail "exitloop (calibration)"
 	done
 	touch /vmtest/done-calib
-	i=0
-	for m in $MODES; do
-		i=$((i + 1))
-		wait_file "/vmtest/go-$i"
-		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$i-$m" || fail "exitloop"
-		touch "/vmtest/done-$i"
-	done
+	guest_cpuid_rounds
 }
 
 host_main() {

@@ -22,21 +22,11 @@ OTHERS=${SP_OTHERS:-7}
 ROUNDS=${SP_ROUNDS:-3}
 MODES=$(for _ in $(seq "$ROUNDS"); do printf "1 N "; done)
 
-guest_main() {
-	i=0
-	for m in $MODES; do
-		i=$((i + 1))
-		wait_file "/vmtest/go-$i"
-		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$i-$m" || fail "exitloop"
-		touch "/vmtest/done-$i"
-	done
-}
-
 host_main() {
 	# probe-cost numbers: no extra probes held on the tracepoints (tests/vm/lib/vmlib.sh)
 	VMTEST_HOLD_TRACEPOINTS=0 host_prepare_kvm
 	check "insmod vmscope_host" insmod "$HOST_KO"
-	guest_start g1 guest_main 1 3
+	guest_start g1 guest_cpuid_rounds 1 3
 	gdir=$VMTEST_GUESTS/g1
 	qpid=$(cat "$gdir/qemu.pid")
 	idle=

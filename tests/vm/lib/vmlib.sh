@@ -146,6 +146,20 @@ guest_exitloop_turns() {
 	wait_file /vmtest/bye
 }
 
+# guest_cpuid_rounds (guest): the benchmarks' rounds (bench/vm/): for the
+# I-th word M of $MODES, once the host makes /vmtest/go-I,
+# vmscope-exitloop --cpuid $N (its rates in /vmtest/rate-I-M), then
+# /vmtest/done-I.
+guest_cpuid_rounds() {
+	_gr=0
+	for _gm in $MODES; do
+		_gr=$((_gr + 1))
+		wait_file "/vmtest/go-$_gr"
+		"$EXITLOOP" --cpuid "$N" >"/vmtest/rate-$_gr-$_gm" || fail "exitloop"
+		touch "/vmtest/done-$_gr"
+	done
+}
+
 # Guest: the exit loop is built; say ready, and wait for the host's go.
 guest_exitloop_ready() {
 	[ -x "$EXITLOOP" ] || fail "no $EXITLOOP (scripts/build.sh)"
