@@ -10,8 +10,8 @@ daemon=$1 vmscope=$2
 . "$(dirname "$0")/daemon-lib.sh"
 daemon_test_setup vmscoped-test
 
-# cid NAME: the vsock CID of domain NAME (c: 9, d1..d7: 11..17, else 7)
-cid() { case $1 in c) echo 9 ;; d[1-7]) echo $((10 + ${1#d})) ;; *) echo 7 ;; esac; }
+# cid NAME: the vsock CID of domain NAME (c: 9, dN: 10 + N, else 7)
+cid() { case $1 in c) echo 9 ;; d[1-9]*) echo $((10 + ${1#d})) ;; *) echo 7 ;; esac; }
 xml() { # NAME [OPTIN-ATTRS]: a domain XML; opted in when ATTRS is given (may be "")
 	echo "<domain type='kvm'><name>$1</name><uuid>6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10</uuid>"
 	[ $# -ge 2 ] && echo "<metadata><vmscope:trace xmlns:vmscope='http://vmscope.org/xmlns/trace/1' $2/></metadata>"
@@ -73,15 +73,16 @@ check "a still recording" is_state a recording
 check "c's recorder is up" wait_for 30 sh -c 'ls "$0"/state/traces/c/*/trace/metadata.vtf' "$T"
 check "c's recorder got its own cid" grep -q "record --pid $(cat "$T/qemu.c") --cid 9 --guest-handoff 3 -o $T/state/traces/c/" "$T/calls"
 check "c's threshold not applied without --metrics, said" grep -q "c: the trigger options of its metadata not applied: vmscoped runs without --metrics" "$T/daemon.log"
-# up to the host module's 8 sessions: d1..d6 make 8, d7 is refused
-for i in 1 2 3 4 5 6 7; do qemu d$i; hook d$i started ''; done
-check "d1..d6 recording" wait_for 30 sh -c 'for i in 1 2 3 4 5 6; do [ "$("$0" session list | awk -v n=d$i "\$1 == n { s = \$2 } END { print s }")" = recording ] || exit 1; done' "$vmscope"
-check "d7 refused: the module's limit" grep -q "d7 not traced: 8 other domains are being recorded and the host module records at most 8 sessions at once" "$T/hook.err"
-check "d7 left no folder" [ ! -e "$T/state/traces/d7" ]
-for i in 1 2 3 4 5 6; do hook d$i stopped ''; done
+# up to the host module's 63 sessions (VMSCOPE_HOST_SESSIONS): with a and
+# c, d1..d61 make 63, d62 is refused
+for i in $(seq 1 62); do qemu d$i; hook d$i started ''; done
+check "d1..d61 recording" wait_for 60 sh -c '"$0" session list | awk "\$2 == \"recording\" && \$1 ~ /^d[0-9]+\$/ { n++ } END { exit (n != 61) }"' "$vmscope"
+check "d62 refused: the module's limit" grep -q "d62 not traced: 63 other domains are being recorded and the host module records at most 63 sessions at once" "$T/hook.err"
+check "d62 left no folder" [ ! -e "$T/state/traces/d62" ]
+for i in $(seq 1 61); do hook d$i stopped ''; done
 hook c stopped ''
 check "c finalized" wait_for 30 n_final c 1
-for i in 1 2 3 4 5 6; do wait_for 30 n_final d$i 1 || bad "d$i not finalized"; done
+for i in $(seq 1 61); do wait_for 30 n_final d$i 1 || bad "d$i not finalized"; done
 
 # ---- stop: finalized, merged, logged ----
 hook a stopped ''

@@ -14,12 +14,14 @@
  */
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 #include "core.h"
 
 DEFINE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
-DEFINE_PER_CPU(struct vmscope_handed, vmscope_handed);
+struct vmscope_handed __percpu *vmscope_handed;
+struct vmscope_cpu_waiting __percpu *vmscope_waiting;
 struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
 unsigned long vmscope_slots_on;
 bool vmscope_measure;
@@ -183,9 +185,20 @@ int vmscope_probes_init(void)
 {
 	int ret;
 
+	/* zeroed; read by the probes, so before any is attached */
+	vmscope_handed = alloc_percpu(struct vmscope_handed);
+	vmscope_waiting = alloc_percpu(struct vmscope_cpu_waiting);
+	if (!vmscope_handed || !vmscope_waiting) {
+		free_percpu(vmscope_handed);
+		free_percpu(vmscope_waiting);
+		return -ENOMEM;
+	}
 	ret = vmscope_exit_direct_init();
-	if (ret)
+	if (ret) {
+		free_percpu(vmscope_handed);
+		free_percpu(vmscope_waiting);
 		return ret;
+	}
 	mutex_lock(&vmscope_ctl_lock);
 	for_each_kernel_tracepoint(attach_vmlinux_cb, NULL);
 	sched_attached = true;
@@ -220,6 +233,10 @@ void vmscope_probes_exit(void)
 	mutex_unlock(&vmscope_ctl_lock);
 	/* No probe of ours may still run when our text goes away. */
 	tracepoint_synchronize_unregister();
+	free_percpu(vmscope_handed);
+	free_percpu(vmscope_waiting);
+	vmscope_handed = NULL;
+	vmscope_waiting = NULL;
 }
 
 u64 vmscope_probes_attached(void)
@@ -309,7 +326,7 @@ static void slot_quiesce(unsigned int slot)
 	WRITE_ONCE(vmscope_slots_on, vmscope_slots_on & ~BIT(slot));
 	tracepoint_synchronize_unregister();
 	for_each_possible_cpu(cpu)
-		memset(&per_cpu_ptr(&vmscope_cpu, cpu)->waiting[slot], 0,
+		memset(&per_cpu_ptr(vmscope_waiting, cpu)->slot[slot], 0,
 		       sizeof(struct vmscope_waiters));
 }
 
@@ -473,8 +490,8 @@ void vmscope_probes_session_start(unsigned int slot, const void *owner,
 	 */
 	tracepoint_synchronize_unregister();
 	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(&vmscope_handed, cpu)->n[slot], 0,
-		       sizeof(per_cpu_ptr(&vmscope_handed, cpu)->n[slot]));
+		memset(per_cpu_ptr(vmscope_handed, cpu)->n[slot], 0,
+		       sizeof(per_cpu_ptr(vmscope_handed, cpu)->n[slot]));
 	slot_owner[slot] = owner;
 	WRITE_ONCE(vmscope_filters[slot].route, route);
 	mutex_unlock(&vmscope_ctl_lock);
@@ -494,7 +511,7 @@ int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n
 	for (id = 0; id < n && id < VMSCOPE_NR_EVENTS; id++) {
 		handed[id] = 0;
 		for_each_possible_cpu(cpu)
-			handed[id] += READ_ONCE(per_cpu_ptr(&vmscope_handed, cpu)->n[slot][id]);
+			handed[id] += READ_ONCE(per_cpu_ptr(vmscope_handed, cpu)->n[slot][id]);
 	}
 	mutex_unlock(&vmscope_ctl_lock);
 	return 0;

@@ -92,6 +92,21 @@ struct vmscope_waiters {
 	bool overflow;
 };
 
+/*
+ * Every slot's waiters on one CPU, and @busy: a bit per slot that may
+ * have a waiter here (set whenever one is added, cleared by this CPU's
+ * sched_switch when it finds none), so that a switch visits only the
+ * slots that trace its threads or have one waiting, not every slot on.
+ * Allocated per CPU at load (alloc_percpu): with the counters below, 63
+ * slots do not fit the kernel's reserve for modules' static per-CPU data
+ * (PERCPU_MODULE_RESERVE, 8 KiB shared by every module).
+ */
+struct vmscope_cpu_waiting {
+	unsigned long busy;
+	struct vmscope_waiters slot[VMSCOPE_NR_SLOTS];
+};
+extern struct vmscope_cpu_waiting __percpu *vmscope_waiting;
+
 struct vmscope_cpu {
 	/* hits while some slot selected the event, and that some slot took */
 	u64 seen[VMSCOPE_NR_EVENTS];
@@ -105,7 +120,6 @@ struct vmscope_cpu {
 	/* Who exited last on this CPU: the vCPU id for kvm_hypercall. */
 	pid_t last_exit_tid;
 	u32 last_exit_vcpu;
-	struct vmscope_waiters waiting[VMSCOPE_NR_SLOTS];
 	struct vmscope_last last[VMSCOPE_NR_EVENTS];
 };
 
@@ -114,12 +128,15 @@ DECLARE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 /*
  * Records handed to each session's buffers, by event: apart from struct
  * vmscope_cpu, so that a counter reset never touches a session's own.
- * Zeroed when a session takes the slot.
+ * Zeroed when a session takes the slot. Per CPU, allocated at load.
  */
 struct vmscope_handed {
 	u64 n[VMSCOPE_HOST_SESSIONS][VMSCOPE_NR_EVENTS];
 };
-DECLARE_PER_CPU(struct vmscope_handed, vmscope_handed);
+extern struct vmscope_handed __percpu *vmscope_handed;
+/* alloc_percpu() refuses more */
+static_assert(sizeof(struct vmscope_handed) <= PCPU_MIN_UNIT_SIZE);
+static_assert(sizeof(struct vmscope_cpu_waiting) <= PCPU_MIN_UNIT_SIZE);
 
 /*
  * One slot's filter. Written by the ioctl path (under vmscope_ctl_lock)
@@ -148,19 +165,6 @@ extern unsigned long vmscope_slots_on;
 extern bool vmscope_measure;
 
 
-static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
-						 pid_t tgid)
-{
-	u32 i, n = f->nr_pids;
-
-	if (!n)
-		return true;
-	for (i = 0; i < n && i < VMSCOPE_MAX_PIDS; i++)
-		if (f->pids[i] == tgid)
-			return true;
-	return false;
-}
-
 /*
  * The filters indexed for the probes (attach.c, index_filters()): per
  * event id the slots whose filter selects it, the slots without a pid
@@ -173,7 +177,7 @@ static __always_inline bool vmscope_filter_wants(const struct vmscope_filter *f,
  * only while its slot is off, so whichever masks and table a probe reads
  * give the same slots among those on.
  */
-#define VMSCOPE_PID_TABLE	256
+#define VMSCOPE_PID_TABLE	1024
 static_assert(VMSCOPE_PID_TABLE >= 2 * VMSCOPE_NR_SLOTS * VMSCOPE_MAX_PIDS);
 static_assert((VMSCOPE_PID_TABLE & (VMSCOPE_PID_TABLE - 1)) == 0);
 
@@ -284,7 +288,7 @@ static __always_inline void vmscope_emit(unsigned long to, unsigned int id,
 				ts = ctx.ts;
 			vmscope_rb_chan_commit(&ctx);
 		}
-		this_cpu_inc(vmscope_handed.n[s][id]);
+		this_cpu_inc(vmscope_handed->n[s][id]);
 	}
 	seq = READ_ONCE(l->seq);
 	if (seq & 1)

@@ -340,13 +340,15 @@ static void vmscope_probe_kvm_vcpu_wakeup(void *data, __u64 ns, bool waited,
 /*
  * One switch on this CPU for one slot's waiters (struct vmscope_waiters):
  * @next runs here again, so it no longer waits; @prev waits now when
- * @prev_waits. Returns whether any thread waited here before the switch.
+ * @prev_waits. Returns whether any thread waited here before the switch;
+ * *@left whether any waits after it (or the set overflowed).
  */
 static __always_inline bool vmscope_waiters_switch(struct vmscope_waiters *w,
 						   pid_t prev, bool prev_waits,
-						   pid_t next, bool next_traced)
+						   pid_t next, bool next_traced,
+						   bool *left)
 {
-	bool any = READ_ONCE(w->overflow);
+	bool any = READ_ONCE(w->overflow), after = any;
 	int i, free = -1;
 
 	for (i = 0; i < VMSCOPE_WAITERS; i++) {
@@ -358,6 +360,7 @@ static __always_inline bool vmscope_waiters_switch(struct vmscope_waiters *w,
 			p = 0;
 		} else if (p) {
 			any = true;
+			after = true;
 			if (p == prev)
 				prev_waits = false;	/* already there */
 		}
@@ -369,7 +372,9 @@ static __always_inline bool vmscope_waiters_switch(struct vmscope_waiters *w,
 			WRITE_ONCE(w->pid[free], prev);
 		else
 			WRITE_ONCE(w->overflow, true);
+		after = true;
 	}
+	*left = after;
 	return any;
 }
 
@@ -378,29 +383,41 @@ static __always_inline bool vmscope_waiters_switch(struct vmscope_waiters *w,
  * preempted; and, while a traced thread waits preempted on this CPU, every
  * switch here (see struct vmscope_waiters): a preempted vCPU often
  * yields to a short kernel thread first and to the real culprit after.
+ * The slots visited are those that trace @prev or @next, and those with a
+ * waiter here (@busy): with many sessions on, a switch of two threads no
+ * one traces costs two lookups, not a walk of every slot.
  */
 static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *prev,
 				       struct task_struct *next,
 				       unsigned int prev_state)
 {
-	unsigned long sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to = 0;
+	unsigned long sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to;
+	unsigned long prev_slots, next_slots, visit;
 	/* still on the runqueue: preempted, or switched out while running */
 	bool runnable = preempt || prev_state == TASK_RUNNING;
 	struct vmscope_ev_sched_switch e;
-	const struct vmscope_filter *f;
-	bool prev_traced, next_traced, waited;
+	struct vmscope_cpu_waiting *cw;
+	bool left;
 	unsigned int s;
 
-	for_each_set_bit(s, &sel, VMSCOPE_NR_SLOTS) {
-		f = &vmscope_filters[s];
-		prev_traced = vmscope_filter_wants(f, prev->tgid);
-		next_traced = vmscope_filter_wants(f, next->tgid);
-		waited = vmscope_waiters_switch(this_cpu_ptr(&vmscope_cpu.waiting[s]),
-						prev->pid, prev_traced && runnable,
-						next->pid, next_traced);
-		if (prev_traced || next_traced || waited)
+	if (!sel)
+		return;
+	cw = this_cpu_ptr(vmscope_waiting);
+	prev_slots = vmscope_slots_wanting(sel, prev->tgid);
+	next_slots = vmscope_slots_wanting(sel, next->tgid);
+	to = prev_slots | next_slots;
+	visit = (runnable ? prev_slots : 0) | (READ_ONCE(cw->busy) & sel);
+	for_each_set_bit(s, &visit, VMSCOPE_NR_SLOTS) {
+		if (vmscope_waiters_switch(&cw->slot[s], prev->pid,
+					   runnable && (prev_slots & BIT(s)),
+					   next->pid, next_slots & BIT(s), &left))
 			to |= BIT(s);
+		/* only this CPU writes its @busy, here, interrupts off */
+		if (left)
+			WRITE_ONCE(cw->busy, cw->busy | BIT(s));
+		else
+			WRITE_ONCE(cw->busy, cw->busy & ~BIT(s));
 	}
 	if (!to)
 		return;
@@ -426,16 +443,25 @@ VMSCOPE_WAKE_PROBE(sched_wakeup)
 static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					     int dest_cpu)
 {
-	unsigned long on = READ_ONCE(vmscope_slots_on), to;
+	unsigned long on = READ_ONCE(vmscope_slots_on), to, busy;
 	struct vmscope_ev_sched_migrate_task e;
+	struct vmscope_cpu_waiting *cw;
 	int orig_cpu = task_cpu(p);
 	unsigned int s, i;
 
-	/* a waiting thread that leaves its CPU no longer waits there */
+	if (!on)
+		return;
+	/*
+	 * A waiting thread that leaves its CPU no longer waits there. Its
+	 * entry and that CPU's @busy bit were written when it was switched
+	 * out there, before it could be moved; the bit stays for that CPU's
+	 * next switch to clear.
+	 */
+	cw = per_cpu_ptr(vmscope_waiting, orig_cpu);
+	busy = on & READ_ONCE(cw->busy);
 	if (orig_cpu != dest_cpu)
-		for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS) {
-			struct vmscope_waiters *w =
-				&per_cpu_ptr(&vmscope_cpu, orig_cpu)->waiting[s];
+		for_each_set_bit(s, &busy, VMSCOPE_NR_SLOTS) {
+			struct vmscope_waiters *w = &cw->slot[s];
 
 			for (i = 0; i < VMSCOPE_WAITERS; i++)
 				if (READ_ONCE(w->pid[i]) == p->pid)

@@ -5,14 +5,15 @@
 # stopped, so the kvm_exit records of that VM must equal KVM's own exits
 # counter over the same window (within 1%) when no loss is reported, and
 # every record must decode with the module's descriptors.
-# Seven more sessions record beside it, each with its own filter and
-# buffers, and do not change the first one's count; a ninth is refused.
+# 62 more sessions record beside it (the module's 63), each with its own
+# filter and buffers, and do not change the first one's count; a 64th is
+# refused.
 # Session 2 records the same VM with two channels of different modes: a
 # flight-recorder channel of 2 x 4 KiB per CPU that a slow reader (every
 # 500 ms) lets overwrite, and a discard channel for kvm_pio alone, which
 # must lose nothing: all 10000 kvm_pio read while the other channel
 # overwrites, each channel's records + its losses = what the module
-# handed it, and no record in the wrong channel. Sessions 3..8 record a
+# handed it, and no record in the wrong channel. Sessions 3..63 record a
 # process that makes no KVM event, and record none.
 
 PIO_N=${PIO_N:-10000}
@@ -60,7 +61,7 @@ mixed_check() {
 host_main() {
 	host_probed_guest g1 guest_main 1 3
 
-	# the idle process of sessions 3..8, started long before them: its
+	# the idle process of sessions 3..63, started long before them: its
 	# own start-up (exec, first sleep) makes sched events they would see
 	sleep 3600 &
 	idle=$!
@@ -75,32 +76,32 @@ host_main() {
 		--keep kvm_pio --read-every 500
 	mixed=$BG_PID
 	log "$(cat /vmtest/capture2.err)"
-	# sessions 3..8 beside them, for a process that makes no KVM event
+	# sessions 3..63 beside them, for a process that makes no KVM event
 	# (nor any other while it sleeps)
 	others=
-	for i in 3 4 5 6 7 8; do
+	for i in $(seq 3 63); do
 		bg_start "$CAPTURE" /vmtest/capture$i.txt /vmtest/capture$i.err 'capture: recording' \
 			--pid "$idle" --subbuf-shift 12 --subbufs-shift 1
 		others="$others $BG_PID"
 	done
-	# the ninth is refused, with the reason
-	"$CAPTURE" --duration 1 >/dev/null 2>/vmtest/ninth.err &&
-		fail "a ninth capture session started"
-	grep -q 'the module records at most 8 sessions at once' /vmtest/ninth.err ||
-		fail "ninth session: $(cat /vmtest/ninth.err)"
-	log "8 sessions recording; the ninth: $(cat /vmtest/ninth.err)"
+	# the 64th is refused, with the reason
+	"$CAPTURE" --duration 1 >/dev/null 2>/vmtest/64th.err &&
+		fail "a 64th capture session started"
+	grep -q 'the module records at most 63 sessions at once' /vmtest/64th.err ||
+		fail "64th session: $(cat /vmtest/64th.err)"
+	log "63 sessions recording; the 64th: $(cat /vmtest/64th.err)"
 	kill -CONT "$qpid"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 
 	e1=$(vm_stop_exits "$qpid")
 	stats_json /vmtest/stats.json
-	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = 8 ] ||
-		fail "stats does not show 8 recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"
+	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = 63 ] ||
+		fail "stats does not show 63 recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"
 	kill -INT "$cap" "$mixed" $others
 	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
 	wait "$mixed" || fail "capture 2 failed: $(cat /vmtest/capture2.err /vmtest/capture2.txt)"
-	for i in 3 4 5 6 7 8; do
+	for i in $(seq 3 63); do
 		set -- $others
 		wait "$1" || fail "capture $i failed: $(cat /vmtest/capture$i.err)"
 		others=${others#* $1}
@@ -110,7 +111,7 @@ host_main() {
 			fail "capture $i (an idle process) recorded: $(grep '^event ' /vmtest/capture$i.txt)"
 	done
 	kill "$idle"
-	log "sessions 3..8 recorded no event of the VM"
+	log "sessions 3..63 recorded no event of the VM"
 	kill -CONT "$qpid"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
@@ -130,7 +131,7 @@ EOR
 	rec=${rec:-0}
 	diff=$((de > rec ? de - rec : rec - de))
 	[ $((diff * 100)) -le "$de" ] || fail "kvm_exit records $rec vs KVM exits $de: more than 1% apart"
-	# and exactly what the module handed this session, beside 7 others
+	# and exactly what the module handed this session, beside 62 others
 	handed=$(awk '$1 == "handed" && $2 == "kvm_exit" { print $3 }' /vmtest/capture.txt)
 	log "kvm_exit handed to the session by the module: ${handed:-?}, read: $rec"
 	[ "${handed:-x}" = "$rec" ] || fail "kvm_exit: the module handed ${handed:-?} to the session, capture read $rec"
