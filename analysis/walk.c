@@ -648,6 +648,13 @@ void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_i
 		an_walk_one(w, h, it, o, true);
 }
 
+void an_walk_feed_time(struct an_walk *w, const struct an_hooks *h, uint64_t ts)
+{
+	if (w->stop || !w->any || ts <= w->last_ts || !h->tick)
+		return;
+	h->tick(h->ctx, ts);
+}
+
 void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h)
 {
 	an_walk_count_open(w, h);

@@ -306,6 +306,10 @@ struct vr_trace *an_walk_fed_trace(const struct an_walk *w);
  * (ignored after an_walk_stop()). */
 void an_walk_feed(struct an_walk *w, const struct an_hooks *h, const struct vr_item *it,
 		  const struct mo_origin *o);
+/* No fed record will be earlier than @ts: the tick hook told so (a view
+ * ends its intervals before it), once a record was fed and when @ts is
+ * past the last one's time. */
+void an_walk_feed_time(struct an_walk *w, const struct an_hooks *h, uint64_t ts);
 /* The end of the fed records: the exits still open counted and the end
  * hook, as at the end of an_walk_run(). */
 void an_walk_feed_end(struct an_walk *w, const struct an_hooks *h);

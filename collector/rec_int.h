@@ -26,9 +26,10 @@
  * stream costs a file and a writer buffer: a guest must not make many). */
 #define REC_GUEST_CPUS	256
 
-/* NODE_HELLO, NODE_GONE: only with a tap (a guest's hello, packed, and
- * its connection's end, the reason in data), for the live consumer */
-enum node_kind { NODE_CHUNK, NODE_LOSS, NODE_HELLO, NODE_GONE };
+/* NODE_HELLO, NODE_GONE, NODE_DRAINED: only with a tap (a guest's hello,
+ * packed, its connection's end, the reason in data, and a host buffer
+ * found empty), for the live consumer */
+enum node_kind { NODE_CHUNK, NODE_LOSS, NODE_HELLO, NODE_GONE, NODE_DRAINED };
 
 /* One sub-buffer's records (copied out of the ring, or out of a guest
  * frame), or a loss to record, on its way to the writer thread. */
@@ -41,6 +42,9 @@ struct node {
 	uint32_t vm, cpu, nr_records, len;
 	uint32_t buf;			/* host: hb's buffer number */
 	uint64_t seq, begin_ts, end_ts, lost_before;
+	/* host: CLOCK_MONOTONIC when the reader took the sub-buffer, or
+	 * (NODE_DRAINED) just before it found the buffer empty */
+	uint64_t taken_ns;
 	uint32_t loss_kind;		/* NODE_LOSS: LossKind */
 	uint64_t loss_events, loss_subbufs;
 	const char *loss_detail;	/* a string literal */
@@ -67,6 +71,7 @@ struct rthread {
 	struct rec *r;
 	unsigned int buf;		/* hb's buffer number */
 	pthread_t t;
+	uint64_t drained_ns;		/* the last NODE_DRAINED's taken_ns */
 };
 
 struct rec_guests;

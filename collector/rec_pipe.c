@@ -21,9 +21,12 @@
 #include "rec_int.h"
 #include "stream.pb-c.h"
 #include "tsan_hb.h"
+#include "util_clock.h"
 
 /* FileIndex entries kept per stream at most */
 #define IDX_MAX (1u << 20)
+/* With a tap: a NODE_DRAINED per buffer at most this often */
+#define DRAINED_EVERY_NS 100000000ull
 
 /* ---- reader threads ---- */
 
@@ -70,14 +73,20 @@ void rec_enqueue(struct rec *r, struct node *n)
 	rec_wake_writer(r);
 }
 
-/* Take what buffer @buf has delivered. Returns sub-buffers taken, -1 on error. */
-static int drain(struct rec *r, unsigned int buf, bool final)
+/*
+ * Take what buffer @buf has delivered. Returns sub-buffers taken, -1 on
+ * error; *@empty_ns: when the buffer was found with nothing more to take
+ * (CLOCK_MONOTONIC just before the attempt), else 0.
+ */
+static int drain(struct rec *r, unsigned int buf, bool final, uint64_t *empty_ns)
 {
 	size_t sb_size = hb_subbuf_size(r->h, buf);
 	struct vmscope_subbuf_req req;
 	const unsigned char *sb;
 	int taken = 0, got;
+	uint64_t t;
 
+	*empty_ns = 0;
 	for (;;) {
 		if (__atomic_load_n(&r->queued, __ATOMIC_RELAXED) +
 		    node_pool_need(&r->pool, sb_size) > r->qcap) {
@@ -89,11 +98,16 @@ static int drain(struct rec *r, unsigned int buf, bool final)
 			usleep(1000);
 			continue;
 		}
+		t = util_mono_ns();
 		got = hb_get(r->h, buf, &req, &sb);
-		if (got <= 0)
+		if (got <= 0) {
+			*empty_ns = got ? 0 : t;
 			return got < 0 ? -1 : taken;
+		}
 		struct node *n = copy_subbuf(r, buf, sb);
 
+		if (n)
+			n->taken_ns = util_mono_ns();
 		if (hb_put(r->h, buf)) {
 			node_pool_put(&r->pool, n);
 			return -1;
@@ -108,26 +122,56 @@ static int drain(struct rec *r, unsigned int buf, bool final)
 	}
 }
 
+/*
+ * For the live consumer: buffer @t's reader found it empty at @empty_ns
+ * (CLOCK_MONOTONIC), so every sub-buffer the module delivered before then
+ * is ahead of this node in the queue. The live ordering stage waits for
+ * a buffer until its reader says so, rather than guessing from the other
+ * buffers' records that it is quiet (a reader starved of CPU is not a
+ * quiet buffer). A hint: without memory, none is sent.
+ */
+static void say_drained(struct rthread *t, uint64_t empty_ns)
+{
+	struct rec *r = t->r;
+	struct node *n;
+
+	if (!r->o->tap || !empty_ns || empty_ns - t->drained_ns < DRAINED_EVERY_NS)
+		return;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return;
+	cds_wfcq_node_init(&n->qn);
+	n->kind = NODE_DRAINED;
+	n->buf = t->buf;
+	n->cpu = hb_cpu(r->h, t->buf);
+	n->taken_ns = empty_ns;
+	t->drained_ns = empty_ns;
+	__atomic_add_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
+	rec_enqueue(r, n);
+}
+
 static void *reader_main(void *arg)
 {
 	struct rthread *t = arg;
 	struct rec *r = t->r;
 	struct pollfd p = { .fd = r->h->fd, .events = POLLIN };
+	uint64_t empty_ns;
 
 	for (;;) {
 		if (__atomic_load_n(&r->draining, __ATOMIC_ACQUIRE)) {
 			/* the session is stopped and flushed: take the rest */
-			if (drain(r, t->buf, true) < 0)
+			if (drain(r, t->buf, true, &empty_ns) < 0)
 				rec_set_err(&r->read_err, EIO);
 			break;
 		}
 		int ready = poll(&p, 1, 100);
-		int taken = drain(r, t->buf, false);
+		int taken = drain(r, t->buf, false, &empty_ns);
 
 		if (taken < 0) {
 			rec_set_err(&r->read_err, EIO);
 			break;
 		}
+		say_drained(t, empty_ns);
 		/* poll() says "some buffer has data": when it is not ours,
 		 * do not spin on another buffer's sub-buffers */
 		if (ready > 0 && taken == 0)
@@ -268,11 +312,12 @@ static void flush_idle(struct rec *r)
 static void tap_chunk(struct rec *r, const struct node *n)
 {
 	static const uint8_t kinds[] = { [NODE_CHUNK] = REC_TAP_CHUNK, [NODE_LOSS] = REC_TAP_LOSS,
-					 [NODE_HELLO] = REC_TAP_HELLO, [NODE_GONE] = REC_TAP_GONE };
+					 [NODE_HELLO] = REC_TAP_HELLO, [NODE_GONE] = REC_TAP_GONE,
+					 [NODE_DRAINED] = REC_TAP_DRAINED };
 	const struct rec_chunk c = { .buf = n->buf, .cpu = n->cpu, .seq = n->seq,
 				     .chan = n->guest ? 0 : hb_chan(r->h, n->buf),
 				     .begin_ts = n->begin_ts, .end_ts = n->end_ts,
-				     .lost_before = n->lost_before,
+				     .lost_before = n->lost_before, .taken_ns = n->taken_ns,
 				     .nr_records = n->nr_records, .len = n->len,
 				     .data = n->data, .kind = kinds[n->kind],
 				     .guest = n->guest, .vm = n->vm,
@@ -314,7 +359,8 @@ static void *writer_main(void *arg)
 		TSAN_ACQUIRE(n);
 		if (r->o->tap)
 			tap_chunk(r, n);
-		if (r->o->no_streams || n->kind == NODE_HELLO || n->kind == NODE_GONE)
+		if (r->o->no_streams || n->kind == NODE_HELLO || n->kind == NODE_GONE ||
+		    n->kind == NODE_DRAINED)
 			;	/* the tap was the consumer */
 		else if (n->kind == NODE_LOSS)
 			write_loss(r, n);

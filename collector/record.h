@@ -30,6 +30,7 @@ enum rec_tap_kind {
 	REC_TAP_LOSS,		/* a guest CPU's loss (its agent's, or a broken connection's) */
 	REC_TAP_HELLO,		/* a guest agent connected: data, len its packed GuestHello */
 	REC_TAP_GONE,		/* a guest agent's connection ended: data its reason (a string) */
+	REC_TAP_DRAINED,	/* host buffer buf had delivered nothing more at taken_ns */
 };
 
 /* A sub-buffer as the writer thread dequeues it (its ring header's facts
@@ -38,6 +39,13 @@ struct rec_chunk {
 	uint32_t buf, cpu;		/* host: hb's buffer number, its CPU; guest: -, its CPU */
 	uint32_t chan;			/* host: the buffer's session channel */
 	uint64_t seq, begin_ts, end_ts, lost_before;
+	/*
+	 * Host: CLOCK_MONOTONIC when the reader took the sub-buffer (after
+	 * the module delivered it, so end_ts was then in the past), or, for
+	 * REC_TAP_DRAINED, just before the reader found the buffer empty:
+	 * every sub-buffer delivered before then came ahead of it.
+	 */
+	uint64_t taken_ns;
 	uint32_t nr_records, len;
 	const void *data;		/* valid during the call */
 	uint8_t kind;			/* enum rec_tap_kind */

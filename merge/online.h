@@ -107,6 +107,15 @@ int om_live_open(struct om **out, struct vr_trace *t, const struct om_opts *o,
  * om_live_guest: 1 when the CPU is left out. */
 int om_live_host(struct om *m, uint32_t cpu, const struct vr_item *it);
 int om_live_guest(struct om *m, uint32_t vm, uint32_t cpu, const struct vr_item *it);
+/* The host will deliver no record below @ts (its source's ordering stage
+ * released everything before it): the host's stream moves on to it when
+ * no host record waits, and a quiet guest CPU is measured against it as
+ * against a newest host record. What can be released then is emitted.
+ * 0 or as om_live_host. */
+int om_live_host_until(struct om *m, uint64_t ts);
+/* Host time up to which every record was emitted (wm_frontier of the
+ * merge's ordering stage); UINT64_MAX when nothing can still come. */
+uint64_t om_live_frontier(const struct om *m);
 /* VM @vm's guest connected: its event table as its agent's hello gave it
  * (@ev lives until om_close), its sync records found from now on; its
  * CPUs below @ncpus waited for (each until @lag_ns behind). */

@@ -293,6 +293,32 @@ int om_live_host(struct om *m, uint32_t cpu, const struct vr_item *it)
 	return pump(m);
 }
 
+int om_live_host_until(struct om *m, uint64_t ts)
+{
+	int e;
+
+	if (m->input_ended)
+		return -EINVAL;
+	if (!m->any_host)
+		return 0;
+	/* host time has reached @ts: the gate's and the guests' time bounds
+	 * count from it */
+	if (ts > m->newest)
+		m->newest = ts;
+	e = pump(m);
+	/* records still at the gate keep their own times: the host's
+	 * stream moves on only once none waits */
+	if (e || m->pre_n)
+		return e;
+	wm_advance(&m->wm, HOST, ts);
+	return pump(m);
+}
+
+uint64_t om_live_frontier(const struct om *m)
+{
+	return wm_frontier(&m->wm);
+}
+
 int om_live_guest(struct om *m, uint32_t vm, uint32_t cpu, const struct vr_item *it)
 {
 	const struct mg_roles *ro;

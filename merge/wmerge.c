@@ -188,6 +188,21 @@ enum wm_pop wm_pop(struct wm *m, bool force, void *rec, size_t *i, uint64_t *key
 	}
 }
 
+uint64_t wm_frontier(const struct wm *m)
+{
+	uint64_t f = UINT64_MAX;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct wm_stream *s = &m->s[i];
+
+		if (s->n && s->key[s->head] < f)
+			f = s->key[s->head];
+		else if (!s->n && !s->ended && !s->late && s->mark < f)
+			f = s->mark;
+	}
+	return f;
+}
+
 size_t wm_blocker(const struct wm *m)
 {
 	/* wm_pop leaves the stream it waits for at the top */

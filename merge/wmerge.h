@@ -101,5 +101,10 @@ enum wm_pop wm_pop(struct wm *m, bool force, void *rec, size_t *i, uint64_t *key
 /* After wm_pop returned WM_WAIT: the stream it waits for (the one to read
  * next), or SIZE_MAX when it waits only for late streams. */
 size_t wm_blocker(const struct wm *m);
+/* The least key still to come out: the least queued record's, or the
+ * watermark of a stream waited for with an empty queue; UINT64_MAX when
+ * nothing is queued and no stream is waited for. Every record below it
+ * was released. O(streams). */
+uint64_t wm_frontier(const struct wm *m);
 
 #endif

@@ -297,17 +297,53 @@ static int guest_news(struct live *l, const struct rec_chunk *c)
 	return guest_rec(&g, &r);
 }
 
-/* The recorder's writer thread: one host sub-buffer. */
+/*
+ * Host buffer @buf was found empty: the ordering stage may move on, and
+ * host time with it through the online merge to the walk, so that a VM
+ * gone quiet (paused, idle) still has its last interval closed and its
+ * figures sent, not held until its next record.
+ */
+static int drained(struct live *l, uint32_t buf, uint64_t taken_ns)
+{
+	uint64_t t;
+	int e = lo_drained(&l->lo, buf, taken_ns);
+
+	if (e < 0) {
+		fail(l, e, "ordering the host buffers' records failed");
+		return e;
+	}
+	t = lo_frontier(&l->lo);
+	if (e || !l->om || t == UINT64_MAX)
+		return e;
+	e = om_live_host_until(l->om, t);
+	if (e < 0) {
+		fail(l, e, "merging the host's records with the guests' failed");
+		return e;
+	}
+	t = om_live_frontier(l->om);
+	if (!e && t != UINT64_MAX)
+		an_walk_feed_time(l->w, &l->h, t);
+	return e;
+}
+
+/* The recorder's writer thread: one host sub-buffer, or a buffer found empty. */
 static int tap(void *ctx, const struct rec_chunk *c)
 {
 	struct live *l = ctx;
 	struct lo_chunk lc = { .seq = c->seq, .begin_ts = c->begin_ts, .end_ts = c->end_ts,
-			       .lost_before = c->lost_before, .nr_records = c->nr_records,
-			       .len = c->len, .data = c->data };
+			       .lost_before = c->lost_before, .taken_ns = c->taken_ns,
+			       .nr_records = c->nr_records, .len = c->len, .data = c->data };
 	int e;
 
 	if (l->error)
 		return 1;
+	if (c->kind == REC_TAP_DRAINED) {
+		/* news of records, not records: nothing to start */
+		if (!l->w || c->buf >= l->nbuf)
+			return 0;
+		e = drained(l, c->buf, c->taken_ns);
+		return e < 0 ? 1 : e;
+	}
 	if (!l->w && start(l))
 		return 1;
 	if (c->guest) {

@@ -7,6 +7,10 @@
 #include "live_order.h"
 #include "rb_decode.h"
 
+/* The clocks' offset is the largest seen in this long a window and the
+ * one before (lo.off_cur, lo.off_prev). */
+#define OFFSET_WINDOW_NS	(10ull * 1000000000ull)
+
 int lo_init(struct lo *l, size_t nbuf, size_t cap, uint64_t lag_ns, lo_emit_fn *emit,
 	    void *ctx)
 {
@@ -50,7 +54,7 @@ static bool lagging(const struct lo *l, size_t b)
 {
 	uint64_t f = l->wm.s[b].mark;
 
-	if (!l->lag_ns || !l->any_key || b >= l->n)
+	if (!l->lag_ns || !l->any_key || b >= l->n || l->b[b].drained)
 		return false;
 	if (f < l->first_key)
 		f = l->first_key;
@@ -110,6 +114,14 @@ static int push(struct lo *l, uint32_t buf, const struct lo_rec *r)
 	if (!l->any_key) {
 		l->any_key = true;
 		l->first_key = r->ts;
+	}
+	if (r->ts < l->b[buf].said) {
+		/* the module held it longer than the lag: its place may have
+		 * been released already, and wmerge would move it up to the
+		 * watermark, a time it does not have */
+		l->b[buf].late++;
+		l->st.late++;
+		return 0;
 	}
 	while (wm_full(&l->wm, buf)) {
 		e = release(l, true);
@@ -203,12 +215,54 @@ static int push_rec(void *ctx, const struct lo_rec *r)
 	return push(l, r->buf, r);
 }
 
+/* A chunk's end (host time) and when its reader took it (monotonic). */
+static void offset_sample(struct lo *l, uint64_t end_ts, uint64_t taken_ns)
+{
+	int64_t d = (int64_t)(end_ts - taken_ns);
+
+	if (!end_ts || !taken_ns)
+		return;
+	if (taken_ns >= l->off_window_end) {
+		/* the window before is kept only if it ended just now */
+		l->any_prev = l->any_cur && taken_ns < l->off_window_end + OFFSET_WINDOW_NS;
+		l->off_prev = l->off_cur;
+		l->any_cur = false;
+		l->off_window_end = taken_ns + OFFSET_WINDOW_NS;
+	}
+	if (!l->any_cur || d > l->off_cur)
+		l->off_cur = d;
+	l->any_cur = true;
+	l->off = l->any_prev && l->off_prev > l->off_cur ? l->off_prev : l->off_cur;
+	l->have_off = true;
+}
+
+int lo_drained(struct lo *l, uint32_t buf, uint64_t taken_ns)
+{
+	int64_t host;
+
+	if (buf >= l->n)
+		return -EINVAL;
+	l->b[buf].drained = true;
+	if (!l->have_off || !taken_ns || !l->lag_ns)
+		return 0;
+	/* host time then, at least; the module had delivered all but what
+	 * its flush timer still held, at most the lag's worth */
+	host = (int64_t)taken_ns + l->off;
+	if (host <= (int64_t)l->lag_ns)
+		return 0;
+	if ((uint64_t)host - l->lag_ns > l->b[buf].said)
+		l->b[buf].said = (uint64_t)host - l->lag_ns;
+	wm_advance(&l->wm, buf, l->b[buf].said);
+	return release(l, false);
+}
+
 int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 {
 	int e;
 
 	if (buf >= l->n)
 		return -EINVAL;
+	offset_sample(l, c->end_ts, c->taken_ns);
 	e = lo_decode(&l->b[buf], buf, c, &l->st, push_rec, l);
 	if (e)
 		return e;
@@ -218,6 +272,11 @@ int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c)
 			return e;
 	}
 	return release(l, false);
+}
+
+uint64_t lo_frontier(const struct lo *l)
+{
+	return wm_frontier(&l->wm);
 }
 
 void lo_skip(struct lo *l, uint32_t buf)

@@ -9,15 +9,23 @@
  * Each buffer is one stream of the online merge's ordering stage
  * (merge/wmerge.h): its records are queued there and released once no
  * other buffer can still deliver an earlier one. A quiet buffer must not
- * hold the others back for ever: the module's flush timer hands a partly
- * filled sub-buffer to the reader within its period, so a buffer whose
- * records lag @lag_ns behind the newest record of any buffer is declared
- * late and not waited for (a buffer that has delivered nothing yet: @lag_ns
- * after the first record of any buffer, not at once, as wmerge's own time
- * bound would from its watermark 0). A record it then delivers
- * below what was already released cannot be put in order: it is not
- * released, and a loss record (LO_LATE) stands for it at the point the
- * sequence had reached, so a window counts it as a loss.
+ * hold the others back for ever. Its reader says when it found the
+ * buffer empty (lo_drained, a time on CLOCK_MONOTONIC): the module's
+ * flush timer hands a partly filled sub-buffer to the reader within its
+ * period, so the buffer can then deliver nothing more than @lag_ns before
+ * that moment, in host time (the clocks' offset taken from the chunks:
+ * a chunk's end was in the past when its reader took it, so the largest
+ * end - taken seen is a lower bound of host time - monotonic time). A
+ * reader that is slow, starved of CPU, is waited for: only a full queue
+ * declares its buffer late. A buffer whose reader never said (a source
+ * without readers: a test's feed) is declared late as before: when its
+ * records lag @lag_ns behind the newest record of any buffer (one that has
+ * delivered nothing yet: @lag_ns after the first record of any buffer,
+ * not at once, as wmerge's own time bound would from its watermark 0). A
+ * record a late buffer then delivers below what was already released
+ * cannot be put in order: it is not released, and a loss record (LO_LATE)
+ * stands for it at the point the sequence had reached, so a window counts
+ * it as a loss.
  *
  * A sub-buffer's losses come out in the sequence too, before its records:
  * a rise of the ring's cumulative lost_before (overwrites, discards) and
@@ -39,9 +47,10 @@
 #include "vmscope/events.h"
 #include "wmerge.h"
 
-/* A sub-buffer as taken from the ring (its header's facts, its records). */
+/* A sub-buffer as taken from the ring (its header's facts, its records;
+ * taken_ns: CLOCK_MONOTONIC when its reader took it, 0 unknown). */
 struct lo_chunk {
-	uint64_t seq, begin_ts, end_ts, lost_before;
+	uint64_t seq, begin_ts, end_ts, lost_before, taken_ns;
 	uint32_t nr_records, len;
 	const void *data;	/* len bytes of records, after the header */
 };
@@ -72,6 +81,8 @@ typedef int lo_emit_fn(void *ctx, const struct lo_rec *r);
 
 struct lo_buf {
 	bool any;			/* a chunk was taken */
+	bool drained;			/* its reader says when it is empty */
+	uint64_t said;			/* and it can deliver nothing below this */
 	uint64_t next_seq, lost_before;
 	uint64_t late;			/* refused, not yet said by a loss record */
 };
@@ -85,6 +96,14 @@ struct lo {
 	uint64_t lag_ns;
 	bool any_key;
 	uint64_t first_key;		/* the first record's of any buffer */
+	/* host time - CLOCK_MONOTONIC, at least: the largest end_ts -
+	 * taken_ns of a chunk in this window of OFFSET_WINDOW_NS and the one
+	 * before (the two clocks' rates may differ a little: a sample ages
+	 * out), the last one known when both are empty */
+	bool have_off;
+	int64_t off, off_cur, off_prev;
+	bool any_cur, any_prev;
+	uint64_t off_window_end;
 	struct lo_stats st;
 };
 
@@ -106,6 +125,15 @@ int lo_chunk(struct lo *l, uint32_t buf, const struct lo_chunk *c);
  * merge orders (live.c). 0 or @fn's non-zero. */
 int lo_decode(struct lo_buf *b, uint32_t buf, const struct lo_chunk *c, struct lo_stats *st,
 	      lo_emit_fn *fn, void *ctx);
+
+/* Buffer @buf's reader found it empty at @taken_ns (CLOCK_MONOTONIC):
+ * from then on the buffer is waited for only until its reader says so
+ * (above); what can then be released is emitted. 0 or as lo_chunk. */
+int lo_drained(struct lo *l, uint32_t buf, uint64_t taken_ns);
+
+/* Host time up to which every record was emitted (wm_frontier): the
+ * least that can still come; UINT64_MAX when nothing can. */
+uint64_t lo_frontier(const struct lo *l);
 
 /* Buffer @buf delivers nothing (it has no reader): not waited for. */
 void lo_skip(struct lo *l, uint32_t buf);

@@ -12,7 +12,12 @@
 # online merge fed: pairing, clock segments, ordering as they arrive):
 # every VM has its agent, every record is walked, and each guest task's
 # exits summed over the intervals (count, total, min, max) equal the
-# replay's of the raw trace.
+# replay's of the raw trace. And with every chunk stamped as its reader
+# took it and then every host buffer said found empty 3 s after the last
+# (a VM gone quiet, test_live_feed drained): the same figures, and every
+# exit is in an interval written before the end (the host time the
+# readers' word gives reaches the walk without a record), the final one
+# empty.
 # Usage: top-live-feed-test.sh PATH-TO-vmscope PATH-TO-test_online PATH-TO-test_live_feed
 set -u
 exe=$1 writer=$2 feed=$3
@@ -24,11 +29,13 @@ expect_tmpdir top-live-feed-test
 "$exe" top --replay "$dir/raw" --json --interval 0.05 --tasks 100 >"$dir/replay.json" 2>"$out" &&
 "$feed" "$dir/raw" "$dir/live.json" 50000000 2>>"$out" &&
 "$feed" "$dir/raw" "$dir/ahead.json" 50000000 ahead 2>>"$out" &&
-"$feed" "$dir/raw" "$dir/guests.json" 50000000 guests 2>>"$out"
-if [ $? -eq 0 ] && python3 - "$dir/replay.json" "$dir/live.json" "$dir/ahead.json" "$dir/guests.json" <<'PY'
+"$feed" "$dir/raw" "$dir/guests.json" 50000000 guests 2>>"$out" &&
+"$feed" "$dir/raw" "$dir/drained.json" 50000000 drained 2>"$dir/drained.err"
+if [ $? -eq 0 ] && python3 - "$dir/replay.json" "$dir/live.json" "$dir/ahead.json" "$dir/guests.json" "$dir/drained.json" "$dir/drained.err" <<'PY'
 import json, sys
 rep = [json.loads(l) for l in open(sys.argv[1])]
-for path in sys.argv[2:]:
+early = open(sys.argv[-1]).read()
+for path in sys.argv[2:-1]:
   live = [json.loads(l) for l in open(path)]
   guests = path.endswith("guests.json")
   assert live and live[-1]["final"] and not any(l["final"] for l in live[:-1])
@@ -76,6 +83,11 @@ for path in sys.argv[2:]:
   for l in rep:
       for v in l["vms"]:
           assert (v["sync"], v["sync_bound_ns"]) == ("not shown in a replay", None), v
+  if path.endswith("drained.json"):
+      n = sum(l["counts"]["exits"] for l in live[:-1])
+      assert "before the end: %d intervals, %d exits\n" % (len(live) - 1, n) == early, early
+      assert n == lc["counts"]["exits"] and live[-1]["counts"]["exits"] == 0, (n, lc["counts"])
+      print("drained: %s" % early.strip())
   print("live feed %s: %d intervals, %d exits%s, as the replay's" % (path.split("/")[-1], len(live), lc["counts"]["exits"], ", %d guest tasks" % len(tasks(live)) if guests else ""))
 PY
 then :; else echo "FAIL: the live feed against the replay"; sed 's/^/  | /' "$out" | tail -20; fails=$((fails + 1)); fi

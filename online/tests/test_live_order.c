@@ -11,6 +11,12 @@
  *   rejoin; a buffer that has delivered nothing yet is given the lag from
  *   the first record of any buffer (timestamps far from 0), not declared
  *   late at once;
+ * - a buffer whose reader says when it found it empty (lo_drained) is
+ *   waited for whatever the lag (a starved reader's records, late in host
+ *   time, come out in order, none lost), until its reader's word moves it
+ *   on: to the moment it was found empty, in host time from the clocks'
+ *   offset (the largest chunk end - taken), less the lag; a record it
+ *   then delivers below what was released is late;
  * - a rise of lost_before is a VR_LOSS, a skipped sequence number a
  *   VR_GAP, both before the sub-buffer's records; damaged records a VR_BAD;
  * - queues of 4 against a silent buffer and no lag: the first full queue
@@ -163,6 +169,55 @@ static void late_start(void)
 	lo_free(&l);
 }
 
+static void drained_buffers(void)
+{
+	uint64_t t[50], t2[1] = { 600 }, starved[2] = { 5, 6 }, below[1] = { 400 };
+	struct sb s;
+	struct lo l;
+	size_t i;
+
+	nout = 0;
+	CHECK_EQ(lo_init(&l, 2, 64, 100, collect, NULL), 0);
+	/* no clock offset known yet: the word only marks the buffer */
+	CHECK_EQ(lo_drained(&l, 1, 900), 0);
+	for (i = 0; i < 50; i++)
+		t[i] = 10 + 10 * i;
+	build(&s, 0, 0, t, 50);
+	s.c.taken_ns = 1000;	/* host = monotonic - 500, at least */
+	CHECK_EQ(lo_chunk(&l, 0, &s.c), 0);
+	build(&s, 1, 0, t2, 1);
+	s.c.taken_ns = 2000;	/* taken late: a smaller offset, not kept */
+	CHECK_EQ(lo_chunk(&l, 0, &s.c), 0);
+	CHECK_EQ(l.off, -500);
+	/* 590 ns behind, lag 100: still waited for, its reader said nothing since */
+	CHECK_EQ(nout, 0);
+	/* the starved reader's records: in order, none late */
+	build(&s, 0, 0, starved, 2);
+	s.c.taken_ns = 1010;
+	CHECK_EQ(lo_chunk(&l, 1, &s.c), 0);
+	CHECK_EQ(nout, 2);
+	CHECK_EQ(out[0].ts, 5);
+	CHECK_EQ(out[1].ts, 6);
+	/* found empty at 1200: host 700 at least, less the lag: up to 600 */
+	CHECK_EQ(lo_drained(&l, 1, 1200), 0);
+	CHECK_EQ(nout, 2 + 51);
+	for (i = 1; i < nout; i++)
+		CHECK(out[i].ts >= out[i - 1].ts);
+	CHECK_EQ(l.st.late, 0);
+	/* below what its reader's word allowed: late, not moved up to it */
+	build(&s, 1, 0, below, 1);
+	s.c.taken_ns = 1300;
+	CHECK_EQ(lo_chunk(&l, 1, &s.c), 0);
+	CHECK_EQ(l.st.late, 1);
+	CHECK_EQ(lo_finish(&l), 0);
+	/* the 51 records of buffer 0 and one loss for the late one */
+	CHECK_EQ(nout, 2 + 51 + 1);
+	CHECK_EQ(out[nout - 1].kind, VR_LOSS);
+	CHECK_EQ(out[nout - 1].loss_kind, LO_LATE);
+	CHECK_EQ(out[nout - 1].buf, 1);
+	lo_free(&l);
+}
+
 static void losses_and_gaps(void)
 {
 	static const uint64_t a[] = { 100, 110 }, b[] = { 200 }, c[] = { 300 };
@@ -242,6 +297,7 @@ int main(void)
 	two_buffers();
 	quiet_buffer();
 	late_start();
+	drained_buffers();
 	losses_and_gaps();
 	bounded();
 	return check_result("online-live-order");
