@@ -1,5 +1,6 @@
 # Helpers of the tests with a real libvirtd in the test host
-# (tests/vm/tests/libvirt-hook.sh, metrics-prometheus.sh source it).
+# (tests/vm/tests/libvirt-hook.sh, metrics-prometheus.sh,
+# metrics-domains.sh source it).
 
 # domain_pid NAME: running domain NAME's QEMU pid (libvirt's pid file) as
 # the harness's guest pid file, so that wait_file on its files stops when
@@ -61,6 +62,28 @@ EOJ
     <qemu:arg value='-d'/><qemu:arg value='cpu_reset,guest_errors'/>
     <qemu:arg value='-D'/><qemu:arg value='$_dir/qemu-debug.log'/>
   </qemu:commandline>
+</domain>
+EOX
+}
+
+# firmware_xml NAME CID METADATA [MEM_MB]: a domain with no OS (64 MiB
+# unless MEM_MB): its firmware looks for a boot device and waits. libvirt,
+# the hook and vmscoped handle it as any other domain; its QEMU makes KVM
+# exits.
+firmware_xml() {
+	cat <<EOX
+<domain type='kvm'>
+  <name>$1</name>
+  <memory unit='MiB'>${4:-64}</memory>
+  <vcpu>1</vcpu>
+  <metadata>$3</metadata>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os>
+  <devices>
+    <emulator>/usr/bin/qemu-system-x86_64</emulator>
+    <vsock model='virtio'><cid auto='no' address='$2'/></vsock>
+    <controller type='usb' model='none'/>
+    <memballoon model='none'/>
+  </devices>
 </domain>
 EOX
 }

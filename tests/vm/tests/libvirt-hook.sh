@@ -84,27 +84,6 @@ dkms_modprobe() {
 	log "$1 loaded from $_ko"
 }
 
-# firmware_xml NAME CID METADATA: a domain with no OS: its firmware looks
-# for a boot device and waits. libvirt, the hook and vmscoped handle it as
-# any other domain; its QEMU makes KVM exits.
-firmware_xml() {
-	cat <<EOX
-<domain type='kvm'>
-  <name>$1</name>
-  <memory unit='MiB'>64</memory>
-  <vcpu>1</vcpu>
-  <metadata>$3</metadata>
-  <os><type arch='x86_64' machine='pc'>hvm</type></os>
-  <devices>
-    <emulator>/usr/bin/qemu-system-x86_64</emulator>
-    <vsock model='virtio'><cid auto='no' address='$2'/></vsock>
-    <controller type='usb' model='none'/>
-    <memballoon model='none'/>
-  </devices>
-</domain>
-EOX
-}
-
 # median3 FILE: the median of column 3 (ms) of FILE (- for stdin).
 median3() {
 	awk '{ print $3 }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : -1) }'
