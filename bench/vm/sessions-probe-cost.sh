@@ -1,9 +1,10 @@
 # vmtest-timeout: 900
 # What each other recording costs a traced VM's probes: the module's
-# probes walk every session slot that is on and each one's pid list
-# (kvm-probes/kmod/core.h, vmscope_probe_begin), so a domain's events pay
-# for every other domain recorded (docs/design.md, "Many domains on one
-# host"). A 1-vCPU guest's CPUID loop (one exit per iteration) is
+# probes once walked every session slot that was on and each one's pid
+# list, so a domain's events paid for every other domain recorded; they
+# now look the slots up in an index (kvm-probes/kmod/core.h,
+# vmscope_probe_begin; docs/design.md, "Many domains on one host"). A
+# 1-vCPU guest's CPUID loop (one exit per iteration) is
 # recorded by `vmscope record --measure --pid QEMU` alone ("1") and with
 # SP_OTHERS more recordings running, each of an idle `sleep` process
 # ("N": their sessions are on, none matches the guest's events), the
@@ -50,7 +51,7 @@ host_main() {
 		"$VMSCOPE" record --measure --pid "$qpid" -o "/tmp/rec-$i" >/dev/null 2>"/tmp/rec-$i.err" &
 		rec=$!
 		# every recorder's session on before the guest starts
-		for _ in $(seq 200); do
+		for _ in $(seq $((200 + 20 * OTHERS))); do
 			[ "$(grep -l 'recording to' /tmp/rec-"$i".err /tmp/other-"$i"-*.err 2>/dev/null | wc -l)" -ge "$want" ] && break
 			sleep 0.1
 		done

@@ -154,8 +154,8 @@ VMTEST_INITRD='$initrd'
 VMTEST_BUILD='$repo/build/release'
 VMTEST_INSTALL='$install_dir'
 EOJ
-	# a benchmark's knobs (bench/vm/*.sh: EPS_*, RT_*, CR_*, TC_*, DC_*) reach the test host
-	env | grep -E '^(EPS|RT|CR|TC|DC)_[A-Z_]+=[A-Za-z0-9 ._-]*$' | sed "s/=\(.*\)/='\1'/" >>"$results/job.env" || true
+	# a benchmark's knobs (bench/vm/*.sh: EPS_*, RT_*, CR_*, TC_*, DC_*, SP_*) reach the test host
+	env | grep -E '^(EPS|RT|CR|TC|DC|SP)_[A-Z_]+=[A-Za-z0-9 ._-]*$' | sed "s/=\(.*\)/='\1'/" >>"$results/job.env" || true
 	# no_timer_check: a loaded machine delays TCG's timer interrupts past
 	# the kernel's boot-time IO-APIC timer check, which then panics ("IO-APIC
 	# + timer doesn't work"; seen at load 9-14); it is meant for VMs.

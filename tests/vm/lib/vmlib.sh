@@ -422,6 +422,9 @@ VMTEST_BUILD='$VMTEST_BUILD'
 VMTEST_GUEST_CID='$_cid'
 VMTEST_HOLD_TRACEPOINTS='${VMTEST_HOLD_TRACEPOINTS:-1}'
 EOJ
+	# a benchmark's knobs, as run.sh gave them to the test host: the
+	# guest's entry sees the same (its rounds, its counts)
+	grep -E '^(EPS|RT|CR|TC|DC|SP)_[A-Z_]+=' /vmtest/job.env >>"$_dir/job.env" 2>/dev/null
 	log "starting guest $_name ($_vcpus vCPU, cid $_cid) running $_entry"
 	# debug-threads=on names vCPU threads "CPU n/KVM" (as libvirt does).
 	# -d cpu_reset: a guest that resets itself without a kernel message
