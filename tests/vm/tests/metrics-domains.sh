@@ -1,4 +1,5 @@
 # vmtest-timeout: 900
+# vmtest-long: 160-240 s with two lanes (16 domains started side by side under TCG, 2026-12-07)
 # Sixteen opted-in libvirt domains at once (issue 22), each its own
 # recording and its own series: `meson install`'s vmscoped --metrics and
 # hook (as metrics-prometheus.sh), libvirtd, and 16 domains with no OS
@@ -42,6 +43,21 @@ exits_settled() {
 	[ "$(grep '^vmscope_exits_total{' /run/scrape-a.txt)" = "$(grep '^vmscope_exits_total{' /run/scrape-b.txt)" ]
 }
 
+# each VERB NAME...: `virsh VERB NAME` for every domain at once (one
+# after the other took 1-2 s each under TCG); fails on any failure
+each() {
+	_verb=$1
+	shift
+	_pids=
+	for _n in "$@"; do
+		virsh "$_verb" "$_n" >"/vmtest/$_verb-$_n.txt" 2>&1 &
+		_pids="$_pids $!"
+	done
+	for _p in $_pids; do
+		wait "$_p" || fail "virsh $_verb: $(cat /vmtest/$_verb-*.txt)"
+	done
+}
+
 every_trace_finalized() {
 	[ "$(ls /var/lib/vmscope/traces/f*/*/summary.txt 2>/dev/null | wc -l)" = "$DOMAINS" ]
 }
@@ -64,12 +80,8 @@ host_main() {
 		names="$names $n"
 	done
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	starts=
-	for n in $names; do
-		virsh start "$n" >/vmtest/start-$n.txt 2>&1 &
-		starts="$starts $!"
-	done
-	for p in $starts; do wait "$p" || fail "a virsh start failed: $(cat /vmtest/start-*.txt)"; done
+	# shellcheck disable=SC2086 # one name per word
+	each start $names
 	log "$DOMAINS domains started in $(echo "$(cut -d' ' -f1 /proc/uptime) - $t0" | bc) s"
 	for n in $names; do
 		[ "$(virsh -q domstate "$n")" = running ] || fail "$n is $(virsh -q domstate "$n")"
@@ -86,11 +98,13 @@ host_main() {
 		uuid=$(virsh domuuid "$n")
 		grep -q "^vmscope_exits_total{domain=\"$n\",uuid=\"$uuid\"," /vmtest/scrape-running.txt ||
 			fail "no exits of $n with its UUID $uuid"
-		check "suspend $n" virsh suspend "$n"
 	done
+	# shellcheck disable=SC2086
+	each suspend $names
 	wait_until 120 "the paused domains' exits settled in /metrics" exits_settled
 	cp /run/scrape-b.txt /vmtest/scrape-paused.txt
-	for n in $names; do check "destroy $n" virsh destroy "$n"; done
+	# shellcheck disable=SC2086
+	each destroy $names
 	wait_until 600 "every domain's trace finalized" every_trace_finalized
 	vmscope session list
 	scrape /vmtest/scrape-after.txt || fail "no scrape after the domains stopped"
