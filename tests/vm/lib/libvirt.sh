@@ -1,6 +1,5 @@
 # Helpers of the tests with a real libvirtd in the test host
-# (tests/vm/tests/libvirt-hook.sh, metrics-prometheus.sh,
-# metrics-domains.sh source it).
+# (tests/vm/tests/libvirt-hook.sh, metrics-prometheus.sh source it).
 
 # domain_pid NAME: running domain NAME's QEMU pid (libvirt's pid file) as
 # the harness's guest pid file, so that wait_file on its files stops when

@@ -1,4 +1,5 @@
 # vmtest-timeout: 900
+# vmtest-long: 250-400 s (m1's parts, then 16 domains started side by side under TCG, 2026-12-07)
 # vmscoped's /metrics scraped by a real Prometheus (Debian's `prometheus`),
 # in the test host: `meson install`'s daemon and hook (what `make install`
 # installs; run.sh installs them into build/vm/install, copied into the test
@@ -48,7 +49,11 @@
 #    printed with its part (workload, quiet, hog) and cause; the
 #    daemon's log and m1's record.log are kept in the results;
 #  - after m1 powers off, its series are gone from the scrapes: an
-#    instant query of them returns nothing (Prometheus marked them stale).
+#    instant query of them returns nothing (Prometheus marked them stale);
+#  - then, Prometheus stopped, sixteen domains at once, each with its own
+#    series exactly equal to its own recording's exits
+#    (tests/vm/lib/domains16.sh, domains_part: this test's boot, daemon
+#    and libvirtd, shared).
 # The test host's init leaves loopback down: the test brings it up.
 # Runs (2026-12-06): with 10 000 CPUIDs and 5 000 port writes, cpuid +10 132
 # and +10 198 (the guest's process starts run CPUID too), io +5 000; with
@@ -73,6 +78,7 @@ MPORT=9464 PPORT=9090
 PROM="http://127.0.0.1:$PPORT/api/v1"
 
 . "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
+. "$VMTEST_REPO/tests/vm/lib/domains16.sh"
 
 # The sync bound gauge's ceiling: the width of the clock alignment's
 # bound at the latest guest record. Near its samples it is at most an
@@ -471,6 +477,9 @@ PY
 		fail "m1's recorder did not say its snapshots: $(tail -3 /vmtest/m1-record.log)"
 	kill -TERM "$prom"
 	wait "$prom"
+	VMTEST_PART=domains
+	domains_part
+	VMTEST_PART=
 	kill -TERM "$vmscoped"
 	wait "$vmscoped" || fail "vmscoped exited with $?"
 	cat /vmtest/vmscoped.log

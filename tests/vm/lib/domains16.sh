@@ -1,11 +1,10 @@
-# vmtest-timeout: 900
-# vmtest-long: 160-240 s with two lanes (16 domains started side by side under TCG, 2026-12-07)
-# Sixteen opted-in libvirt domains at once (issue 22), each its own
-# recording and its own series: `meson install`'s vmscoped --metrics and
-# hook (as metrics-prometheus.sh), libvirtd, and 16 domains with no OS
-# (firmware_xml: their firmware looks for a boot device and waits; a nested
-# Linux boot would cost the test host ~30 s of TCG each), started side by
-# side. Each one is recorded by its own `vmscope record`, one of the host
+# Sourced by tests/vm/tests/metrics-prometheus.sh: domains_part.
+# The part of metrics-prometheus.sh with sixteen opted-in libvirt domains
+# at once (issue 22), each its own recording and its own series (its own
+# boot before, folded there to share one: vmscoped --metrics, libvirtd):
+# 16 domains with no OS (firmware_xml: their firmware looks for a boot
+# device and waits; a nested Linux boot would cost the test host ~30 s of
+# TCG each), started side by side. Each one is recorded by its own `vmscope record`, one of the host
 # module's capture sessions, filtered to its own QEMU.
 #  - all 16 are recording at once (`vmscope session list`), and /metrics
 #    serves 16 domains, each with its own name and its UUID
@@ -20,18 +19,16 @@
 #    domain's exit in a domain's series, or one of its own missing, shows;
 #  - once destroyed, every domain's trace is finalized and merged, and its
 #    series are gone from /metrics.
+# domains_part needs libvirtd (lib/libvirt.sh) and vmscoped --metrics on
+# 127.0.0.1:$MPORT running, no other opted-in domain, and NS set.
 
-. "$VMTEST_REPO/tests/vm/lib/libvirt.sh"
-
-NS=http://vmscope.org/xmlns/trace/1
-MPORT=9464
 DOMAINS=16
 
-scrape() { curl -sf --max-time 20 "http://127.0.0.1:$MPORT/metrics" >"$1"; }
+dp_scrape() { curl -sf --max-time 20 "http://127.0.0.1:$MPORT/metrics" >"$1"; }
 
 # every_domain_served FILE: FILE is a scrape with exits of all $DOMAINS
 every_domain_served() {
-	scrape "$1" || return 1
+	dp_scrape "$1" || return 1
 	[ "$(grep -o '^vmscope_exits_total{domain="f[0-9]*"' "$1" | sort -u | wc -l)" = "$DOMAINS" ]
 }
 
@@ -62,16 +59,7 @@ every_trace_finalized() {
 	[ "$(ls /var/lib/vmscope/traces/f*/*/summary.txt 2>/dev/null | wc -l)" = "$DOMAINS" ]
 }
 
-host_main() {
-	check "loopback up" ip link set lo up
-	host_prepare_kvm
-	check "insmod vmscope_host" insmod "$HOST_KO"
-	check "meson install's files in place" cp -a "$VMTEST_INSTALL/." /
-	/usr/local/sbin/vmscoped --metrics "127.0.0.1:$MPORT" 2>/vmtest/vmscoped.log &
-	vmscoped=$!
-	wait_until 60 "vmscoped answers" vmscope daemon status
-	libvirtd_start
-
+domains_part() {
 	names=
 	for i in $(seq 1 "$DOMAINS"); do
 		n=$(printf f%02d "$i")
@@ -86,32 +74,32 @@ host_main() {
 	for n in $names; do
 		[ "$(virsh -q domstate "$n")" = running ] || fail "$n is $(virsh -q domstate "$n")"
 	done
-	vmscope session list >/vmtest/sessions.txt
-	cat /vmtest/sessions.txt
-	nrec=$(awk '$1 ~ /^f[0-9]+$/ && $2 == "recording"' /vmtest/sessions.txt | wc -l)
+	vmscope session list >/vmtest/domains-sessions.txt
+	cat /vmtest/domains-sessions.txt
+	nrec=$(awk '$1 ~ /^f[0-9]+$/ && $2 == "recording"' /vmtest/domains-sessions.txt | wc -l)
 	[ "$nrec" = "$DOMAINS" ] || fail "$nrec of $DOMAINS domains recording"
 
-	wait_until 120 "every domain's exits served" every_domain_served /vmtest/scrape-running.txt
-	grep -q "^vmscoped_metrics_domains $DOMAINS\$" /vmtest/scrape-running.txt ||
-		fail "vmscoped serves $(grep '^vmscoped_metrics_domains' /vmtest/scrape-running.txt)"
+	wait_until 120 "every domain's exits served" every_domain_served /vmtest/domains-scrape-running.txt
+	grep -q "^vmscoped_metrics_domains $DOMAINS\$" /vmtest/domains-scrape-running.txt ||
+		fail "vmscoped serves $(grep '^vmscoped_metrics_domains' /vmtest/domains-scrape-running.txt)"
 	for n in $names; do
 		uuid=$(virsh domuuid "$n")
-		grep -q "^vmscope_exits_total{domain=\"$n\",uuid=\"$uuid\"," /vmtest/scrape-running.txt ||
+		grep -q "^vmscope_exits_total{domain=\"$n\",uuid=\"$uuid\"," /vmtest/domains-scrape-running.txt ||
 			fail "no exits of $n with its UUID $uuid"
 	done
 	# shellcheck disable=SC2086
 	each suspend $names
 	wait_until 120 "the paused domains' exits settled in /metrics" exits_settled
-	cp /run/scrape-b.txt /vmtest/scrape-paused.txt
+	cp /run/scrape-b.txt /vmtest/domains-scrape-paused.txt
 	# shellcheck disable=SC2086
 	each destroy $names
 	wait_until 600 "every domain's trace finalized" every_trace_finalized
 	vmscope session list
-	scrape /vmtest/scrape-after.txt || fail "no scrape after the domains stopped"
-	grep '^vmscope_[a-z_]*{domain="f' /vmtest/scrape-after.txt | head -3 | grep . &&
+	dp_scrape /vmtest/domains-scrape-after.txt || fail "no scrape after the domains stopped"
+	grep '^vmscope_[a-z_]*{domain="f' /vmtest/domains-scrape-after.txt | head -3 | grep . &&
 		fail "series of stopped domains still served"
-	grep -q '^vmscoped_metrics_domains 0$' /vmtest/scrape-after.txt ||
-		fail "after the stop: $(grep '^vmscoped_metrics_domains' /vmtest/scrape-after.txt)"
+	grep -q '^vmscoped_metrics_domains 0$' /vmtest/domains-scrape-after.txt ||
+		fail "after the stop: $(grep '^vmscoped_metrics_domains' /vmtest/domains-scrape-after.txt)"
 
 	for n in $names; do
 		d=$(ls -d /var/lib/vmscope/traces/$n/*/)
@@ -123,7 +111,7 @@ host_main() {
 			fail "report exits on $n's trace: $(tail -3 /vmtest/$n-report.err)"
 		echo "$n $(virsh domuuid "$n") /run/$n-exits.json"
 	done >/run/domains.txt
-	python3 - /vmtest/scrape-paused.txt /run/domains.txt "$DOMAINS" <<'PY' >/vmtest/compare.txt 2>&1
+	python3 - /vmtest/domains-scrape-paused.txt /run/domains.txt "$DOMAINS" <<'PY' >/vmtest/domains-compare.txt 2>&1
 import json, re, sys
 scrape = open(sys.argv[1]).read()
 bad = []
@@ -166,10 +154,6 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 	st=$?
-	cat /vmtest/compare.txt
-	[ "$st" = 0 ] || fail "$(grep -c MISMATCH /vmtest/compare.txt) mismatches between /metrics and the recordings"
-	kill -TERM "$vmscoped"
-	wait "$vmscoped" || fail "vmscoped exited with $?"
-	kill "$(cat /run/libvirtd.pid 2>/dev/null)" 2>/dev/null
-	check "rmmod vmscope_host" rmmod vmscope_host
+	cat /vmtest/domains-compare.txt
+	[ "$st" = 0 ] || fail "$(grep -c MISMATCH /vmtest/domains-compare.txt) mismatches between /metrics and the recordings"
 }
