@@ -22,7 +22,14 @@
 #include "domxml.h"
 #include "proto.h"
 
-#define HOOK_TIMEOUT_MS 1000
+/*
+ * How long a hook waits for vmscoped. A daemon that is not there fails at
+ * once; this bounds a slow one. A host starting dozens of opted-in
+ * domains together queues their hooks at the daemon, each answered after
+ * a fork+exec, and on 2 busy cores 62 at once took up to 2.8 s: a hook
+ * that gives up leaves its domain untraced.
+ */
+#define HOOK_TIMEOUT_MS 5000
 
 /*
  * Milliseconds since this process was created (exec, dynamic loading and

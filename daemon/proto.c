@@ -195,6 +195,23 @@ static int wait_fd(int fd, short ev, double deadline)
 	}
 }
 
+/*
+ * connect() @fd to @a by @deadline (ms): 0, or -1 with errno. A local
+ * socket's connect fails with EAGAIN while the daemon's queue of
+ * connections is full (many domains starting at once): tried again until
+ * the deadline, never taken for a daemon that is not there.
+ */
+static int connect_in_time(int fd, const struct sockaddr_un *a, double deadline)
+{
+	for (;;) {
+		if (!connect(fd, (const struct sockaddr *)a, sizeof(*a)) || errno == EINPROGRESS)
+			return 0;
+		if (errno != EAGAIN || util_mono_s() * 1e3 + 10 >= deadline)
+			return -1;
+		usleep(10000);
+	}
+}
+
 int dm_call(const char *sock_path, const struct dm_req *r, int timeout_ms,
 	    Vmscope__Daemon__Response **resp, char *why, size_t whylen)
 {
@@ -219,9 +236,15 @@ int dm_call(const char *sock_path, const struct dm_req *r, int timeout_ms,
 	strcpy(a.sun_path, sock_path);
 	/* non-blocking throughout: a daemon that hangs costs at most the timeout */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || (connect(fd, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+	if (fd >= 0 && connect_in_time(fd, &a, deadline)) {
 		e = -errno;
-		vd_why(why, whylen, -1, "cannot reach vmscoped at %s: %s", sock_path, strerror(errno));
+		vd_why(why, whylen, -1, "cannot reach vmscoped at %s: %s", sock_path,
+		       errno == EAGAIN ? "its queue of connections stayed full" : strerror(errno));
+		goto out;
+	}
+	if (fd < 0) {
+		e = -errno;
+		vd_why(why, whylen, -1, "socket: %s", strerror(errno));
 		goto out;
 	}
 	if ((e = wait_fd(fd, POLLOUT, deadline)) || (send(fd, buf, n, MSG_NOSIGNAL) < 0 &&

@@ -527,7 +527,7 @@ int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *
 	return 0;
 }
 
-int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen)
+int ss_stop(struct sessions *ss, const char *name, const char *why, char *msg, size_t msglen)
 {
 	for (unsigned int i = 0; i < ss->n; i++) {
 		struct session *s = &ss->s[i];
@@ -535,7 +535,7 @@ int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen)
 		if (strcmp(s->dom.name, name) || (s->state != SS_RECORDING &&
 						   s->state != SS_PENDING))
 			continue;
-		stop_session(ss, s, "stop requested", ss->cfg->stop_timeout_s);
+		stop_session(ss, s, why, ss->cfg->stop_timeout_s);
 		vd_why(msg, msglen, -1, "%s: stopping; the trace will be in %s", name, s->dir);
 		return 0;
 	}

@@ -116,8 +116,9 @@ void ss_recover(struct sessions *ss);
 int ss_start(struct sessions *ss, const struct vd_domain *dom, pid_t pid, char *msg,
 	     size_t msglen);
 
-/* Stop @name's active session (finalized in the background): 0, -1 none. */
-int ss_stop(struct sessions *ss, const char *name, char *msg, size_t msglen);
+/* Stop @name's active session (finalized in the background; @why in the
+ * log): 0, -1 none. */
+int ss_stop(struct sessions *ss, const char *name, const char *why, char *msg, size_t msglen);
 
 /* Stop every active session (daemon shutdown). */
 void ss_stop_all(struct sessions *ss);

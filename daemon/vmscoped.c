@@ -38,7 +38,11 @@
 #include "util_clock.h"
 #include "util_number.h"
 
-#define MAX_CLIENTS 16
+/* clients served at once; more wait in the listening socket's queue */
+#define MAX_CLIENTS 64
+/* the listening socket's queue: a host starting its domains together
+ * calls the hook for each at once */
+#define LISTEN_QUEUE 256
 #define CLIENT_TIMEOUT_S 2.0
 
 void dm_log(const char *fmt, ...)
@@ -193,7 +197,7 @@ static int listen_on(const char *path)
 	int e = bind(fd, (struct sockaddr *)&a, sizeof(a));
 
 	umask(old);
-	if (e || chmod(path, 0600) || listen(fd, MAX_CLIENTS)) {
+	if (e || chmod(path, 0600) || listen(fd, LISTEN_QUEUE)) {
 		dm_log("listening on %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
@@ -206,7 +210,8 @@ struct client {
 	double since;
 };
 
-static void answer(int fd, Vmscope__Daemon__Response *r)
+/* Send @r to the client on @fd: 0, or -1 when it was not sent (said). */
+static int answer(int fd, Vmscope__Daemon__Response *r)
 {
 	static uint8_t buf[DM_MSG_MAX];
 	size_t n = vmscope__daemon__response__get_packed_size(r);
@@ -217,8 +222,45 @@ static void answer(int fd, Vmscope__Daemon__Response *r)
 		n = vmscope__daemon__response__get_packed_size(r);
 	}
 	vmscope__daemon__response__pack(r, buf);
-	if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		dm_log("answering a client: %s", strerror(errno));
+	if (send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		return 0;
+	dm_log("answering a client: %s", strerror(errno));
+	return -1;
+}
+
+/* Whether the client on @fd has closed its end: it stopped waiting. */
+static int client_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/*
+ * Start @q's domain for the client on @fd, and answer. A client that
+ * stopped waiting (the hook's budget is short, and many domains starting
+ * at once queue their hooks) has told its caller the domain is not
+ * traced: a request read after that starts nothing, and a session
+ * started while its client gave up is stopped, so that what the hook
+ * said holds.
+ */
+static void start_and_answer(struct sessions *ss, int fd, const struct dm_req *q, int stopping,
+			     Vmscope__Daemon__Response *r, char *msg, size_t msglen)
+{
+	if (client_gone(fd)) {
+		dm_log("%s: its client stopped waiting before the request was read: not started",
+		       q->dom.name);
+		return;
+	}
+	if (stopping) {
+		r->status = ESHUTDOWN;
+		snprintf(msg, msglen, "%s: not traced, the daemon is stopping", q->dom.name);
+	} else if (ss_start(ss, &q->dom, q->pid, msg, msglen)) {
+		r->status = EAGAIN;
+		dm_log("%s", msg);
+	}
+	if (answer(fd, r) && !r->status)
+		ss_stop(ss, q->dom.name, "its client stopped waiting for the answer", msg, msglen);
 }
 
 static void handle(struct sessions *ss, int fd, int stopping)
@@ -256,7 +298,7 @@ static void handle(struct sessions *ss, int fd, int stopping)
 	case DM_HOOK:
 		dm_log("%s: hook %s", q.dom.name, dm_hook_name(q.hook));
 		if (q.hook == DM_HOOK_STOPPED || q.hook == DM_HOOK_RELEASE) {
-			if (ss_stop(ss, q.dom.name, msg, sizeof(msg)))
+			if (ss_stop(ss, q.dom.name, "its domain stopped", msg, sizeof(msg)))
 				snprintf(msg, sizeof(msg), "%s: nothing recording", q.dom.name);
 			break;
 		}
@@ -273,17 +315,10 @@ static void handle(struct sessions *ss, int fd, int stopping)
 		/* started, or reconnect to a domain not recorded */
 		__attribute__((fallthrough));
 	case DM_START:
-		if (stopping) {
-			r.status = ESHUTDOWN;
-			snprintf(msg, sizeof(msg), "%s: not traced, the daemon is stopping",
-				 q.dom.name);
-		} else if (ss_start(ss, &q.dom, q.pid, msg, sizeof(msg))) {
-			r.status = EAGAIN;
-			dm_log("%s", msg);
-		}
-		break;
+		start_and_answer(ss, fd, &q, stopping, &r, msg, sizeof(msg));
+		return;
 	case DM_STOP:
-		if (ss_stop(ss, q.dom.name, msg, sizeof(msg)))
+		if (ss_stop(ss, q.dom.name, "stop requested", msg, sizeof(msg)))
 			r.status = ENOENT;
 		break;
 	}

@@ -8,6 +8,9 @@ daemon_test_setup() {
 	fails=0
 	dpid=
 	trap daemon_test_cleanup EXIT
+	# meson's timeout is a SIGTERM: exit through the cleanup, which stops
+	# the fakes (in the daemon's sessions, not this process group)
+	trap 'exit 143' TERM INT
 	export VMSCOPE_SOCKET=$T/run/vmscoped.sock
 	cp "$(dirname "$0")/fake-vmscope" "$T/fake-vmscope"
 	mkdir -p "$T/libvirt" "$T/state"

@@ -30,7 +30,7 @@
 #  - every hook call exited 0; t1's started, stopped and release calls
 #    each got the daemon's answer in time (syslog: "vmscoped: ..."; none
 #    says "vmscoped not told", which a call that gave up on the daemon
-#    after its 1 s would); and the hook's own time (from its exec to its
+#    after its 5 s would); and the hook's own time (from its exec to its
 #    exit, measured by the hook: VMSCOPE_HOOK_TIMES; 10 ms resolution) is
 #    judged as a ratio, because absolute times under TCG mean nothing:
 #    starting any program costs about 90 ms here (/bin/true, 2026-12-01),
