@@ -84,7 +84,6 @@ static int queue_loss(struct rg_vm *v, uint32_t cpu, uint32_t kind, uint64_t eve
 	n->loss_events = events;
 	n->loss_subbufs = subbufs;
 	n->loss_detail = detail;
-	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }
@@ -110,7 +109,6 @@ static int queue_news(struct rg_vm *v, uint8_t kind, const void *data, size_t le
 	n->vm = v->idx;
 	n->len = (uint32_t)len;
 	memcpy(n->data, data, len);
-	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }
@@ -189,7 +187,6 @@ static int on_chunk(void *arg, const Vmscope__Trace__StreamChunk *c, uint64_t ga
 	memcpy(n->data, c->records.data, len);
 	v->kept[cpu].chunks++;
 	v->kept[cpu].records += c->nr_records;
-	__atomic_add_fetch(&v->r->queued, node_pool_cost(&v->r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(v->r, n);
 	return 0;
 }

@@ -114,7 +114,9 @@ void rec_set_err(int *slot, int err);
 
 /* rec_pipe.c: the readers and the writer */
 void rec_wake_writer(struct rec *r);
-/* Hand a node to the writer (the queue bound is the caller's business). */
+/* Hand a node to the writer, counted in the queue's bound (r->queued)
+ * until the writer is done with it; whether it fits is the caller's
+ * business. */
 void rec_enqueue(struct rec *r, struct node *n);
 /* A reader thread per mapped host buffer and the writer; 0 or -1 (said). */
 int rec_start_threads(struct rec *r);

@@ -68,6 +68,7 @@ void rec_wake_writer(struct rec *r)
 
 void rec_enqueue(struct rec *r, struct node *n)
 {
+	__atomic_add_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
 	TSAN_RELEASE(n);
 	cds_wfcq_enqueue(&r->qh, &r->qt, &n->qn);
 	rec_wake_writer(r);
@@ -116,8 +117,7 @@ static int drain(struct rec *r, unsigned int buf, bool final, uint64_t *empty_ns
 			rec_set_err(&r->read_err, ENOMEM);
 			return -1;
 		}
-		__atomic_add_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
-		rec_enqueue(r, n);
+			rec_enqueue(r, n);
 		taken++;
 	}
 }
@@ -146,7 +146,6 @@ static void say_drained(struct rthread *t, uint64_t empty_ns)
 	n->cpu = hb_cpu(r->h, t->buf);
 	n->taken_ns = empty_ns;
 	t->drained_ns = empty_ns;
-	__atomic_add_fetch(&r->queued, node_pool_cost(&r->pool, n), __ATOMIC_RELAXED);
 	rec_enqueue(r, n);
 }
 

@@ -181,6 +181,15 @@ static void attach_vmlinux_cb(struct tracepoint *tp, void *priv)
 			attach_one(&vmscope_tp_probes[j], tp);
 }
 
+/* The probes' per-CPU data (alloc_percpu at load, with no probe attached). */
+static void free_percpu_data(void)
+{
+	free_percpu(vmscope_handed);
+	free_percpu(vmscope_waiting);
+	vmscope_handed = NULL;
+	vmscope_waiting = NULL;
+}
+
 int vmscope_probes_init(void)
 {
 	int ret;
@@ -189,16 +198,12 @@ int vmscope_probes_init(void)
 	vmscope_handed = alloc_percpu(struct vmscope_handed);
 	vmscope_waiting = alloc_percpu(struct vmscope_cpu_waiting);
 	if (!vmscope_handed || !vmscope_waiting) {
-		free_percpu(vmscope_handed);
-		free_percpu(vmscope_waiting);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto free_data;
 	}
 	ret = vmscope_exit_direct_init();
-	if (ret) {
-		free_percpu(vmscope_handed);
-		free_percpu(vmscope_waiting);
-		return ret;
-	}
+	if (ret)
+		goto free_data;
 	mutex_lock(&vmscope_ctl_lock);
 	for_each_kernel_tracepoint(attach_vmlinux_cb, NULL);
 	sched_attached = true;
@@ -209,6 +214,10 @@ int vmscope_probes_init(void)
 		return ret;
 	}
 	return 0;
+
+free_data:
+	free_percpu_data();
+	return ret;
 }
 
 void vmscope_probes_exit(void)
@@ -233,10 +242,7 @@ void vmscope_probes_exit(void)
 	mutex_unlock(&vmscope_ctl_lock);
 	/* No probe of ours may still run when our text goes away. */
 	tracepoint_synchronize_unregister();
-	free_percpu(vmscope_handed);
-	free_percpu(vmscope_waiting);
-	vmscope_handed = NULL;
-	vmscope_waiting = NULL;
+	free_percpu_data();
 }
 
 u64 vmscope_probes_attached(void)
