@@ -364,11 +364,11 @@ EOP
 	prometheus --config.file=/run/prometheus.yml --storage.tsdb.path=/run/prometheus \
 		--web.listen-address="127.0.0.1:$PPORT" >/vmtest/prometheus.log 2>&1 &
 	prom=$!
+	# libvirtd starts while Prometheus does (each ~10 s under TCG)
+	libvirtd_start
 	# (grep, not jq -e: jq 1.6 exits 0 on no input at all)
 	wait_until 120 "Prometheus scrapes vmscoped" sh -c \
 		"curl -sf '$PROM/query?query=vmscoped_metrics_domains' | grep -q '\"__name__\":\"vmscoped_metrics_domains\"'"
-
-	libvirtd_start
 
 	domain_xml m1 guest_main 1 3 "<vmscope:trace xmlns:vmscope='$NS' mode='discard' buffer-size='8M' trigger-stall-us='$TRIG_STALL_US' snapshot-before-ms='2000' snapshot-after-ms='1000'/>" >/run/m1.xml
 	check "define m1" virsh define /run/m1.xml
