@@ -4,13 +4,19 @@
  * dm_req_parse (a domain's trigger options too); each field out of range
  * (a trigger option too), a wrong version, an unknown op or hook event,
  * bytes that are not a request, and an oversize message are refused with
- * a reason.
+ * a reason. The client: no daemon fails at once; a daemon whose queue of
+ * connections is full is tried again until the budget ends.
  */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../tests/lib/check.h"
 #include "proto.h"
@@ -168,11 +174,91 @@ static void client_errors(void)
 	       why);
 }
 
+/* A listener whose queue holds one connection (listen(0): the kernel
+ * queues while the queue is not longer than the backlog), filled by a
+ * client nobody accepts: on its own path under a fresh folder. */
+static int full_listener(char *path, size_t len, int *filler)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/test-proto.XXXXXX";
+	int l;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, len, "%s/s", dir);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 0))
+		return -1;
+	*filler = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (*filler < 0 || connect(*filler, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	return l;
+}
+
+/* The child's daemon: after @delay_ms, accepts what is queued and
+ * answers the first request it reads; exits 0 once it answered. */
+static void late_daemon(int l, int delay_ms)
+{
+	Vmscope__Daemon__Response r = VMSCOPE__DAEMON__RESPONSE__INIT;
+	uint8_t msg[DM_MSG_MAX];
+
+	r.message = "late but there";
+	usleep((useconds_t)delay_ms * 1000);
+	for (int i = 0; i < 8; i++) {
+		int c = accept(l, NULL, NULL);
+		struct pollfd p = { .fd = c, .events = POLLIN };
+
+		if (c < 0)
+			_exit(2);
+		if (poll(&p, 1, 500) == 1 && recv(c, msg, sizeof(msg), 0) > 0) {
+			size_t n = vmscope__daemon__response__pack(&r, msg);
+
+			_exit(send(c, msg, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : 3);
+		}
+	}
+	_exit(4);
+}
+
+/* A daemon whose queue of connections is full (many hooks at once): the
+ * client tries again within its budget, and says so when it runs out. */
+static void full_queue(void)
+{
+	struct dm_req r = sample();
+	Vmscope__Daemon__Response *resp;
+	char path[108], why[300];
+	int filler, l = full_listener(path, sizeof(path), &filler), e, st = -1;
+	pid_t child;
+
+	EXPECT(l >= 0, "listener: %s", strerror(errno));
+	if (l < 0)
+		return;
+	e = dm_call(path, &r, 300, &resp, why, sizeof(why));
+	EXPECT(e == -EAGAIN && !resp && strstr(why, "its queue of connections stayed full"),
+	       "full queue, nobody accepts: %d %s", e, why);
+	child = fork();
+	if (child == 0)
+		late_daemon(l, 200);
+	e = dm_call(path, &r, 3000, &resp, why, sizeof(why));
+	EXPECT(e == 0 && resp && resp->message && !strcmp(resp->message, "late but there"),
+	       "full queue, accepted 200 ms later: %d %s", e, e ? why : "");
+	if (!e)
+		vmscope__daemon__response__free_unpacked(resp, NULL);
+	waitpid(child, &st, 0);
+	EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the late daemon: status %d", st);
+	close(filler);
+	close(l);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+}
+
 int main(void)
 {
 	round_trips();
 	refused();
 	client_errors();
+	full_queue();
 	if (check_failures)
 		fprintf(stderr, "%d failures\n", check_failures);
 	return check_failures ? 1 : 0;
