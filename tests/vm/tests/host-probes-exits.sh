@@ -110,16 +110,21 @@ last_exits() {
 		jq -r '.last[] | select(.event == "kvm_exit") | "last kvm_exit cpu \(.cpu) ts \(.ts): \(.text)"'
 }
 
-# sample_reasons REASON: sample the last kvm_exit of each CPU (a few
-# times) until one shows REASON; prints that line.
+# sample_reasons REASON: sample the last kvm_exit of each CPU until one
+# shows REASON (for up to 30 s: the guest's loop runs until told to stop,
+# but its first iteration can come a while after the phase file on a
+# loaded machine; six quick samples once saw only its HLT and MSR exits);
+# prints that line.
 sample_reasons() {
-	for _ in 1 2 3 4 5 6; do
+	_until=$(($(date +%s) + 30))
+	while :; do
 		last_exits >/tmp/last.txt
 		hit=$(grep " reason $1 " /tmp/last.txt | head -n 1)
 		if [ -n "$hit" ]; then
 			echo "$hit"
 			return 0
 		fi
+		[ "$(date +%s)" -lt "$_until" ] || break
 	done
 	cat /tmp/last.txt >&2
 	return 1
