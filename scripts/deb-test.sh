@@ -61,7 +61,7 @@ done
 kver=$(scripts/kver.sh)
 for side in host guest; do
 	m=vmscope-$side/$ver
-	if ! dkms status "$m" -k "$kver" | grep -q ': installed'; then
+	if ! grep -q ': installed' <<<"$(dkms status "$m" -k "$kver")"; then
 		echo "deb-test: dkms install $m -k $kver"
 		dkms install "$m" -k "$kver" >>build/deb/install.log 2>&1 ||
 			{ tail -30 build/deb/install.log >&2; fail "dkms install $m -k $kver failed"; }

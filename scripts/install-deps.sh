@@ -50,7 +50,7 @@ PACKAGES=(
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	grep -q "ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || missing+=("$p")
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then

@@ -14,7 +14,7 @@ modules=(virtio_pci 9pnet_virtio 9p overlay)
 
 [ -d "/lib/modules/$kver" ] || { echo "mkinitramfs: /lib/modules/$kver missing" >&2; exit 1; }
 busybox=/bin/busybox
-file -L "$busybox" | grep -q 'statically linked' ||
+grep -q 'statically linked' <<<"$(file -L "$busybox")" ||
 	{ echo "mkinitramfs: $busybox is not static: install busybox-static" >&2; exit 1; }
 
 work=$(mktemp -d)
