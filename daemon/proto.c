@@ -236,15 +236,15 @@ int dm_call(const char *sock_path, const struct dm_req *r, int timeout_ms,
 	strcpy(a.sun_path, sock_path);
 	/* non-blocking throughout: a daemon that hangs costs at most the timeout */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd >= 0 && connect_in_time(fd, &a, deadline)) {
-		e = -errno;
-		vd_why(why, whylen, -1, "cannot reach vmscoped at %s: %s", sock_path,
-		       errno == EAGAIN ? "its queue of connections stayed full" : strerror(errno));
-		goto out;
-	}
 	if (fd < 0) {
 		e = -errno;
 		vd_why(why, whylen, -1, "socket: %s", strerror(errno));
+		goto out;
+	}
+	if (connect_in_time(fd, &a, deadline)) {
+		e = -errno;
+		vd_why(why, whylen, -1, "cannot reach vmscoped at %s: %s", sock_path,
+		       errno == EAGAIN ? "its queue of connections stayed full" : strerror(errno));
 		goto out;
 	}
 	if ((e = wait_fd(fd, POLLOUT, deadline)) || (send(fd, buf, n, MSG_NOSIGNAL) < 0 &&
