@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vmscoped's /metrics at its bound (issue 22: 64 domains per host),
- * synthetic: the daemon's own store filled with MS_MAX_DOMAINS domains,
+ * vmscoped's /metrics at 64 domains per host (issue 22) or up to its bound
+ * (MS_MAX_DOMAINS), synthetic: the daemon's own store filled with that many
+ * domains,
  * each with every series it can have (OL_MX_REASONS reasons, every
  * histogram bucket set, a bound, guest steal and the four stall classes,
  * triggers and snapshots), then rendered as a scrape renders it (a copy
@@ -10,7 +11,7 @@
  * store's size and the peak RSS. bench/README.md, "/metrics at 64
  * domains".
  *
- *   metrics-scale [ROUNDS]
+ *   metrics-scale [ROUNDS [DOMAINS]]     (9, 64)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ static void fill(struct ol_msnap *s, unsigned int d)
 int main(int argc, char **argv)
 {
 	unsigned int rounds = argc > 1 ? (unsigned int)atoi(argv[1]) : 9;
+	unsigned int domains = argc > 2 ? (unsigned int)atoi(argv[2]) : 64;
 	static struct mstore st;
 	static struct ol_msnap s;
 	uint64_t *ns;
@@ -71,19 +73,20 @@ int main(int argc, char **argv)
 	char *text = NULL, *p;
 	struct rusage ru;
 
-	if (!rounds || rounds > 1000) {
-		fprintf(stderr, "usage: metrics-scale [ROUNDS 1..1000]\n");
+	if (!rounds || rounds > 1000 || !domains || domains > MS_MAX_DOMAINS || argc > 3) {
+		fprintf(stderr, "usage: metrics-scale [ROUNDS 1..1000 [DOMAINS 1..%d]]\n",
+			MS_MAX_DOMAINS);
 		return 2;
 	}
 	ns = calloc(rounds, sizeof(*ns));
 	if (!ns)
 		return 1;
 	ms_init(&st);
-	for (unsigned int d = 0; d < MS_MAX_DOMAINS; d++) {
+	for (unsigned int d = 0; d < domains; d++) {
 		char name[32];
 
 		fill(&s, d);
-		snprintf(name, sizeof(name), "domain-%02u", d);
+		snprintf(name, sizeof(name), "domain-%03u", d);
 		if (ms_put(&st, 1 + d, name, "6a1f0c1e-6c38-4b0e-9a4a-2f3d9c7e5b10", &s)) {
 			fprintf(stderr, "metrics-scale: the store refused domain %u\n", d);
 			return 1;

@@ -6,9 +6,10 @@
  * (metrics_http.c). A domain's entry goes when its recording stops, so
  * its series end with it.
  *
- * Bounded: at most MS_MAX_DOMAINS domains (the daemon's sessions,
- * sessions.h SS_MAX); a snapshot of one more domain is refused and
- * counted (vmscoped_metrics_refused_snapshots_total).
+ * Bounded: at most MS_MAX_DOMAINS domains (one per recorder, and the
+ * daemon runs at most one per host module session); a snapshot of one
+ * more domain is refused and counted
+ * (vmscoped_metrics_refused_snapshots_total).
  */
 #ifndef VMSCOPE_DAEMON_METRICS_STORE_H
 #define VMSCOPE_DAEMON_METRICS_STORE_H
@@ -17,12 +18,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <vmscope/ioctl.h>
 
 #include "domxml.h"
 #include "metrics_frame.h"
 #include "trigger_frame.h"
 
-#define MS_MAX_DOMAINS 64
+#define MS_MAX_DOMAINS VMSCOPE_HOST_SESSIONS
 
 struct ms_entry {
 	uint64_t key;			/* the session's (its start time) */

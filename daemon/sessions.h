@@ -40,6 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <vmscope/ioctl.h>
 
 #include "daemon.pb-c.h"
 #include "proto.h"
@@ -93,7 +94,12 @@ struct session {
 	char detail[512];
 };
 
-#define SS_MAX 64
+/*
+ * Sessions kept: every recorder the host module can have at once
+ * (VMSCOPE_HOST_SESSIONS), as many again merging or ended (an ended one's
+ * slot is reused, oldest first, for `session list`).
+ */
+#define SS_MAX (2 * VMSCOPE_HOST_SESSIONS)
 
 struct sessions {
 	const struct dm_cfg *cfg;

@@ -261,7 +261,8 @@ static void test_store(void)
 	CHECK(text && strstr(text, "vmscope_sync_bound_seconds{domain=\"d0\",uuid=\"\"} "
 			     "0.000000007\n"));
 	CHECK(text && !strstr(text, "\"late\""));
-	CHECK(text && strstr(text, "vmscoped_metrics_domains 64\n"));
+	snprintf(name, sizeof(name), "vmscoped_metrics_domains %d\n", MS_MAX_DOMAINS);
+	CHECK(text && strstr(text, name));
 	CHECK(text && strstr(text, "vmscoped_metrics_refused_snapshots_total 1\n"));
 	free(text);
 	/* a session's series end; an unknown session's removal is nothing */

@@ -143,7 +143,7 @@ struct vmscope_sync_emitter_state {
  * to get; a periodic flush (flush_ms) delivers partly filled sub-buffers,
  * so a quiet buffer still reaches the reader within about flush_ms.
  */
-#define VMSCOPE_HOST_SESSIONS			63	/* with the shared slot: one bit each in a long */
+#define VMSCOPE_HOST_SESSIONS			127	/* with the shared slot: 128 probing slots */
 #define VMSCOPE_SESSION_CHANNELS		4
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_DEF	16	/* 64 KiB */
 #define VMSCOPE_SESSION_SUBBUF_SHIFT_MIN	12	/* one page */

@@ -23,10 +23,10 @@ DEFINE_PER_CPU(struct vmscope_cpu, vmscope_cpu);
 struct vmscope_handed __percpu *vmscope_handed;
 struct vmscope_cpu_waiting __percpu *vmscope_waiting;
 struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
-unsigned long vmscope_slots_on;
+struct vmscope_slots vmscope_slots_on;
 bool vmscope_measure;
-unsigned long vmscope_event_slots[VMSCOPE_NR_EVENTS];
-unsigned long vmscope_any_pid_slots;
+struct vmscope_slots vmscope_event_slots[VMSCOPE_NR_EVENTS];
+struct vmscope_slots vmscope_any_pid_slots;
 struct vmscope_pid_index __rcu *vmscope_pid_index;
 /* The published table and the one index_filters() fills next. */
 static struct vmscope_pid_index pid_index[2];
@@ -159,7 +159,7 @@ static int vmscope_tp_module_notify(struct notifier_block *nb,
 	mutex_lock(&vmscope_ctl_lock);
 	if (state == MODULE_STATE_COMING && !kvm_module) {
 		attach_kvm(tp_mod->mod);
-		if (vmscope_slots_on && want_exit_reason)
+		if (vmscope_slots_any(vmscope_slots_on) && want_exit_reason)
 			schedule_work(&exit_reason_work);
 	} else if (state == MODULE_STATE_GOING && kvm_module == tp_mod->mod) {
 		detach_kvm();
@@ -226,7 +226,7 @@ void vmscope_probes_exit(void)
 
 	vmscope_exit_direct_exit();	/* no more kicks from kvm_amd */
 	mutex_lock(&vmscope_ctl_lock);
-	WRITE_ONCE(vmscope_slots_on, 0);
+	vmscope_slots_write(&vmscope_slots_on, (struct vmscope_slots){});
 	vmscope_exit_src_want(false, VMSCOPE_EXIT_REQ_AUTO);
 	vmscope_exit_src_sync(NULL);
 	mutex_unlock(&vmscope_ctl_lock);
@@ -263,7 +263,7 @@ u32 vmscope_probes_state(void)
 	u32 state = 0;
 
 	mutex_lock(&vmscope_ctl_lock);
-	if (vmscope_slots_on)
+	if (vmscope_slots_any(vmscope_slots_on))
 		state |= VMSCOPE_STATE_ENABLED;
 	if (kvm_module)
 		state |= VMSCOPE_STATE_KVM_ATTACHED;
@@ -297,13 +297,13 @@ static void reset_counters(void)
  * up what they need (kvm_exit's perf counters) and before tearing down
  * what none needs any more.
  */
-static void slots_set_on(unsigned long on)
+static void slots_set_on(struct vmscope_slots on)
 {
 	bool measure = false, want = false;
 	u32 req = VMSCOPE_EXIT_REQ_AUTO;
 	unsigned int s;
 
-	for_each_set_bit(s, &on, VMSCOPE_NR_SLOTS) {
+	for_each_vmscope_slot(s, on) {
 		measure |= slot_measure[s];
 		want |= slot_exit_reason[s];
 		if (slot_exit_reason[s])
@@ -314,7 +314,7 @@ static void slots_set_on(unsigned long on)
 	if (want)
 		vmscope_exit_src_sync(kvm_module);
 	WRITE_ONCE(vmscope_measure, measure);
-	WRITE_ONCE(vmscope_slots_on, on);
+	vmscope_slots_write(&vmscope_slots_on, on);
 	if (!want)
 		vmscope_exit_src_sync(kvm_module);
 }
@@ -329,7 +329,8 @@ static void slot_quiesce(unsigned int slot)
 {
 	unsigned int cpu;
 
-	WRITE_ONCE(vmscope_slots_on, vmscope_slots_on & ~BIT(slot));
+	vmscope_slots_write(&vmscope_slots_on,
+			    vmscope_slots_without(vmscope_slots_on, slot));
 	tracepoint_synchronize_unregister();
 	for_each_possible_cpu(cpu)
 		memset(&per_cpu_ptr(vmscope_waiting, cpu)->slot[slot], 0,
@@ -343,7 +344,7 @@ static void index_pid(struct vmscope_pid_index *x, pid_t tgid, unsigned int slot
 	for (n = 0; n < VMSCOPE_PID_TABLE; n++, i = (i + 1) & (VMSCOPE_PID_TABLE - 1)) {
 		if (!x->e[i].tgid || x->e[i].tgid == tgid) {
 			x->e[i].tgid = tgid;
-			x->e[i].slots |= BIT(slot);
+			vmscope_slots_add(&x->e[i].slots, slot);
 			return;
 		}
 	}
@@ -358,27 +359,27 @@ static void index_pid(struct vmscope_pid_index *x, pid_t tgid, unsigned int slot
 static void index_filters(void)
 {
 	struct vmscope_pid_index *x = &pid_index[pid_index_next];
-	unsigned long any = 0;
+	struct vmscope_slots any = {};
 	unsigned int s, id, i;
 
 	memset(x, 0, sizeof(*x));
 	for (id = 0; id < VMSCOPE_NR_EVENTS; id++) {
-		unsigned long ev = 0;
+		struct vmscope_slots ev = {};
 
 		for (s = 0; s < VMSCOPE_NR_SLOTS; s++)
 			if (vmscope_filters[s].events & BIT_ULL(id))
-				ev |= BIT(s);
-		WRITE_ONCE(vmscope_event_slots[id], ev);
+				vmscope_slots_add(&ev, s);
+		vmscope_slots_write(&vmscope_event_slots[id], ev);
 	}
 	for (s = 0; s < VMSCOPE_NR_SLOTS; s++) {
 		const struct vmscope_filter *f = &vmscope_filters[s];
 
 		if (!f->nr_pids)
-			any |= BIT(s);
+			vmscope_slots_add(&any, s);
 		for (i = 0; i < f->nr_pids && i < VMSCOPE_MAX_PIDS; i++)
 			index_pid(x, f->pids[i], s);
 	}
-	WRITE_ONCE(vmscope_any_pid_slots, any);
+	vmscope_slots_write(&vmscope_any_pid_slots, any);
 	rcu_assign_pointer(vmscope_pid_index, x);
 	pid_index_next = !pid_index_next;
 	synchronize_rcu();
@@ -390,10 +391,12 @@ static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl
 {
 	struct vmscope_filter *f = &vmscope_filters[slot];
 	bool enable = ctl->flags & VMSCOPE_CTL_ENABLE;
+	struct vmscope_slots on;
 	unsigned int i;
 
 	/* The counters are everyone's: reset only what no one else counts. */
-	if ((ctl->flags & VMSCOPE_CTL_RESET) && (vmscope_slots_on & ~BIT(slot)))
+	if ((ctl->flags & VMSCOPE_CTL_RESET) &&
+	    vmscope_slots_any(vmscope_slots_without(vmscope_slots_on, slot)))
 		return -EBUSY;
 	/* Stop, let every running probe finish, then change what they read. */
 	slot_quiesce(slot);
@@ -411,7 +414,10 @@ static int control_locked(unsigned int slot, const struct vmscope_probe_ctl *ctl
 	slot_exit_req[slot] = (ctl->flags & VMSCOPE_CTL_EXIT_VERIFY) ? VMSCOPE_EXIT_REQ_VERIFY :
 			      (ctl->flags & VMSCOPE_CTL_EXIT_PERF) ? VMSCOPE_EXIT_REQ_PERF :
 			      VMSCOPE_EXIT_REQ_AUTO;
-	slots_set_on(enable ? vmscope_slots_on | BIT(slot) : vmscope_slots_on);
+	on = vmscope_slots_on;
+	if (enable)
+		vmscope_slots_add(&on, slot);
+	slots_set_on(on);
 	/* The owner's next control, even a persistent enable, ends the tie. */
 	if (slot == VMSCOPE_SHARED_SLOT)
 		slot_owner[slot] = enable && (ctl->flags & VMSCOPE_CTL_UNTIL_CLOSE) ?
@@ -461,7 +467,7 @@ int vmscope_probes_control(const struct vmscope_probe_ctl *ctl,
 	 */
 	if (slot == VMSCOPE_SHARED_SLOT &&
 	    ((slot_owner[slot] && slot_owner[slot] != owner) ||
-	     (vmscope_slots_on & ~BIT(slot))))
+	     vmscope_slots_any(vmscope_slots_without(vmscope_slots_on, slot))))
 		ret = -EBUSY;
 	else
 		ret = control_locked(slot, ctl, events, owner);
@@ -526,7 +532,7 @@ int vmscope_probes_session_counts(const void *owner, u64 *handed, unsigned int n
 void vmscope_probes_session_stop(unsigned int slot)
 {
 	mutex_lock(&vmscope_ctl_lock);
-	slots_set_on(vmscope_slots_on & ~BIT(slot));
+	slots_set_on(vmscope_slots_without(vmscope_slots_on, slot));
 	WRITE_ONCE(vmscope_filters[slot].route, NULL);
 	slot_owner[slot] = NULL;
 	mutex_unlock(&vmscope_ctl_lock);

@@ -53,7 +53,90 @@ struct vmscope_exit_scratch {
  */
 #define VMSCOPE_SHARED_SLOT	VMSCOPE_HOST_SESSIONS
 #define VMSCOPE_NR_SLOTS	(VMSCOPE_HOST_SESSIONS + 1)
-static_assert(VMSCOPE_NR_SLOTS <= BITS_PER_LONG);
+
+/*
+ * A set of slots, a bit each: more slots than a long has bits, passed by
+ * value (two words in registers). Where such a set is shared, each word
+ * is read and written whole (READ_ONCE/WRITE_ONCE): a probe sees each
+ * slot's bit as before or after a change, as it would in one word.
+ */
+#define VMSCOPE_SLOT_WORDS	BITS_TO_LONGS(VMSCOPE_NR_SLOTS)
+struct vmscope_slots {
+	unsigned long w[VMSCOPE_SLOT_WORDS];
+};
+
+#define for_each_vmscope_slot(s, set) \
+	for_each_set_bit(s, (set).w, VMSCOPE_NR_SLOTS)
+
+static __always_inline bool vmscope_slots_any(struct vmscope_slots a)
+{
+	unsigned long x = 0;
+	unsigned int i;
+
+	for (i = 0; i < VMSCOPE_SLOT_WORDS; i++)
+		x |= a.w[i];
+	return x;
+}
+
+static __always_inline bool vmscope_slots_has(struct vmscope_slots a,
+					      unsigned int s)
+{
+	return a.w[BIT_WORD(s)] & BIT_MASK(s);
+}
+
+static __always_inline void vmscope_slots_add(struct vmscope_slots *a,
+					      unsigned int s)
+{
+	a->w[BIT_WORD(s)] |= BIT_MASK(s);
+}
+
+static __always_inline struct vmscope_slots
+vmscope_slots_and(struct vmscope_slots a, struct vmscope_slots b)
+{
+	unsigned int i;
+
+	for (i = 0; i < VMSCOPE_SLOT_WORDS; i++)
+		a.w[i] &= b.w[i];
+	return a;
+}
+
+static __always_inline struct vmscope_slots
+vmscope_slots_or(struct vmscope_slots a, struct vmscope_slots b)
+{
+	unsigned int i;
+
+	for (i = 0; i < VMSCOPE_SLOT_WORDS; i++)
+		a.w[i] |= b.w[i];
+	return a;
+}
+
+/* @a without slot @s */
+static __always_inline struct vmscope_slots
+vmscope_slots_without(struct vmscope_slots a, unsigned int s)
+{
+	a.w[BIT_WORD(s)] &= ~BIT_MASK(s);
+	return a;
+}
+
+static __always_inline struct vmscope_slots
+vmscope_slots_read(const struct vmscope_slots *p)
+{
+	struct vmscope_slots a;
+	unsigned int i;
+
+	for (i = 0; i < VMSCOPE_SLOT_WORDS; i++)
+		a.w[i] = READ_ONCE(p->w[i]);
+	return a;
+}
+
+static __always_inline void vmscope_slots_write(struct vmscope_slots *p,
+						struct vmscope_slots a)
+{
+	unsigned int i;
+
+	for (i = 0; i < VMSCOPE_SLOT_WORDS; i++)
+		WRITE_ONCE(p->w[i], a.w[i]);
+}
 /* every event id has an entry in a session's route (ringbuf.h) */
 static_assert(VMSCOPE_NR_EVENTS <= VMSCOPE_RB_ROUTE_IDS);
 
@@ -97,12 +180,12 @@ struct vmscope_waiters {
  * have a waiter here (set whenever one is added, cleared by this CPU's
  * sched_switch when it finds none), so that a switch visits only the
  * slots that trace its threads or have one waiting, not every slot on.
- * Allocated per CPU at load (alloc_percpu): with the counters below, 63
+ * Allocated per CPU at load (alloc_percpu): with the counters below, 127
  * slots do not fit the kernel's reserve for modules' static per-CPU data
  * (PERCPU_MODULE_RESERVE, 8 KiB shared by every module).
  */
 struct vmscope_cpu_waiting {
-	unsigned long busy;
+	struct vmscope_slots busy;
 	struct vmscope_waiters slot[VMSCOPE_NR_SLOTS];
 };
 extern struct vmscope_cpu_waiting __percpu *vmscope_waiting;
@@ -159,8 +242,8 @@ struct vmscope_filter {
 	const struct vmscope_rb_route *route;
 };
 extern struct vmscope_filter vmscope_filters[VMSCOPE_NR_SLOTS];
-/* Bit per slot whose probing is on; 0: every probe returns at once. */
-extern unsigned long vmscope_slots_on;
+/* The slots whose probing is on; none: every probe returns at once. */
+extern struct vmscope_slots vmscope_slots_on;
 /* Some slot on asked for VMSCOPE_CTL_MEASURE. */
 extern bool vmscope_measure;
 
@@ -177,18 +260,18 @@ extern bool vmscope_measure;
  * only while its slot is off, so whichever masks and table a probe reads
  * give the same slots among those on.
  */
-#define VMSCOPE_PID_TABLE	1024
+#define VMSCOPE_PID_TABLE	2048
 static_assert(VMSCOPE_PID_TABLE >= 2 * VMSCOPE_NR_SLOTS * VMSCOPE_MAX_PIDS);
 static_assert((VMSCOPE_PID_TABLE & (VMSCOPE_PID_TABLE - 1)) == 0);
 
 struct vmscope_pid_index {
 	struct {
 		pid_t tgid;
-		unsigned long slots;
+		struct vmscope_slots slots;
 	} e[VMSCOPE_PID_TABLE];
 };
-extern unsigned long vmscope_event_slots[VMSCOPE_NR_EVENTS];
-extern unsigned long vmscope_any_pid_slots;
+extern struct vmscope_slots vmscope_event_slots[VMSCOPE_NR_EVENTS];
+extern struct vmscope_slots vmscope_any_pid_slots;
 extern struct vmscope_pid_index __rcu *vmscope_pid_index;
 
 static __always_inline u32 vmscope_pid_hash(pid_t tgid)
@@ -197,56 +280,58 @@ static __always_inline u32 vmscope_pid_hash(pid_t tgid)
 }
 
 /* The slots whose pid list holds @tgid. Probe context (RCU-sched). */
-static __always_inline unsigned long vmscope_pid_slots(pid_t tgid)
+static __always_inline struct vmscope_slots vmscope_pid_slots(pid_t tgid)
 {
 	const struct vmscope_pid_index *x = rcu_dereference_sched(vmscope_pid_index);
+	struct vmscope_slots none = {};
 	u32 i = vmscope_pid_hash(tgid), n;
 
 	if (!x || tgid <= 0)
-		return 0;
+		return none;
 	for (n = 0; n < VMSCOPE_PID_TABLE; n++, i = (i + 1) & (VMSCOPE_PID_TABLE - 1)) {
 		if (x->e[i].tgid == tgid)
 			return x->e[i].slots;
 		if (!x->e[i].tgid)
 			break;
 	}
-	return 0;
+	return none;
 }
 
 /* The slots on that selected @id; the hit counted as seen if any. */
-static __always_inline unsigned long vmscope_probe_on(unsigned int id)
+static __always_inline struct vmscope_slots vmscope_probe_on(unsigned int id)
 {
-	unsigned long on = READ_ONCE(vmscope_slots_on), sel;
+	struct vmscope_slots on = vmscope_slots_read(&vmscope_slots_on), sel;
 
-	if (likely(!on))
-		return 0;
-	sel = on & READ_ONCE(vmscope_event_slots[id]);
-	if (sel)
+	if (likely(!vmscope_slots_any(on)))
+		return on;
+	sel = vmscope_slots_and(on, vmscope_slots_read(&vmscope_event_slots[id]));
+	if (vmscope_slots_any(sel))
 		this_cpu_inc(vmscope_cpu.seen[id]);
 	return sel;
 }
 
 /* Of @sel, the slots that trace @tgid. */
-static __always_inline unsigned long vmscope_slots_wanting(unsigned long sel,
-							     pid_t tgid)
+static __always_inline struct vmscope_slots
+vmscope_slots_wanting(struct vmscope_slots sel, pid_t tgid)
 {
-	return sel & (READ_ONCE(vmscope_any_pid_slots) | vmscope_pid_slots(tgid));
+	return vmscope_slots_and(sel, vmscope_slots_or(vmscope_slots_read(&vmscope_any_pid_slots),
+						       vmscope_pid_slots(tgid)));
 }
 
 /*
  * Every probe starts here: the slots that take this event for a thread of
- * @tgid (0: none; nothing counted when probing is off, "seen" when no
- * slot traces @tgid).
+ * @tgid (none: nothing counted when probing is off, "seen" when no slot
+ * traces @tgid).
  */
-static __always_inline unsigned long vmscope_probe_begin(unsigned int id,
-							   pid_t tgid)
+static __always_inline struct vmscope_slots vmscope_probe_begin(unsigned int id,
+								  pid_t tgid)
 {
-	unsigned long sel = vmscope_probe_on(id), hit;
+	struct vmscope_slots sel = vmscope_probe_on(id), hit;
 
-	if (!sel)
-		return 0;
+	if (!vmscope_slots_any(sel))
+		return sel;
 	hit = vmscope_slots_wanting(sel, tgid);
-	if (hit)
+	if (vmscope_slots_any(hit))
 		this_cpu_inc(vmscope_cpu.matched[id]);
 	return hit;
 }
@@ -263,7 +348,7 @@ static __always_inline unsigned long vmscope_probe_begin(unsigned int id,
  * that slot mid-write skips it rather than tear it; the counts above are
  * exact regardless.
  */
-static __always_inline void vmscope_emit(unsigned long to, unsigned int id,
+static __always_inline void vmscope_emit(struct vmscope_slots to, unsigned int id,
 					 const void *payload, size_t size,
 					 u64 ts)
 {
@@ -274,7 +359,7 @@ static __always_inline void vmscope_emit(unsigned long to, unsigned int id,
 	unsigned int s;
 	u64 seq;
 
-	for_each_set_bit(s, &to, VMSCOPE_NR_SLOTS) {
+	for_each_vmscope_slot(s, to) {
 		route = READ_ONCE(vmscope_filters[s].route);
 		/* only session slots (< VMSCOPE_HOST_SESSIONS) have one */
 		if (!route || s >= VMSCOPE_HOST_SESSIONS)
@@ -377,7 +462,7 @@ int vmscope_probes_exit_layout(const struct vmscope_exit_layout *l);
 void vmscope_probes_exit_mode(struct vmscope_exit_mode *m);
 
 /* sync_pair.c */
-void vmscope_sync_t2(unsigned long to, u64 t2, u64 tsc_a, u64 tsc_b,
+void vmscope_sync_t2(struct vmscope_slots to, u64 t2, u64 tsc_a, u64 tsc_b,
 		     u64 token, u64 seq, u64 t1, u64 guest_cpu, u32 vcpu_id);
 void vmscope_sync_maybe_t3(u32 vcpu_id);
 void vmscope_sync_reset(void);

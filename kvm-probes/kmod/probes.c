@@ -68,7 +68,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	u64 t_in = vmscope_timing_begin(&vmscope_cpu.exit_timing);
 	struct vmscope_exit_scratch d;
 	struct vmscope_ev_kvm_exit e;
-	unsigned long to;
+	struct vmscope_slots to;
 	bool have;
 
 	/*
@@ -84,7 +84,7 @@ static void vmscope_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 		vmscope_exit_compare(vcpu, isa, x);
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_exit, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		goto out;
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
@@ -134,11 +134,11 @@ static void vmscope_probe_kvm_entry(void *data, struct kvm_vcpu *vcpu,
 {
 	u64 t_in = vmscope_timing_begin(&vmscope_cpu.entry_timing);
 	struct vmscope_ev_kvm_entry e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	vmscope_sync_maybe_t3(vcpu->vcpu_id);
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_entry, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		goto out;
 	memset(&e, 0, sizeof(e));
 	e.vcpu_id = vcpu->vcpu_id;
@@ -154,10 +154,10 @@ static void vmscope_probe_kvm_cr(void *data, unsigned int rw, unsigned int cr,
 				 unsigned long val)
 {
 	struct vmscope_ev_kvm_cr e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_cr, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.val = val;
@@ -170,10 +170,10 @@ static void vmscope_probe_kvm_page_fault(void *data, struct kvm_vcpu *vcpu,
 					 u64 address, u64 error_code)
 {
 	struct vmscope_ev_kvm_page_fault e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_page_fault, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.address = address;
@@ -191,18 +191,18 @@ static void vmscope_probe_kvm_hypercall(void *data, unsigned long nr,
 	/* a sync exchange's t2 (and the slot's time); else the record's own */
 	u64 ts = nr == VMSCOPE_SYNC_HC_NR ? vmscope_clock_tsc(&tsc_a, &tsc_b) : 0;
 	u32 vcpu_id = U32_MAX;
-	unsigned long to = 0;
+	struct vmscope_slots to = {};
 
 	if (nr == VMSCOPE_SYNC_HC_NR)
 		to = vmscope_probe_begin(VMSCOPE_EV_sync_t2, current->tgid);
-	if (to) {
+	if (vmscope_slots_any(to)) {
 		/* Our kvm_exit probe saw this thread's VMMCALL exit just now. */
 		if (this_cpu_read(vmscope_cpu.last_exit_tid) == current->pid)
 			vcpu_id = this_cpu_read(vmscope_cpu.last_exit_vcpu);
 		vmscope_sync_t2(to, ts, tsc_a, tsc_b, a0, a1, a2, a3, vcpu_id);
 	}
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_hypercall, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.nr = nr;
@@ -218,10 +218,10 @@ static void vmscope_probe_kvm_pio(void *data, unsigned int rw,
 				  unsigned int count, const void *val)
 {
 	struct vmscope_ev_kvm_pio e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_pio, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.write = rw;
@@ -242,10 +242,10 @@ static void vmscope_probe_kvm_mmio(void *data, int type, int len, u64 gpa,
 				   void *val)
 {
 	struct vmscope_ev_kvm_mmio e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_mmio, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.gpa = gpa;
@@ -261,10 +261,10 @@ static void vmscope_probe_kvm_msr(void *data, unsigned int write, u32 ecx,
 				  u64 val, bool exception)
 {
 	struct vmscope_ev_kvm_msr e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_msr, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.data = val;
@@ -278,10 +278,10 @@ static void vmscope_probe_kvm_inj_virq(void *data, unsigned int vector,
 				       bool soft, bool reinjected)
 {
 	struct vmscope_ev_kvm_inj_virq e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_inj_virq, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.vector = vector;
@@ -294,10 +294,10 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 					       __u64 previous, __u64 next)
 {
 	struct vmscope_ev_kvm_write_tsc_offset e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_write_tsc_offset, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.previous_tsc_offset = previous;
@@ -309,10 +309,10 @@ static void vmscope_probe_kvm_write_tsc_offset(void *data, unsigned int vcpu_id,
 static void vmscope_probe_kvm_userspace_exit(void *data, __u32 reason, int err)
 {
 	struct vmscope_ev_kvm_userspace_exit e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_userspace_exit, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.reason = reason;
@@ -325,10 +325,10 @@ static void vmscope_probe_kvm_vcpu_wakeup(void *data, __u64 ns, bool waited,
 					  bool valid)
 {
 	struct vmscope_ev_kvm_vcpu_wakeup e;
-	unsigned long to;
+	struct vmscope_slots to;
 
 	to = vmscope_probe_begin(VMSCOPE_EV_kvm_vcpu_wakeup, current->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.ns = ns;
@@ -392,8 +392,8 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 				       struct task_struct *next,
 				       unsigned int prev_state)
 {
-	unsigned long sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to;
-	unsigned long prev_slots, next_slots, visit;
+	struct vmscope_slots sel = vmscope_probe_on(VMSCOPE_EV_sched_switch), to;
+	struct vmscope_slots prev_slots, next_slots, visit, busy;
 	/* still on the runqueue: preempted, or switched out while running */
 	bool runnable = preempt || prev_state == TASK_RUNNING;
 	struct vmscope_ev_sched_switch e;
@@ -401,25 +401,30 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 	bool left;
 	unsigned int s;
 
-	if (!sel)
+	if (!vmscope_slots_any(sel))
 		return;
 	cw = this_cpu_ptr(vmscope_waiting);
 	prev_slots = vmscope_slots_wanting(sel, prev->tgid);
 	next_slots = vmscope_slots_wanting(sel, next->tgid);
-	to = prev_slots | next_slots;
-	visit = (runnable ? prev_slots : 0) | (READ_ONCE(cw->busy) & sel);
-	for_each_set_bit(s, &visit, VMSCOPE_NR_SLOTS) {
+	to = vmscope_slots_or(prev_slots, next_slots);
+	busy = vmscope_slots_read(&cw->busy);
+	visit = vmscope_slots_and(busy, sel);
+	if (runnable)
+		visit = vmscope_slots_or(visit, prev_slots);
+	for_each_vmscope_slot(s, visit) {
 		if (vmscope_waiters_switch(&cw->slot[s], prev->pid,
-					   runnable && (prev_slots & BIT(s)),
-					   next->pid, next_slots & BIT(s), &left))
-			to |= BIT(s);
-		/* only this CPU writes its @busy, here, interrupts off */
+					   runnable && vmscope_slots_has(prev_slots, s),
+					   next->pid, vmscope_slots_has(next_slots, s),
+					   &left))
+			vmscope_slots_add(&to, s);
 		if (left)
-			WRITE_ONCE(cw->busy, cw->busy | BIT(s));
+			vmscope_slots_add(&busy, s);
 		else
-			WRITE_ONCE(cw->busy, cw->busy & ~BIT(s));
+			busy = vmscope_slots_without(busy, s);
 	}
-	if (!to)
+	/* only this CPU writes its @busy, here, interrupts off */
+	vmscope_slots_write(&cw->busy, busy);
+	if (!vmscope_slots_any(to))
 		return;
 	this_cpu_inc(vmscope_cpu.matched[VMSCOPE_EV_sched_switch]);
 	vmscope_fill_sched_switch(&e, preempt, prev, next, prev_state);
@@ -430,9 +435,9 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 static void vmscope_probe_##ev(void *data, struct task_struct *p) \
 { \
 	struct vmscope_ev_##ev e; \
-	unsigned long to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid); \
+	struct vmscope_slots to = vmscope_probe_begin(VMSCOPE_EV_##ev, p->tgid); \
 	\
-	if (!to) \
+	if (!vmscope_slots_any(to)) \
 		return; \
 	vmscope_fill_sched_wake((struct vmscope_ev_sched_waking *)&e, p); \
 	VMSCOPE_EMIT(to, ev, e); \
@@ -443,13 +448,13 @@ VMSCOPE_WAKE_PROBE(sched_wakeup)
 static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					     int dest_cpu)
 {
-	unsigned long on = READ_ONCE(vmscope_slots_on), to, busy;
+	struct vmscope_slots on = vmscope_slots_read(&vmscope_slots_on), to, busy;
 	struct vmscope_ev_sched_migrate_task e;
 	struct vmscope_cpu_waiting *cw;
 	int orig_cpu = task_cpu(p);
 	unsigned int s, i;
 
-	if (!on)
+	if (!vmscope_slots_any(on))
 		return;
 	/*
 	 * A waiting thread that leaves its CPU no longer waits there. Its
@@ -458,9 +463,9 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 	 * next switch to clear.
 	 */
 	cw = per_cpu_ptr(vmscope_waiting, orig_cpu);
-	busy = on & READ_ONCE(cw->busy);
+	busy = vmscope_slots_and(on, vmscope_slots_read(&cw->busy));
 	if (orig_cpu != dest_cpu)
-		for_each_set_bit(s, &busy, VMSCOPE_NR_SLOTS) {
+		for_each_vmscope_slot(s, busy) {
 			struct vmscope_waiters *w = &cw->slot[s];
 
 			for (i = 0; i < VMSCOPE_WAITERS; i++)
@@ -468,7 +473,7 @@ static void vmscope_probe_sched_migrate_task(void *data, struct task_struct *p,
 					cmpxchg(&w->pid[i], p->pid, 0);
 		}
 	to = vmscope_probe_begin(VMSCOPE_EV_sched_migrate_task, p->tgid);
-	if (!to)
+	if (!vmscope_slots_any(to))
 		return;
 	vmscope_fill_sched_migrate_task(&e, p, dest_cpu);
 	VMSCOPE_EMIT(to, sched_migrate_task, e);

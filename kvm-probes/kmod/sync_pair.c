@@ -38,7 +38,7 @@ static struct vmscope_sync_slot *sync_slot(pid_t tid)
 	return &sync_slots[hash_32((u32)tid, SYNC_SLOT_BITS)];
 }
 
-void vmscope_sync_t2(unsigned long to, u64 t2, u64 tsc_a, u64 tsc_b,
+void vmscope_sync_t2(struct vmscope_slots to, u64 t2, u64 tsc_a, u64 tsc_b,
 		     u64 token, u64 seq, u64 t1, u64 guest_cpu, u32 vcpu_id)
 {
 	struct vmscope_sync_slot *s = sync_slot(current->pid);
@@ -74,7 +74,7 @@ void vmscope_sync_maybe_t3(u32 vcpu_id)
 {
 	struct vmscope_sync_slot *s;
 	struct vmscope_ev_sync_t3 e;
-	unsigned long to;
+	struct vmscope_slots to;
 	u64 t3;
 
 	if (likely(!atomic_read(&sync_pending)))
@@ -94,7 +94,7 @@ void vmscope_sync_maybe_t3(u32 vcpu_id)
 	atomic_set_release(&s->owner, 0);
 	atomic_dec(&sync_pending);
 	to = vmscope_probe_begin(VMSCOPE_EV_sync_t3, current->tgid);
-	if (to)
+	if (vmscope_slots_any(to))
 		VMSCOPE_EMIT_AT(to, sync_t3, e, t3);
 }
 

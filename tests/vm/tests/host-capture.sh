@@ -5,18 +5,19 @@
 # stopped, so the kvm_exit records of that VM must equal KVM's own exits
 # counter over the same window (within 1%) when no loss is reported, and
 # every record must decode with the module's descriptors.
-# 62 more sessions record beside it (the module's 63), each with its own
-# filter and buffers, and do not change the first one's count; a 64th is
-# refused.
+# 125 more sessions record beside it and session 2 (the module's 127,
+# VMSCOPE_HOST_SESSIONS), each with its own filter and buffers, and do not
+# change the first one's count; a 128th is refused.
 # Session 2 records the same VM with two channels of different modes: a
 # flight-recorder channel of 2 x 4 KiB per CPU that a slow reader (every
 # 500 ms) lets overwrite, and a discard channel for kvm_pio alone, which
 # must lose nothing: all 10000 kvm_pio read while the other channel
 # overwrites, each channel's records + its losses = what the module
-# handed it, and no record in the wrong channel. Sessions 3..63 record a
+# handed it, and no record in the wrong channel. Sessions 3..127 record a
 # process that makes no KVM event, and record none.
 
 PIO_N=${PIO_N:-10000}
+SESSIONS=127	# VMSCOPE_HOST_SESSIONS
 CPUID_N=${CPUID_N:-10000}
 
 guest_main() {
@@ -61,24 +62,25 @@ mixed_check() {
 host_main() {
 	host_probed_guest g1 guest_main 1 3
 
-	# the idle process of sessions 3..63, started long before them: its
+	# the idle process of sessions 3..$SESSIONS, started long before them: its
 	# own start-up (exec, first sleep) makes sched events they would see
 	sleep 3600 &
 	idle=$!
-	# sessions 3..63, for a process that makes no KVM event (nor any
+	# sessions 3..$SESSIONS, for a process that makes no KVM event (nor any
 	# other while it sleeps), started while the guest runs (it waits for
 	# go): QEMU stopped for the ~30 s they take would have the guest's
 	# kernel report an RCU stall when it resumes, on its serial console
 	# (port I/O: kvm_pio records the count below does not expect)
 	# (all at once: one after the other took ~0.4 s each)
 	others=
-	for i in $(seq 3 63); do
+	for i in $(seq 3 "$SESSIONS"); do
 		"$CAPTURE" --pid "$idle" --subbuf-shift 12 --subbufs-shift 1 \
 			>/vmtest/capture$i.txt 2>/vmtest/capture$i.err &
 		others="$others $!"
 	done
-	wait_until 300 "sessions 3..63 recording" sh -c \
-		'[ "$(grep -l "^capture: recording" /vmtest/capture*.err | grep -cv "/capture2\.err$")" = 61 ]'
+	wait_until 300 "sessions 3..$SESSIONS recording" sh -c \
+		'[ "$(grep -l "^capture: recording" /vmtest/capture*.err | grep -cv "/capture2\.err$")" = $1 ]' \
+		sh $((SESSIONS - 2))
 	e0=$(vm_stop_exits "$qpid")
 	rm -f /tmp/raw.bin	# capture -o refuses an existing file
 	capture_start --pid "$qpid" --subbufs-shift 7 -o /tmp/raw.bin
@@ -90,20 +92,20 @@ host_main() {
 		--keep kvm_pio --read-every 500
 	mixed=$BG_PID
 	log "$(cat /vmtest/capture2.err)"
-	# the 64th is refused, with the reason
-	"$CAPTURE" --duration 1 >/dev/null 2>/vmtest/64th.err &&
-		fail "a 64th capture session started"
-	grep -q 'the module records at most 63 sessions at once' /vmtest/64th.err ||
-		fail "64th session: $(cat /vmtest/64th.err)"
-	log "63 sessions recording; the 64th: $(cat /vmtest/64th.err)"
+	# one more is refused, with the reason
+	"$CAPTURE" --duration 1 >/dev/null 2>/vmtest/over.err &&
+		fail "capture session $((SESSIONS + 1)) started"
+	grep -q "the module records at most $SESSIONS sessions at once" /vmtest/over.err ||
+		fail "session $((SESSIONS + 1)): $(cat /vmtest/over.err)"
+	log "$SESSIONS sessions recording; one more: $(cat /vmtest/over.err)"
 	kill -CONT "$qpid"
 	touch "$gdir/go"
 	wait_file "$gdir/done"
 
 	e1=$(vm_stop_exits "$qpid")
 	stats_json /vmtest/stats.json
-	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = 63 ] ||
-		fail "stats does not show 63 recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"
+	[ "$(jq -r .ringbuf.sessions /vmtest/stats.json)" = "$SESSIONS" ] ||
+		fail "stats does not show $SESSIONS recording sessions: $(jq -c .ringbuf /vmtest/stats.json)"
 	kill -INT "$cap" "$mixed"
 	wait "$cap" || fail "capture failed: $(cat /vmtest/capture.err /vmtest/capture.txt)"
 	wait "$mixed" || fail "capture 2 failed: $(cat /vmtest/capture2.err /vmtest/capture2.txt)"
@@ -111,7 +113,7 @@ host_main() {
 	kill -CONT "$qpid"
 	# shellcheck disable=SC2086 # one pid per word
 	kill -INT $others
-	for i in $(seq 3 63); do
+	for i in $(seq 3 "$SESSIONS"); do
 		set -- $others
 		wait "$1" || fail "capture $i failed: $(cat /vmtest/capture$i.err)"
 		others=${others#* $1}
@@ -121,7 +123,7 @@ host_main() {
 			fail "capture $i (an idle process) recorded: $(grep '^event ' /vmtest/capture$i.txt)"
 	done
 	kill "$idle"
-	log "sessions 3..63 recorded no event of the VM"
+	log "sessions 3..$SESSIONS recorded no event of the VM"
 	touch "$gdir/bye"
 	guest_wait g1 300 || fail "guest failed"
 	cat /vmtest/capture.txt
