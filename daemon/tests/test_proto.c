@@ -181,19 +181,31 @@ static int full_listener(char *path, size_t len, int *filler)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char dir[] = "/tmp/test-proto.XXXXXX";
-	int l;
+	int l, e;
 
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(path, len, "%s/s", dir);
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	*filler = -1;
 	l = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 0))
-		return -1;
+		goto fail;
 	*filler = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (*filler < 0 || connect(*filler, (struct sockaddr *)&a, sizeof(a)))
-		return -1;
+		goto fail;
 	return l;
+fail:
+	/* nothing left behind: the sockets, the socket file, the folder */
+	e = errno;
+	if (*filler >= 0)
+		close(*filler);
+	if (l >= 0)
+		close(l);
+	unlink(path);
+	rmdir(dir);
+	errno = e;
+	return -1;
 }
 
 /* The child's daemon: after @delay_ms, accepts what is queued and
