@@ -5,6 +5,7 @@
 #ifndef VMSCOPE_GUEST_RECORD_H
 #define VMSCOPE_GUEST_RECORD_H
 
+#include <linux/irqflags.h>
 #include "../ringbuf/ringbuf.h"
 
 /*
@@ -29,7 +30,11 @@ void vmscope_guest_write_cpu_task(struct vmscope_rb_buf *buf);
  * the drop closed the open sub-buffer, so the restatement lands after the
  * loss in the stream and gives the task back at once, not at the CPU's
  * next switch. The flag is cleared before the restatement is written, so
- * a drop of that record (or of a nested writer's) sets it again.
+ * a drop of that record (or of a nested writer's) sets it again. Clearing
+ * and writing happen with interrupts off: an interrupt's writer (the
+ * switch timer's flush IPI, a vector entry) that ran in between would see
+ * the flag clear and put its record first after the loss, and a flush
+ * could then deliver it alone, the restatement in the next sub-buffer.
  */
 static __always_inline void vmscope_guest_record(unsigned int id,
 						 const void *payload,
@@ -47,8 +52,14 @@ static __always_inline void vmscope_guest_record(unsigned int id,
 	buf = vmscope_rb_chan_get_buf(chan);
 	if (likely(buf)) {
 		if (unlikely(READ_ONCE(buf->wr_dropped))) {
-			WRITE_ONCE(buf->wr_dropped, false);
-			vmscope_guest_write_cpu_task(buf);
+			unsigned long flags;
+
+			local_irq_save(flags);
+			if (READ_ONCE(buf->wr_dropped)) {
+				WRITE_ONCE(buf->wr_dropped, false);
+				vmscope_guest_write_cpu_task(buf);
+			}
+			local_irq_restore(flags);
 		}
 		vmscope_rb_write(buf, id, payload, size);
 	}

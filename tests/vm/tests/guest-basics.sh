@@ -434,10 +434,13 @@ chunks = [l.split() for l in open(sys.argv[1])]
 recs = [l.split() for l in open(sys.argv[2])]
 i, last, losses, bad = 0, {}, 0, []
 pending = {}        # cpu -> pid a cpu_task restated, until its next switch
+tail = {}           # cpu -> its previous chunk's last records
 checked = 0
+show = lambda rs: " | ".join(" ".join(r[1:]) for r in rs)
 for conn, cpu, seq, n, lost, gap in chunks:
     n, lost = int(n), int(lost)
     rs, i = recs[i:i + n], i + n
+    before, tail[cpu] = tail.get(cpu, []), rs[-3:]
     if lost > last.get(cpu, 0):
         losses += 1
         pending.pop(cpu, None)
@@ -447,6 +450,9 @@ for conn, cpu, seq, n, lost, gap in chunks:
         if k is None or k > sw:
             bad.append(f"cpu {cpu} seq {seq}: after {lost - last.get(cpu, 0)} lost, "
                        f"no cpu_task before a switch: {' '.join(names[:4])}")
+            # what a diagnosis needs: the records either side of the loss
+            print(f"cpu {cpu} seq {seq}: before the loss: {show(before)}")
+            print(f"cpu {cpu} seq {seq}: after it: {show(rs[:6])}")
             rs = []
         else:
             pending[cpu] = rs[k][4].split("/")[0]

@@ -6,7 +6,9 @@
  * sub-buffer is taken with GET_SUBBUF, checked (sequence continuity,
  * lost_before), every record decoded with the module's own descriptors,
  * optionally appended raw to -o FILE, and given back with PUT_SUBBUF. At
- * the end: per-event record counts and losses.
+ * the end: per-event record counts and losses. --sessions N runs N such
+ * sessions of the same filter in this one process (a test of the
+ * module's session limit without a process per session).
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,7 +40,8 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: vmscope-capture [--pid PID]... [--duration S] [-o FILE [--force]]\n"
 		"                       [--subbuf-shift K] [--subbufs-shift K] [--flight]\n"
-		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n\n"
+		"                       [--flush-ms MS] [--keep LIST] [--read-every MS]\n"
+		"                       [--sessions N]\n\n"
 		"Raw capture from the host module's per-CPU ring buffers (mmap + poll),\n"
 		"a test reader of the module's ABI: checks sub-buffer continuity, decodes\n"
 		"every record with the module's descriptors and prints per-event record\n"
@@ -64,9 +67,12 @@ static void usage(FILE *out)
 		"                     first channel records the others); its counts are\n"
 		"                     printed on 'channel 1' lines\n"
 		"  --read-every MS    take sub-buffers only every MS ms, not as soon as\n"
-		"                     they are delivered: a reader that falls behind\n",
+		"                     they are delivered (a reader that falls behind)\n"
+		"  --sessions N       N sessions of this filter and geometry (1..%d),\n"
+		"                     each reported after a 'session K' line; not with -o\n",
 		VMSCOPE_SESSION_SUBBUF_SHIFT_DEF, VMSCOPE_SESSION_NR_SHIFT_DEF,
-		1 << REC_KEEP_NR_SHIFT, (1 << REC_KEEP_SUBBUF_SHIFT) / 1024);
+		1 << REC_KEEP_NR_SHIFT, (1 << REC_KEEP_SUBBUF_SHIFT) / 1024,
+		VMSCOPE_HOST_SESSIONS);
 }
 
 struct capture {
@@ -256,7 +262,7 @@ struct capture_args {
 	struct vmscope_session_cfg cfg;
 	const char *outpath, *keep;
 	bool force;
-	unsigned int duration, read_every_ms;
+	unsigned int duration, read_every_ms, sessions;
 };
 
 static int take_pid(void *args, const char *arg)
@@ -277,6 +283,7 @@ static const struct args_opt opts[] = {
 	ARGS_NUM("flush-ms", 0, struct capture_args, cfg.flush_ms, 0, UINT32_MAX),
 	ARGS_STR("keep", 0, struct capture_args, keep),
 	ARGS_NUM("read-every", 0, struct capture_args, read_every_ms, 0, UINT32_MAX),
+	ARGS_NUM("sessions", 0, struct capture_args, sessions, 1, VMSCOPE_HOST_SESSIONS),
 	ARGS_STR(NULL, 'o', struct capture_args, outpath),
 	ARGS_FLAG("force", 'f', struct capture_args, force),
 	ARGS_END,
@@ -351,56 +358,95 @@ static int start(struct capture *c, struct capture_args *a)
 	return 0;
 }
 
-/* Sub-buffers taken until --duration or a signal, then the stop's last
- * ones; 0 or -1 (said). */
-static int run(struct capture *c, const struct capture_args *a)
+/* Sub-buffers of the @n sessions taken until --duration or a signal,
+ * then the stops' last ones; 0 or -1 (said). */
+static int run(struct capture *c, unsigned int n, const struct capture_args *a)
 {
 	double end = util_mono_s() + a->duration;
-	struct pollfd pfd = { .fd = c->h.fd, .events = POLLIN };
+	struct pollfd *pfd = calloc(n, sizeof(*pfd));
 
+	if (!pfd) {
+		perror("vmscope-capture");
+		return -1;
+	}
+	for (unsigned int k = 0; k < n; k++)
+		pfd[k] = (struct pollfd){ .fd = c[k].h.fd, .events = POLLIN };
 	while (!util_stop_requested && (!a->duration || util_mono_s() < end)) {
 		if (a->read_every_ms) {
 			struct timespec ts = { a->read_every_ms / 1000,
 					       (long)(a->read_every_ms % 1000) * 1000000 };
 
 			nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
-		} else if (poll(&pfd, 1, 100) < 0 && errno != EINTR) {
+		} else if (poll(pfd, n, 100) < 0 && errno != EINTR) {
 			perror("vmscope-capture: poll");
+			free(pfd);
 			return -1;
 		}
-		if (drain_all(c))
-			return -1;
+		for (unsigned int k = 0; k < n; k++)
+			if (drain_all(&c[k])) {
+				free(pfd);
+				return -1;
+			}
 	}
+	free(pfd);
 	/* probes off first, then stop: the stop flushes every CPU */
-	if (hb_stop(&c->h) || drain_all(c))
-		return -1;
+	for (unsigned int k = 0; k < n; k++)
+		if (hb_stop(&c[k].h) || drain_all(&c[k]))
+			return -1;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static struct capture c;	/* large: keep it off the stack */
 	struct capture_args a = {
 		.ctl = { .flags = VMSCOPE_CTL_ENABLE | VMSCOPE_CTL_UNTIL_CLOSE },
+		.sessions = 1,
 	};
 	struct ex_out dst = { .fd = -1 };
+	struct capture *c;	/* [a.sessions], large: not on the stack */
 	bool ended = false;
+	unsigned int n = 0;
 	int rc = args_run(&spec, &a, argc, argv);
 
 	if (rc >= 0)
 		return rc;
-	if (open_out(&c, &a, &dst))
+	if (a.sessions > 1 && a.outpath) {
+		fprintf(stderr, "vmscope-capture: -o goes with one session, not --sessions %u\n",
+			a.sessions);
+		return EXIT_USAGE;
+	}
+	c = calloc(a.sessions, sizeof(*c));
+	if (!c) {
+		perror("vmscope-capture");
 		return EXIT_FAILURE_RUNTIME;
-	rc = start(&c, &a);
-	if (rc > 0)	/* c.h is not open (or already closed) */
-		return finish_out(&c, &dst, false, rc);
-	if (!rc && !run(&c, &a)) {
-		report(&c);
+	}
+	for (unsigned int k = 0; k < a.sessions; k++)
+		c[k].h.fd = -1;
+	if (open_out(&c[0], &a, &dst)) {
+		free(c);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	/* every session started, or none runs */
+	for (rc = 0; n < a.sessions && !rc; n++)
+		rc = start(&c[n], &a);
+	if (rc > 0)	/* the last one's hb is not open (or already closed) */
+		n--;
+	if (!rc && !run(c, n, &a)) {
+		rc = EXIT_OK;
+		for (unsigned int k = 0; k < n; k++) {
+			if (n > 1)
+				printf("session %u\n", k + 1);
+			report(&c[k]);
+			if (c[k].undecodable || c[k].bad_subbufs)
+				rc = EXIT_FAILURE_RUNTIME;
+		}
 		ended = true;
-		rc = c.undecodable || c.bad_subbufs ? EXIT_FAILURE_RUNTIME : EXIT_OK;
-	} else {
+	} else if (!rc || rc < 0) {
 		rc = EXIT_FAILURE_RUNTIME;
 	}
-	hb_close(&c.h);
-	return finish_out(&c, &dst, ended, rc);
+	for (unsigned int k = 0; k < n; k++)
+		hb_close(&c[k].h);
+	rc = finish_out(&c[0], &dst, ended, rc);
+	free(c);
+	return rc;
 }
