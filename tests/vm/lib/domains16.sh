@@ -26,18 +26,6 @@ DOMAINS=16
 
 dp_scrape() { curl -sf --max-time 20 "http://127.0.0.1:$MPORT/metrics" >"$1"; }
 
-# recorders_memory: the daemon's recorders' summed memory, one line
-recorders_memory() {
-	# shellcheck disable=SC2046 # one pid per word
-	set -- $(pgrep -f ' record --pid [0-9]+ ')
-	for p in "$@"; do cat "/proc/$p/smaps_rollup"; done 2>/dev/null | awk -v n=$# '
-		$1 == "Rss:" { rss += $2 } $1 == "Pss:" { pss += $2 }
-		$1 == "Private_Clean:" || $1 == "Private_Dirty:" { priv += $2 }
-		END { printf "%d recorders: Rss %.1f MiB, Pss %.1f MiB (%.1f each), private %.1f MiB\n",
-			n, rss / 1024, pss / 1024, n ? pss / 1024 / n : 0, priv / 1024 }'
-	grep -E '^(MemAvailable|VmallocUsed):' /proc/meminfo | tr -s ' \n' ' '
-}
-
 # every_domain_served FILE: FILE is a scrape with exits of all $DOMAINS
 every_domain_served() {
 	dp_scrape "$1" || return 1

@@ -177,6 +177,20 @@ kvm_exits() {
 	echo "$_ke"
 }
 
+# recorders_memory: the summed memory of every `vmscope record --pid`
+# running (vmscoped's recorders), then MemAvailable and VmallocUsed (the
+# module's rings are vmalloc'd); for benchmarks
+recorders_memory() {
+	# shellcheck disable=SC2046 # one pid per word
+	set -- $(pgrep -f ' record --pid [0-9]+ ')
+	for _rm in "$@"; do cat "/proc/$_rm/smaps_rollup"; done 2>/dev/null | awk -v n=$# '
+		$1 == "Rss:" { rss += $2 } $1 == "Pss:" { pss += $2 }
+		$1 == "Private_Clean:" || $1 == "Private_Dirty:" { priv += $2 }
+		END { printf "%d recorders: Rss %.1f MiB, Pss %.1f MiB (%.1f each), private %.1f MiB\n",
+			n, rss / 1024, pss / 1024, n ? pss / 1024 / n : 0, priv / 1024 }'
+	grep -E '^(MemAvailable|VmallocUsed):' /proc/meminfo | tr -s ' \n' ' '
+}
+
 # cpu_ticks PID...: user+system clock ticks (USER_HZ, 100/s) the processes,
 # all their threads, have used so far (/proc/PID/stat); for benchmarks
 cpu_ticks() {
