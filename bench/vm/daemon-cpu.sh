@@ -49,11 +49,6 @@ recorder_of() {
 	done
 }
 
-# module_sessions N: the host module records N sessions
-module_sessions() {
-	[ "$(vmscope stats --json | jq -r .ringbuf.sessions)" = "$1" ]
-}
-
 # probe_per_exit: per round, the module's timing of its kvm_exit and
 # kvm_entry probes over the round (before/after-I.json), per exit; the
 # medians with the daemon's session on and off, and their ratio

@@ -50,9 +50,7 @@ host_main() {
 		vmscope session start "d$i" --pid "$p" >/dev/null || fail "session start d$i"
 	done
 	wait_until 600 "$DOMAINS domains recording" in_state recording "$DOMAINS"
-	# shellcheck disable=SC2016 # $1 is sh -c's
-	wait_until 600 "$DOMAINS sessions in the module" sh -c \
-		'[ "$(vmscope stats --json | jq -r .ringbuf.sessions)" = "$1" ]' sh "$DOMAINS"
+	wait_until 600 "$DOMAINS sessions in the module" module_sessions "$DOMAINS"
 	wait_until 600 "$DOMAINS domains served" sh -c \
 		"curl -sf http://127.0.0.1:$MPORT/metrics | grep -qx 'vmscoped_metrics_domains $DOMAINS'"
 	curl -sf "http://127.0.0.1:$MPORT/metrics" >/vmtest/scrape.txt || fail "no scrape"

@@ -174,6 +174,19 @@ static void client_errors(void)
 	       why);
 }
 
+/* What full_listener() made, gone: its sockets (those >= 0), its socket
+ * file and its folder (@path is cut to the folder's). */
+static void full_listener_remove(int l, int filler, char *path)
+{
+	if (filler >= 0)
+		close(filler);
+	if (l >= 0)
+		close(l);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+}
+
 /* A listener whose queue holds one connection (listen(0): the kernel
  * queues while the queue is not longer than the backlog), filled by a
  * client nobody accepts: on its own path under a fresh folder. */
@@ -196,14 +209,8 @@ static int full_listener(char *path, size_t len, int *filler)
 		goto fail;
 	return l;
 fail:
-	/* nothing left behind: the sockets, the socket file, the folder */
 	e = errno;
-	if (*filler >= 0)
-		close(*filler);
-	if (l >= 0)
-		close(l);
-	unlink(path);
-	rmdir(dir);
+	full_listener_remove(l, *filler, path);
 	errno = e;
 	return -1;
 }
@@ -258,11 +265,7 @@ static void full_queue(void)
 		vmscope__daemon__response__free_unpacked(resp, NULL);
 	waitpid(child, &st, 0);
 	EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the late daemon: status %d", st);
-	close(filler);
-	close(l);
-	unlink(path);
-	*strrchr(path, '/') = '\0';
-	rmdir(path);
+	full_listener_remove(l, filler, path);
 }
 
 int main(void)

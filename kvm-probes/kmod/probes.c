@@ -422,8 +422,9 @@ static void vmscope_probe_sched_switch(void *data, bool preempt,
 		else
 			busy = vmscope_slots_without(busy, s);
 	}
-	/* only this CPU writes its @busy, here, interrupts off */
-	vmscope_slots_write(&cw->busy, busy);
+	/* only this CPU writes its @busy, here, interrupts off (unchanged if no slot visited) */
+	if (vmscope_slots_any(visit))
+		vmscope_slots_write(&cw->busy, busy);
 	if (!vmscope_slots_any(to))
 		return;
 	this_cpu_inc(vmscope_cpu.matched[VMSCOPE_EV_sched_switch]);

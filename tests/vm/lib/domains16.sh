@@ -101,7 +101,7 @@ domains_part() {
 		grep -q "^vmscope_exits_total{domain=\"$n\",uuid=\"$uuid\"," /vmtest/domains-scrape-running.txt ||
 			fail "no exits of $n with its UUID $uuid"
 	done
-	# measured, not asserted (bench/README.md, "/metrics at 64 domains"):
+	# measured, not asserted (bench/README.md, "Memory and series at 64 domains"):
 	# the recorders' memory while they record (their mapped rings
 	# included: Pss counts a page shared by k processes as 1/k each)
 	log "$(recorders_memory)"

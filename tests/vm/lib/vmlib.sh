@@ -177,6 +177,11 @@ kvm_exits() {
 	echo "$_ke"
 }
 
+# module_sessions N: the host module records N sessions (`vmscope stats`)
+module_sessions() {
+	[ "$("$VMSCOPE" stats --json | jq -r .ringbuf.sessions)" = "$1" ]
+}
+
 # recorders_memory: the summed memory of every `vmscope record --pid`
 # running (vmscoped's recorders), then MemAvailable and VmallocUsed (the
 # module's rings are vmalloc'd); for benchmarks

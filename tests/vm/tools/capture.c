@@ -364,6 +364,7 @@ static int run(struct capture *c, unsigned int n, const struct capture_args *a)
 {
 	double end = util_mono_s() + a->duration;
 	struct pollfd *pfd = calloc(n, sizeof(*pfd));
+	int ret = 0;
 
 	if (!pfd) {
 		perror("vmscope-capture");
@@ -371,7 +372,7 @@ static int run(struct capture *c, unsigned int n, const struct capture_args *a)
 	}
 	for (unsigned int k = 0; k < n; k++)
 		pfd[k] = (struct pollfd){ .fd = c[k].h.fd, .events = POLLIN };
-	while (!util_stop_requested && (!a->duration || util_mono_s() < end)) {
+	while (!ret && !util_stop_requested && (!a->duration || util_mono_s() < end)) {
 		if (a->read_every_ms) {
 			struct timespec ts = { a->read_every_ms / 1000,
 					       (long)(a->read_every_ms % 1000) * 1000000 };
@@ -379,16 +380,14 @@ static int run(struct capture *c, unsigned int n, const struct capture_args *a)
 			nanosleep(&ts, NULL);	/* EINTR on a signal: fine */
 		} else if (poll(pfd, n, 100) < 0 && errno != EINTR) {
 			perror("vmscope-capture: poll");
-			free(pfd);
-			return -1;
+			ret = -1;
 		}
-		for (unsigned int k = 0; k < n; k++)
-			if (drain_all(&c[k])) {
-				free(pfd);
-				return -1;
-			}
+		for (unsigned int k = 0; k < n && !ret; k++)
+			ret = drain_all(&c[k]);
 	}
 	free(pfd);
+	if (ret)
+		return -1;
 	/* probes off first, then stop: the stop flushes every CPU */
 	for (unsigned int k = 0; k < n; k++)
 		if (hb_stop(&c[k].h) || drain_all(&c[k]))
@@ -441,7 +440,7 @@ int main(int argc, char **argv)
 				rc = EXIT_FAILURE_RUNTIME;
 		}
 		ended = true;
-	} else if (!rc || rc < 0) {
+	} else if (rc <= 0) {	/* > 0: start()'s own exit status */
 		rc = EXIT_FAILURE_RUNTIME;
 	}
 	for (unsigned int k = 0; k < n; k++)
